@@ -1,0 +1,105 @@
+// swift-tools-version:6.0
+import CompilerPluginSupport
+import PackageDescription
+
+let package = Package(
+    name: "PGModel",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "PGModel", targets: ["PGModel"]),
+        .library(name: "PGModelServer", targets: ["PGModelServer"]),
+        .executable(name: "pgmodel", targets: ["pgmodel"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "602.0.0"),
+    ],
+    targets: [
+        // Layer 0: schema description, Query IR, values, errors. Foundation only.
+        .target(name: "PGModelCore"),
+        // Layer 1: IR -> parameterized PostgreSQL, DDL. Pure.
+        .target(name: "PGModelSQL", dependencies: ["PGModelCore"]),
+        // Layer 2: executes rendered SQL on PostgresNIO.
+        .target(
+            name: "PGModelPostgres",
+            dependencies: [
+                "PGModelCore", "PGModelSQL",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Layer 2: line-protocol messages and framing. No sockets in the codec.
+        .target(
+            name: "PGModelWire",
+            dependencies: ["PGModelCore", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        // Layer 3: the TCP service.
+        .target(
+            name: "PGModelServer",
+            dependencies: [
+                "PGModelWire", "PGModelPostgres", "PGModelSQL", "PGModelCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .macro(
+            name: "PGModelMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        // What applications import.
+        .target(
+            name: "PGModel",
+            dependencies: [
+                "PGModelCore", "PGModelSQL", "PGModelPostgres", "PGModelWire", "PGModelMacros",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "pgmodel",
+            dependencies: [
+                "PGModel", "PGModelServer", "PGModelPostgres", "PGModelCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
+        // Unit tests: no database.
+        .testTarget(name: "PGModelSQLTests", dependencies: ["PGModelSQL", "PGModelCore"]),
+        .testTarget(name: "PGModelWireTests", dependencies: ["PGModelWire", "PGModelCore"]),
+        .testTarget(
+            name: "PGModelMacrosTests",
+            dependencies: [
+                "PGModelMacros",
+                .product(name: "SwiftSyntaxMacrosTestSupport", package: "swift-syntax"),
+            ]
+        ),
+        .testTarget(name: "PGModelTests", dependencies: ["PGModel", "PGModelSQL", "PGModelCore"]),
+        // Integration tests: a real PostgreSQL (scripts/test.sh starts it) and real TCP connections.
+        .testTarget(
+            name: "PGModelIntegrationTests",
+            dependencies: [
+                "PGModel", "PGModelServer", "PGModelPostgres", "PGModelWire", "PGModelCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+    ]
+)

@@ -1,0 +1,22 @@
+import PGModelCore
+
+/// What a `ModelContainer` talks to: the direct PostgreSQL store or the line-protocol service.
+/// Both speak the same Query IR, so `ModelContext` code is identical for both.
+///
+/// Implementations are Sendable and async; `ModelContext` bridges them to SwiftData's synchronous API
+/// with ``BlockingBridge``.
+public protocol ModelStore: Sendable {
+    /// Makes the store ready for `schema`: creates or extends tables (direct store) or registers the
+    /// schema with the service (remote store).
+    func prepare(_ schema: SchemaDescription) async throws
+    /// Rows matching `request`, in its order.
+    func fetch(_ request: FetchRequest) async throws -> [FetchedRow]
+    /// The number of rows matching `request` (limit and offset applied).
+    func count(_ request: FetchRequest) async throws -> Int
+    /// The ids of rows matching `request`, in its order.
+    func fetchIdentifiers(_ request: FetchRequest) async throws -> [RowReference]
+    /// Applies `request` in one transaction: all or nothing.
+    func save(_ request: SaveRequest) async throws -> SaveResult
+    /// Releases connections. Later calls throw `connectionFailed`.
+    func close() async
+}

@@ -1,0 +1,60 @@
+/// The storage type of an attribute: decides the PostgreSQL column type and how values are bound.
+///
+/// ```swift
+/// AttributeType.string.postgresType   // "text"
+/// ```
+public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
+    case string, bool, int16, int32, int64, float, double, decimal, date, uuid, data, url
+
+    /// The PostgreSQL column type.
+    public var postgresType: String {
+        switch self {
+        case .string, .url: return "text"
+        case .bool: return "boolean"
+        case .int16: return "smallint"
+        case .int32: return "integer"
+        case .int64: return "bigint"
+        case .float: return "real"
+        case .double: return "double precision"
+        case .decimal: return "numeric"
+        case .date: return "timestamptz"
+        case .uuid: return "uuid"
+        case .data: return "bytea"
+        }
+    }
+
+    /// Whether `value` may be stored in a column of this type, after ``coerce(_:)``.
+    public func accepts(_ value: PGValue) -> Bool {
+        switch (self, value) {
+        case (_, .null): return true
+        case (.string, .string), (.url, .string): return true
+        case (.bool, .bool): return true
+        case (.int16, .int), (.int32, .int), (.int64, .int): return true
+        case (.float, .double), (.double, .double): return true
+        case (.decimal, .decimal): return true
+        case (.date, .date), (.uuid, .uuid), (.data, .data): return true
+        default: return false
+        }
+    }
+
+    /// Converts a value that JSON could not type exactly (an integral number for a double column,
+    /// a number for a decimal column, a string for a uuid column) into the case this type stores.
+    /// Returns `nil` when the value cannot represent this type; integers out of the column's range included.
+    public func coerce(_ value: PGValue) -> PGValue? {
+        switch (self, value) {
+        case (_, .null): return .null
+        case (.int16, .int(let i)): return (Int64(Int16.min)...Int64(Int16.max)).contains(i) ? value : nil
+        case (.int32, .int(let i)): return (Int64(Int32.min)...Int64(Int32.max)).contains(i) ? value : nil
+        case (.float, .int(let i)), (.double, .int(let i)): return .double(Double(i))
+        case (.decimal, .int(let i)): return .decimal(Decimal(i))
+        case (.decimal, .double(let d)): return .decimal(Decimal(d))
+        case (.decimal, .string(let s)):
+            return Decimal(string: s, locale: nil).map(PGValue.decimal)
+        case (.uuid, .string(let s)): return UUID(uuidString: s).map(PGValue.uuid)
+        case (.date, .string(let s)): return PGValue.parseDate(s).map(PGValue.date)
+        default: return accepts(value) ? value : nil
+        }
+    }
+}
+
+import Foundation

@@ -1,0 +1,82 @@
+/// A fetch in IR form: which entity, which rows, in which order, how many.
+///
+/// ```swift
+/// let request = FetchRequest(entity: "Trip",
+///                            predicate: .compare(.equal, .key("destination"), .value(.string("Paris"))),
+///                            sort: [SortKey("startDate")], limit: 10)
+/// ```
+public struct FetchRequest: Codable, Hashable, Sendable {
+    /// The entity (Swift class name).
+    public var entity: String
+    /// The filter; `nil` fetches every visible row.
+    public var predicate: QueryExpression?
+    /// Sort keys, most significant first. The row id always breaks ties so pages are stable.
+    public var sort: [SortKey]
+    /// `fetchLimit`.
+    public var limit: Int?
+    /// `fetchOffset`.
+    public var offset: Int?
+
+    private enum CodingKeys: String, CodingKey {
+        case entity, predicate = "where", sort, limit, offset
+    }
+
+    public init(entity: String, predicate: QueryExpression? = nil, sort: [SortKey] = [], limit: Int? = nil, offset: Int? = nil) {
+        self.entity = entity
+        self.predicate = predicate
+        self.sort = sort
+        self.limit = limit
+        self.offset = offset
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        entity = try c.decode(String.self, forKey: .entity)
+        predicate = try c.decodeIfPresent(QueryExpression.self, forKey: .predicate)
+        sort = try c.decodeIfPresent([SortKey].self, forKey: .sort) ?? []
+        limit = try c.decodeIfPresent(Int.self, forKey: .limit)
+        offset = try c.decodeIfPresent(Int.self, forKey: .offset)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(entity, forKey: .entity)
+        try c.encodeIfPresent(predicate, forKey: .predicate)
+        if !sort.isEmpty { try c.encode(sort, forKey: .sort) }
+        try c.encodeIfPresent(limit, forKey: .limit)
+        try c.encodeIfPresent(offset, forKey: .offset)
+    }
+}
+
+/// One sort key: `{"key":"startDate"}` or `{"key":"startDate","order":"reverse"}`.
+public struct SortKey: Codable, Hashable, Sendable {
+    /// The attribute's Swift property name.
+    public var key: String
+    /// `true` for `.forward` (ascending).
+    public var ascending: Bool
+
+    private enum CodingKeys: String, CodingKey { case key, order }
+
+    public init(_ key: String, ascending: Bool = true) {
+        self.key = key
+        self.ascending = ascending
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        key = try c.decode(String.self, forKey: .key)
+        let order = try c.decodeIfPresent(String.self, forKey: .order) ?? "forward"
+        switch order {
+        case "forward": ascending = true
+        case "reverse": ascending = false
+        default:
+            throw DecodingError.dataCorruptedError(forKey: .order, in: c, debugDescription: "order is 'forward' or 'reverse'")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(key, forKey: .key)
+        if !ascending { try c.encode("reverse", forKey: .order) }
+    }
+}

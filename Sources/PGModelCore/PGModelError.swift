@@ -1,0 +1,89 @@
+/// Every error PGModel throws: a stable, matchable ``code`` and a message that names the model,
+/// key path or SQL state involved. Bound values never appear in ``description``.
+///
+/// ```swift
+/// do { try context.save() }
+/// catch let error as PGModelError where error.code == .uniqueViolation { … }
+/// ```
+public struct PGModelError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A stable error code; its raw value is the `code` the line protocol sends.
+    public struct Code: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// A `#Predicate` construct PGModel cannot translate to SQL.
+        public static let unsupportedPredicate = Code(rawValue: "unsupported_predicate")
+        /// A sort key PGModel cannot translate.
+        public static let unsupportedSort = Code(rawValue: "unsupported_sort")
+        /// A value whose type does not match the attribute.
+        public static let typeMismatch = Code(rawValue: "type_mismatch")
+        /// A write that breaks a uniqueness constraint (SQLSTATE 23505) and could not be merged.
+        public static let uniqueViolation = Code(rawValue: "unique_violation")
+        /// A write that breaks another constraint: not-null, foreign key, check.
+        public static let constraintViolation = Code(rawValue: "constraint_violation")
+        /// An entity that the schema does not contain.
+        public static let unknownEntity = Code(rawValue: "unknown_entity")
+        /// An attribute that the entity does not contain.
+        public static let unknownAttribute = Code(rawValue: "unknown_attribute")
+        /// A schema description that cannot be turned into tables.
+        public static let invalidSchema = Code(rawValue: "invalid_schema")
+        /// A configuration or URL PGModel cannot use.
+        public static let invalidConfiguration = Code(rawValue: "invalid_configuration")
+        /// The store could not be reached or the connection broke.
+        public static let connectionFailed = Code(rawValue: "connection_failed")
+        /// Wrong user name or password.
+        public static let authenticationFailed = Code(rawValue: "authentication_failed")
+        /// A request that needs a login came before `hello`.
+        public static let notAuthenticated = Code(rawValue: "not_authenticated")
+        /// The caller may not see or change this record.
+        public static let forbidden = Code(rawValue: "forbidden")
+        /// The record does not exist (or is not visible to the caller).
+        public static let notFound = Code(rawValue: "not_found")
+        /// A save on a container configured with `allowsSave: false`.
+        public static let saveNotAllowed = Code(rawValue: "save_not_allowed")
+        /// A protocol line that is not valid JSON or not an object.
+        public static let malformedMessage = Code(rawValue: "malformed_message")
+        /// A protocol request with an unknown `op`.
+        public static let unknownOp = Code(rawValue: "unknown_op")
+        /// A protocol request without a required field.
+        public static let missingField = Code(rawValue: "missing_field")
+        /// A protocol field with a value of the wrong type or out of range.
+        public static let invalidField = Code(rawValue: "invalid_field")
+        /// A protocol line longer than the server's limit.
+        public static let lineTooLong = Code(rawValue: "line_too_long")
+        /// A protocol version the peer does not speak.
+        public static let unsupportedProtocol = Code(rawValue: "unsupported_protocol")
+        /// A blocking call made on a thread that the call itself needs (an event loop).
+        public static let wouldDeadlock = Code(rawValue: "would_deadlock")
+        /// Any other database error; ``PGModelError/sqlState`` tells which.
+        public static let databaseError = Code(rawValue: "database_error")
+        /// A bug in PGModel: please report it.
+        public static let internalError = Code(rawValue: "internal_error")
+    }
+
+    /// The stable code.
+    public var code: Code
+    /// A sentence naming the model, key path or SQL state; never bound values.
+    public var message: String
+    /// The model (entity) involved, if any.
+    public var model: String?
+    /// The key path or attribute involved, if any.
+    public var keyPath: String?
+    /// PostgreSQL's SQLSTATE, when the database raised the error.
+    public var sqlState: String?
+
+    public init(_ code: Code, _ message: String, model: String? = nil, keyPath: String? = nil, sqlState: String? = nil) {
+        self.code = code
+        self.message = message
+        self.model = model
+        self.keyPath = keyPath
+        self.sqlState = sqlState
+    }
+
+    public var description: String {
+        var text = "PGModelError(\(code.rawValue)): \(message)"
+        if let sqlState { text += " [SQLSTATE \(sqlState)]" }
+        return text
+    }
+}

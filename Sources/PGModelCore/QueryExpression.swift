@@ -1,0 +1,140 @@
+/// The Query IR: a predicate or value expression over one entity's attributes, by name.
+///
+/// Both stores use it: the local store renders it to SQL directly; the remote store sends it as JSON
+/// and the server renders the same IR under the caller's identity. Its JSON form is compact:
+///
+/// ```swift
+/// // {"eq":[{"key":"destination"},{"value":"Paris"}]}
+/// let ir: QueryExpression = .compare(.equal, .key("destination"), .value(.string("Paris")))
+/// ```
+public indirect enum QueryExpression: Hashable, Sendable {
+    /// An attribute of the fetched entity, by Swift property name.
+    case key(String)
+    /// A literal or captured value; always rendered as a bind parameter (``PGValue/null`` as `NULL`).
+    case value(PGValue)
+    /// `==`, `!=`, `<`, `<=`, `>`, `>=`. Equality treats `nil == nil` as true, as Swift does.
+    case compare(ComparisonOperator, QueryExpression, QueryExpression)
+    /// `&&` over all operands.
+    case and([QueryExpression])
+    /// `||` over all operands.
+    case or([QueryExpression])
+    /// `!`.
+    case not(QueryExpression)
+    /// `+ - * / %`.
+    case arithmetic(ArithmeticOperator, QueryExpression, QueryExpression)
+    /// Unary minus.
+    case negate(QueryExpression)
+    /// `cond ? a : b`.
+    case conditional(QueryExpression, QueryExpression, QueryExpression)
+    /// A string operation between two string expressions.
+    case string(StringOperator, QueryExpression, QueryExpression)
+    /// `values.contains(expr)` for a captured array.
+    case `in`(QueryExpression, [PGValue])
+    /// `a ?? b`.
+    case coalesce(QueryExpression, QueryExpression)
+
+    /// The constant `true`.
+    public static let `true` = QueryExpression.value(.bool(true))
+    /// The constant `false`.
+    public static let `false` = QueryExpression.value(.bool(false))
+}
+
+/// Comparison operators of ``QueryExpression/compare(_:_:_:)``.
+public enum ComparisonOperator: String, Codable, Hashable, Sendable, CaseIterable {
+    case equal = "eq", notEqual = "ne", less = "lt", lessOrEqual = "le", greater = "gt", greaterOrEqual = "ge"
+}
+
+/// Arithmetic operators of ``QueryExpression/arithmetic(_:_:_:)``.
+public enum ArithmeticOperator: String, Codable, Hashable, Sendable, CaseIterable {
+    case add, subtract = "sub", multiply = "mul", divide = "div", remainder = "mod"
+}
+
+/// String operators of ``QueryExpression/string(_:_:_:)``.
+public enum StringOperator: String, Codable, Hashable, Sendable, CaseIterable {
+    /// `a.contains(b)`: case-sensitive substring test.
+    case contains
+    /// `a.starts(with: b)` / `a.hasPrefix(b)`.
+    case startsWith
+    /// `a.localizedStandardContains(b)`: case- and diacritic-insensitive substring test.
+    case localizedStandardContains
+    /// `a.caseInsensitiveCompare(b)`: -1, 0 or 1, like `ComparisonResult`'s raw values.
+    case caseInsensitiveCompare
+}
+
+extension QueryExpression: Codable {
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ s: String) { stringValue = s }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    private struct InOperands: Codable, Hashable {
+        var lhs: QueryExpression
+        var values: [PGValue]
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        guard c.allKeys.count == 1, let key = c.allKeys.first else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                debugDescription: "an expression is an object with exactly one operator key"))
+        }
+        func pair() throws -> (QueryExpression, QueryExpression) {
+            let ops = try c.decode([QueryExpression].self, forKey: key)
+            guard ops.count == 2 else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "'\(key.stringValue)' takes 2 operands")
+            }
+            return (ops[0], ops[1])
+        }
+        let name = key.stringValue
+        if let op = ComparisonOperator(rawValue: name) {
+            let (a, b) = try pair(); self = .compare(op, a, b); return
+        }
+        if let op = ArithmeticOperator(rawValue: name) {
+            let (a, b) = try pair(); self = .arithmetic(op, a, b); return
+        }
+        if let op = StringOperator(rawValue: name) {
+            let (a, b) = try pair(); self = .string(op, a, b); return
+        }
+        switch name {
+        case "key": self = .key(try c.decode(String.self, forKey: key))
+        case "value": self = .value(try c.decode(PGValue.self, forKey: key))
+        case "and": self = .and(try c.decode([QueryExpression].self, forKey: key))
+        case "or": self = .or(try c.decode([QueryExpression].self, forKey: key))
+        case "not": self = .not(try c.decode(QueryExpression.self, forKey: key))
+        case "neg": self = .negate(try c.decode(QueryExpression.self, forKey: key))
+        case "coalesce": let (a, b) = try pair(); self = .coalesce(a, b)
+        case "if":
+            let ops = try c.decode([QueryExpression].self, forKey: key)
+            guard ops.count == 3 else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "'if' takes 3 operands")
+            }
+            self = .conditional(ops[0], ops[1], ops[2])
+        case "in":
+            let o = try c.decode(InOperands.self, forKey: key)
+            self = .in(o.lhs, o.values)
+        default:
+            throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "unknown operator '\(name)'")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        switch self {
+        case .key(let k): try c.encode(k, forKey: Key("key"))
+        case .value(let v): try c.encode(v, forKey: Key("value"))
+        case .compare(let op, let a, let b): try c.encode([a, b], forKey: Key(op.rawValue))
+        case .and(let ops): try c.encode(ops, forKey: Key("and"))
+        case .or(let ops): try c.encode(ops, forKey: Key("or"))
+        case .not(let a): try c.encode(a, forKey: Key("not"))
+        case .arithmetic(let op, let a, let b): try c.encode([a, b], forKey: Key(op.rawValue))
+        case .negate(let a): try c.encode(a, forKey: Key("neg"))
+        case .conditional(let a, let b, let d): try c.encode([a, b, d], forKey: Key("if"))
+        case .string(let op, let a, let b): try c.encode([a, b], forKey: Key(op.rawValue))
+        case .in(let a, let values): try c.encode(InOperands(lhs: a, values: values), forKey: Key("in"))
+        case .coalesce(let a, let b): try c.encode([a, b], forKey: Key("coalesce"))
+        }
+    }
+}

@@ -1,0 +1,130 @@
+/// A Codable description of an application's models: what a client registers with the service and
+/// what the SQL renderer creates tables from. It never mentions Swift types, only names.
+///
+/// ```swift
+/// let schema = SchemaDescription(entities: [
+///     EntityDescription(name: "Trip", attributes: [
+///         AttributeDescription(name: "destination", type: .string),
+///     ]),
+/// ])
+/// ```
+public struct SchemaDescription: Codable, Hashable, Sendable {
+    /// The entities, in registration order.
+    public var entities: [EntityDescription]
+    /// An application-defined version label; migrations compare it.
+    public var version: String
+
+    public init(entities: [EntityDescription], version: String = "1.0.0") {
+        self.entities = entities
+        self.version = version
+    }
+
+    /// The entity named `name` (the Swift class name).
+    public func entity(named name: String) -> EntityDescription? {
+        entities.first { $0.name == name }
+    }
+
+    /// Checks names and constraints: every name a valid identifier, no duplicate entity or attribute,
+    /// every constraint naming existing attributes. The server runs it on every registration.
+    public func validate() throws {
+        var seen = Set<String>()
+        for entity in entities {
+            guard Naming.isValidIdentifier(entity.name) else {
+                throw PGModelError(.invalidSchema, "entity name '\(entity.name)' is not a valid identifier", model: entity.name)
+            }
+            guard seen.insert(entity.name).inserted else {
+                throw PGModelError(.invalidSchema, "entity '\(entity.name)' is registered twice", model: entity.name)
+            }
+            var names = Set<String>()
+            for attribute in entity.attributes {
+                guard Naming.isValidIdentifier(attribute.name) else {
+                    throw PGModelError(.invalidSchema, "attribute name '\(attribute.name)' of \(entity.name) is not a valid identifier", model: entity.name)
+                }
+                guard !EntityDescription.reservedColumns.contains(attribute.columnName) else {
+                    throw PGModelError(.invalidSchema, "attribute '\(attribute.name)' of \(entity.name) uses the reserved column name '\(attribute.columnName)'", model: entity.name, keyPath: attribute.name)
+                }
+                guard names.insert(attribute.name).inserted else {
+                    throw PGModelError(.invalidSchema, "attribute '\(attribute.name)' of \(entity.name) is declared twice", model: entity.name, keyPath: attribute.name)
+                }
+            }
+            for group in entity.uniquenessConstraints + entity.indexes {
+                for name in group where entity.attribute(named: name) == nil {
+                    throw PGModelError(.invalidSchema, "constraint on \(entity.name) names unknown attribute '\(name)'", model: entity.name, keyPath: name)
+                }
+            }
+        }
+    }
+}
+
+/// One model class: its table, attributes, uniqueness constraints and indexes.
+public struct EntityDescription: Codable, Hashable, Sendable {
+    /// The Swift class name, e.g. `BucketListItem`.
+    public var name: String
+    /// The table name, snake_case of ``name`` unless given.
+    public var tableName: String
+    /// Stored attributes, in declaration order.
+    public var attributes: [AttributeDescription]
+    /// Groups of attribute names that are unique together (`@Attribute(.unique)` is a group of one).
+    public var uniquenessConstraints: [[String]]
+    /// Groups of attribute names to index (`#Index`).
+    public var indexes: [[String]]
+
+    /// Columns every model table has besides its attributes.
+    public static let reservedColumns: Set<String> = ["id", "entity", "owner_id"]
+
+    public init(
+        name: String,
+        tableName: String? = nil,
+        attributes: [AttributeDescription],
+        uniquenessConstraints: [[String]] = [],
+        indexes: [[String]] = []
+    ) {
+        self.name = name
+        self.tableName = tableName ?? Naming.snakeCase(name)
+        self.attributes = attributes
+        // `.unique` attributes are uniqueness constraints of one.
+        var groups = uniquenessConstraints
+        for attribute in attributes where attribute.isUnique && !groups.contains([attribute.name]) {
+            groups.append([attribute.name])
+        }
+        self.uniquenessConstraints = groups
+        self.indexes = indexes
+    }
+
+    /// The attribute whose Swift property name is `name`.
+    public func attribute(named name: String) -> AttributeDescription? {
+        attributes.first { $0.name == name }
+    }
+}
+
+/// One stored property.
+public struct AttributeDescription: Codable, Hashable, Sendable {
+    /// The Swift property name, e.g. `startDate`.
+    public var name: String
+    /// The column name, snake_case of ``name`` unless given.
+    public var columnName: String
+    /// The storage type.
+    public var type: AttributeType
+    /// Whether the Swift type is optional (the column is nullable).
+    public var isOptional: Bool
+    /// `@Attribute(.unique)`.
+    public var isUnique: Bool
+    /// `@Attribute(originalName:)`, for migrations.
+    public var originalName: String?
+
+    public init(
+        name: String,
+        columnName: String? = nil,
+        type: AttributeType,
+        isOptional: Bool = false,
+        isUnique: Bool = false,
+        originalName: String? = nil
+    ) {
+        self.name = name
+        self.columnName = columnName ?? Naming.snakeCase(name)
+        self.type = type
+        self.isOptional = isOptional
+        self.isUnique = isUnique
+        self.originalName = originalName
+    }
+}
