@@ -121,7 +121,10 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         originalName: String? = nil
     ) {
         self.name = name
-        self.columnName = columnName ?? Naming.snakeCase(name)
+        // `id`, `entity` and `owner_id` are system columns; an attribute of that name (Track's
+        // `@Attribute(.unique) var id: String`) gets an `attr_` prefix instead of colliding.
+        let snake = Naming.snakeCase(name)
+        self.columnName = columnName ?? (EntityDescription.reservedColumns.contains(snake) ? "attr_" + snake : snake)
         self.type = type
         self.isOptional = isOptional
         self.isUnique = isUnique

@@ -1,0 +1,199 @@
+import PGModelCore
+
+/// A Swift type that PGModel stores in one column.
+///
+/// String, Bool, the integer types up to 64 bits (except `UInt` and `UInt64`, which PostgreSQL cannot
+/// hold), Double, Float, Decimal, Date, UUID, Data, URL and `Optional` of each conform. Enums with a
+/// `String` or integer raw value are stored as their raw value without conforming.
+///
+/// ```swift
+/// let v = "Paris".pgValue          // .string("Paris")
+/// let s = try String(pgValue: v)   // "Paris"
+/// ```
+public protocol PersistableAttribute {
+    /// The column's storage type.
+    static var attributeType: AttributeType { get }
+    /// Whether `nil` is a value of this type.
+    static var isOptional: Bool { get }
+    /// The stored form.
+    var pgValue: PGValue { get }
+    /// Restores a value from its stored form; throws `typeMismatch` when `pgValue` is of another kind.
+    init(pgValue: PGValue) throws
+}
+
+extension PersistableAttribute {
+    public static var isOptional: Bool { false }
+}
+
+@usableFromInline
+func mismatch(_ type: Any.Type, _ value: PGValue) -> PGModelError {
+    PGModelError(.typeMismatch, "a stored \(value.kindName) value cannot become \(type)")
+}
+
+extension String: PersistableAttribute {
+    public static var attributeType: AttributeType { .string }
+    public var pgValue: PGValue { .string(self) }
+    public init(pgValue: PGValue) throws {
+        guard case .string(let s) = pgValue else { throw mismatch(String.self, pgValue) }
+        self = s
+    }
+}
+
+extension Bool: PersistableAttribute {
+    public static var attributeType: AttributeType { .bool }
+    public var pgValue: PGValue { .bool(self) }
+    public init(pgValue: PGValue) throws {
+        guard case .bool(let b) = pgValue else { throw mismatch(Bool.self, pgValue) }
+        self = b
+    }
+}
+
+/// Integers share one implementation: stored as `.int`, range-checked on the way back.
+public protocol _PersistableInteger: PersistableAttribute, FixedWidthInteger {}
+
+extension _PersistableInteger {
+    public var pgValue: PGValue { .int(Int64(self)) }
+    public init(pgValue: PGValue) throws {
+        guard case .int(let i) = pgValue, let v = Self(exactly: i) else { throw mismatch(Self.self, pgValue) }
+        self = v
+    }
+}
+
+extension Int: _PersistableInteger { public static var attributeType: AttributeType { .int64 } }
+extension Int64: _PersistableInteger { public static var attributeType: AttributeType { .int64 } }
+extension Int32: _PersistableInteger { public static var attributeType: AttributeType { .int32 } }
+extension Int16: _PersistableInteger { public static var attributeType: AttributeType { .int16 } }
+extension Int8: _PersistableInteger { public static var attributeType: AttributeType { .int16 } }
+extension UInt8: _PersistableInteger { public static var attributeType: AttributeType { .int16 } }
+extension UInt16: _PersistableInteger { public static var attributeType: AttributeType { .int32 } }
+extension UInt32: _PersistableInteger { public static var attributeType: AttributeType { .int64 } }
+
+extension Double: PersistableAttribute {
+    public static var attributeType: AttributeType { .double }
+    public var pgValue: PGValue { .double(self) }
+    public init(pgValue: PGValue) throws {
+        switch pgValue {
+        case .double(let d): self = d
+        case .int(let i): self = Double(i)
+        default: throw mismatch(Double.self, pgValue)
+        }
+    }
+}
+
+extension Float: PersistableAttribute {
+    public static var attributeType: AttributeType { .float }
+    public var pgValue: PGValue { .double(Double(self)) }
+    public init(pgValue: PGValue) throws {
+        switch pgValue {
+        case .double(let d): self = Float(d)
+        case .int(let i): self = Float(i)
+        default: throw mismatch(Float.self, pgValue)
+        }
+    }
+}
+
+extension Decimal: PersistableAttribute {
+    public static var attributeType: AttributeType { .decimal }
+    public var pgValue: PGValue { .decimal(self) }
+    public init(pgValue: PGValue) throws {
+        switch pgValue {
+        case .decimal(let d): self = d
+        case .int(let i): self = Decimal(i)
+        default: throw mismatch(Decimal.self, pgValue)
+        }
+    }
+}
+
+extension Date: PersistableAttribute {
+    public static var attributeType: AttributeType { .date }
+    public var pgValue: PGValue { .date(self) }
+    public init(pgValue: PGValue) throws {
+        guard case .date(let d) = pgValue else { throw mismatch(Date.self, pgValue) }
+        self = d
+    }
+}
+
+extension UUID: PersistableAttribute {
+    public static var attributeType: AttributeType { .uuid }
+    public var pgValue: PGValue { .uuid(self) }
+    public init(pgValue: PGValue) throws {
+        guard case .uuid(let u) = pgValue else { throw mismatch(UUID.self, pgValue) }
+        self = u
+    }
+}
+
+extension Data: PersistableAttribute {
+    public static var attributeType: AttributeType { .data }
+    public var pgValue: PGValue { .data(self) }
+    public init(pgValue: PGValue) throws {
+        guard case .data(let d) = pgValue else { throw mismatch(Data.self, pgValue) }
+        self = d
+    }
+}
+
+extension URL: PersistableAttribute {
+    public static var attributeType: AttributeType { .url }
+    public var pgValue: PGValue { .string(absoluteString) }
+    public init(pgValue: PGValue) throws {
+        guard case .string(let s) = pgValue, let url = URL(string: s) else { throw mismatch(URL.self, pgValue) }
+        self = url
+    }
+}
+
+extension Optional: PersistableAttribute where Wrapped: PersistableAttribute {
+    public static var attributeType: AttributeType { Wrapped.attributeType }
+    public static var isOptional: Bool { true }
+    public var pgValue: PGValue { self.map(\.pgValue) ?? .null }
+    public init(pgValue: PGValue) throws {
+        self = pgValue.isNull ? nil : try Wrapped(pgValue: pgValue)
+    }
+}
+
+/// How an attribute's Swift value becomes a ``PGValue`` and back. One witness per attribute, built once
+/// per schema from the property's static type, so the hot path never inspects types at run time.
+public struct AttributeCodec<Value>: Sendable {
+    public let attributeType: AttributeType
+    public let isOptional: Bool
+    public let encode: @Sendable (Value) -> PGValue
+    public let decode: @Sendable (PGValue) throws -> Value
+
+    /// The codec of a ``PersistableAttribute``.
+    public static func attribute(_: Value.Type = Value.self) -> AttributeCodec where Value: PersistableAttribute {
+        AttributeCodec(attributeType: Value.attributeType, isOptional: Value.isOptional,
+                       encode: { $0.pgValue }, decode: { try Value(pgValue: $0) })
+    }
+
+    /// The codec of an enum stored as its raw value.
+    public static func rawRepresentable(_: Value.Type = Value.self) -> AttributeCodec
+    where Value: RawRepresentable, Value.RawValue: PersistableAttribute {
+        AttributeCodec(attributeType: Value.RawValue.attributeType, isOptional: false,
+                       encode: { $0.rawValue.pgValue },
+                       decode: { stored in
+                           let raw = try Value.RawValue(pgValue: stored)
+                           guard let value = Value(rawValue: raw) else {
+                               throw PGModelError(.typeMismatch, "a stored raw value is not a case of \(Value.self)")
+                           }
+                           return value
+                       })
+    }
+
+    /// The codec of an optional enum stored as its raw value.
+    public static func optionalRawRepresentable<Wrapped>(_: Wrapped.Type = Wrapped.self) -> AttributeCodec<Wrapped?>
+    where Wrapped: RawRepresentable, Wrapped.RawValue: PersistableAttribute {
+        let inner = AttributeCodec<Wrapped>.rawRepresentable()
+        return AttributeCodec<Wrapped?>(attributeType: inner.attributeType, isOptional: true,
+                                        encode: { $0.map(inner.encode) ?? .null },
+                                        decode: { $0.isNull ? nil : try inner.decode($0) })
+    }
+}
+
+/// Overloads the macro-generated code calls; the compiler picks the codec from the property's type.
+public enum _AttributeCodecs {
+    public static func codec<V: PersistableAttribute>(_: V.Type) -> AttributeCodec<V> { .attribute() }
+    public static func codec<V: RawRepresentable>(_: V.Type) -> AttributeCodec<V> where V.RawValue: PersistableAttribute {
+        .rawRepresentable()
+    }
+    public static func codec<V: RawRepresentable>(_: V?.Type) -> AttributeCodec<V?> where V.RawValue: PersistableAttribute {
+        AttributeCodec<V?>.optionalRawRepresentable(V.self)
+    }
+}

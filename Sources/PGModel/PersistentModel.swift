@@ -1,0 +1,59 @@
+import PGModelCore
+
+/// A class that PGModel stores: what `@Model` makes of your class.
+///
+/// ```swift
+/// @Model final class Trip {
+///     var name: String
+///     var destination: String
+///     init(name: String, destination: String) { self.name = name; self.destination = destination }
+/// }
+/// ```
+public protocol PersistentModel: AnyObject, Observable, Hashable, Identifiable {
+    /// Creates an instance from stored values without running your initializer; `@Model` generates it.
+    init(backingData: ModelBackingData) throws
+    /// Identity and change tracking; `@Model` generates it.
+    var _$backingData: ModelBackingData { get }
+    /// The stored properties; `@Model` generates it.
+    static var schemaMetadata: [Schema.PropertyMetadata] { get }
+    /// Groups of property names unique together (`#Unique`); `@Model` generates it.
+    static var _$uniquenessConstraints: [[String]] { get }
+    /// Groups of property names to index (`#Index`); `@Model` generates it.
+    static var _$indexes: [[String]] { get }
+}
+
+extension PersistentModel {
+    public static var _$uniquenessConstraints: [[String]] { [] }
+    public static var _$indexes: [[String]] { [] }
+
+    /// The entity name: the class name.
+    public static var _$entityName: String { String(describing: self) }
+
+    /// The model's identity, stable from creation; an insert merged into an existing row by a uniqueness
+    /// constraint takes that row's identity when saved.
+    public var persistentModelID: PersistentIdentifier {
+        PersistentIdentifier(entityName: Self._$entityName, id: _$backingData.id)
+    }
+
+    /// The context the model is inserted in or was fetched by.
+    public var modelContext: ModelContext? { _$backingData.context }
+
+    /// Whether the model has unsaved changes (including being newly inserted).
+    public var hasChanges: Bool { _$backingData.state == .inserted || !_$backingData.changedKeys.isEmpty }
+
+    /// Whether the model was deleted from its context (saved or not).
+    public var isDeleted: Bool { _$backingData.state == .deleted }
+
+    /// Called by generated setters: records that `key` changed so the next save writes it.
+    public func _$didChange(_ key: String) {
+        _$backingData.noteChange(key, of: self)
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+extension PersistentModel where ID == PersistentIdentifier {
+    /// Models without an `id` property of their own are identified by ``persistentModelID``.
+    public var id: PersistentIdentifier { persistentModelID }
+}

@@ -1,0 +1,99 @@
+import PGModelCore
+
+extension Schema {
+    /// One stored property of a model, as `@Model` declares it in `schemaMetadata`.
+    ///
+    /// The macro writes these; you rarely do:
+    /// ```swift
+    /// static var schemaMetadata: [Schema.PropertyMetadata] {
+    ///     [Schema.PropertyMetadata(name: "name", keypath: \Trip.name,
+    ///                              codec: _AttributeCodecs.codec(String.self), metadata: Schema.Attribute(.unique))]
+    /// }
+    /// ```
+    public struct PropertyMetadata: @unchecked Sendable {
+        // @unchecked: key paths and the @Sendable closures below are immutable and thread-safe.
+        /// The Swift property name.
+        public let name: String
+        /// The property's key path on the model type.
+        public let keypath: AnyKeyPath
+        /// The `@Attribute` options, if any.
+        public let metadata: Attribute?
+        /// Column type and nullability.
+        public let attributeType: AttributeType
+        /// Whether the property is optional.
+        public let isOptional: Bool
+        let read: @Sendable (any PersistentModel) -> PGValue?
+        let write: @Sendable (any PersistentModel, PGValue) throws -> Void
+
+        /// Describes a stored property of `Model` whose values `codec` converts.
+        public init<Model: PersistentModel, Value>(
+            name: String,
+            keypath: ReferenceWritableKeyPath<Model, Value>,
+            codec: AttributeCodec<Value>,
+            metadata: Attribute? = nil
+        ) {
+            self.name = name
+            self.keypath = keypath
+            self.metadata = metadata
+            self.attributeType = codec.attributeType
+            self.isOptional = codec.isOptional
+            nonisolated(unsafe) let keypath = keypath
+            self.read = { model in
+                guard let model = model as? Model else { return nil }
+                return codec.encode(model[keyPath: keypath])
+            }
+            self.write = { model, stored in
+                guard let model = model as? Model else {
+                    throw PGModelError(.internalError, "property '\(name)' of \(Model.self) written on a \(type(of: model))")
+                }
+                model[keyPath: keypath] = try codec.decode(stored)
+            }
+        }
+
+        var attributeDescription: AttributeDescription {
+            AttributeDescription(
+                name: name,
+                type: attributeType,
+                isOptional: isOptional,
+                isUnique: metadata?.options.contains(.unique) ?? false,
+                originalName: metadata?.originalName
+            )
+        }
+    }
+
+    /// `@Attribute` options of a property.
+    ///
+    /// ```swift
+    /// @Attribute(.unique) var name: String
+    /// @Attribute(originalName: "start_date") var startDate: Date
+    /// ```
+    public struct Attribute: Hashable, Sendable {
+        public var options: [Option]
+        public var originalName: String?
+        public var hashModifier: String?
+
+        public init(_ options: Option..., originalName: String? = nil, hashModifier: String? = nil) {
+            self.options = options
+            self.originalName = originalName
+            self.hashModifier = hashModifier
+        }
+
+        /// One `@Attribute` option.
+        public struct Option: Hashable, Sendable, CustomStringConvertible {
+            let name: String
+            public var description: String { name }
+            /// A real UNIQUE constraint; an insert that collides updates the existing row.
+            public static let unique = Option(name: "unique")
+            /// Keep large data out of the main row (recorded; stored inline at this depth).
+            public static let externalStorage = Option(name: "externalStorage")
+            /// Keep the value in history tombstones after deletion.
+            public static let preserveValueOnDeletion = Option(name: "preserveValueOnDeletion")
+            /// Tracked for changes but not stored.
+            public static let ephemeral = Option(name: "ephemeral")
+            /// Index for Spotlight (accepted for source compatibility; no effect on Linux).
+            public static let spotlight = Option(name: "spotlight")
+            /// Encrypt in CloudKit (accepted for source compatibility; no effect).
+            public static let allowsCloudEncryption = Option(name: "allowsCloudEncryption")
+        }
+    }
+}

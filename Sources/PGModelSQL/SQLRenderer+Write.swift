@@ -1,0 +1,123 @@
+import Foundation
+import PGModelCore
+
+extension SQLRenderer {
+    /// `INSERT` of every attribute of `row`. For entities with uniqueness constraints it is
+    /// `ON CONFLICT DO NOTHING RETURNING id`: no row back means a constraint matched, and the store
+    /// then runs ``upsertUpdate(_:ownerID:)`` (SwiftData's upsert).
+    ///
+    /// ```swift
+    /// let insert = try renderer.insert(RowValues(entity: "Trip", id: id, values: values), ownerID: nil)
+    /// ```
+    public func insert(_ row: RowValues, ownerID: UUID?) throws -> SQLStatement {
+        let entity = try self.entity(row.entity)
+        try rejectUnknownKeys(row, entity)
+        var b = SQLBuilder()
+        var columns = ["\"id\"", "\"entity\"", "\"owner_id\""]
+        var placeholders = [b.bind(.uuid(row.id)), b.bind(.string(entity.name)), ownerID.map { b.bind(.uuid($0)) } ?? "NULL"]
+        for attribute in entity.attributes {
+            let value = try coerced(row.values[attribute.name], attribute, entity, requirePresent: true)
+            columns.append(Naming.quoted(attribute.columnName))
+            placeholders.append(value.isNull ? "NULL" : b.bind(value))
+        }
+        b.sql = "INSERT INTO \(qualifiedTable(entity)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders.joined(separator: ", ")))"
+        if !entity.uniquenessConstraints.isEmpty {
+            b.sql += " ON CONFLICT DO NOTHING"
+        }
+        b.sql += " RETURNING \"id\""
+        return b.statement
+    }
+
+    /// After an insert met a uniqueness constraint: updates the row that holds the same unique values with
+    /// all of `row`'s attributes, returning its id. Only groups whose values are all non-nil can match,
+    /// because PostgreSQL treats NULLs as distinct in UNIQUE constraints. Returns `nil` if no group can match.
+    public func upsertUpdate(_ row: RowValues, ownerID: UUID?) throws -> SQLStatement? {
+        let entity = try self.entity(row.entity)
+        var b = SQLBuilder()
+        var assignments: [String] = []
+        for attribute in entity.attributes {
+            let value = try coerced(row.values[attribute.name], attribute, entity, requirePresent: true)
+            assignments.append("\(Naming.quoted(attribute.columnName)) = \(value.isNull ? "NULL" : b.bind(value))")
+        }
+        var matches: [String] = []
+        for group in entity.uniquenessConstraints {
+            var terms: [String] = []
+            for name in group {
+                let attribute = try self.attribute(name, of: entity)
+                let value = try coerced(row.values[name], attribute, entity, requirePresent: true)
+                if value.isNull { terms = []; break }
+                terms.append("\(Naming.quoted(attribute.columnName)) = \(b.bind(value))")
+            }
+            if !terms.isEmpty { matches.append("(" + terms.joined(separator: " AND ") + ")") }
+        }
+        guard !matches.isEmpty else { return nil }
+        let table = qualifiedTable(entity)
+        var target = "SELECT \"id\" FROM \(table) WHERE (\(matches.joined(separator: " OR ")))"
+        if let ownerID { target += " AND \"owner_id\" = \(b.bind(.uuid(ownerID)))" }
+        // One row only, locked: two constraints could match two different rows.
+        target += " ORDER BY \"id\" LIMIT 1 FOR UPDATE"
+        b.sql = "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = (\(target)) RETURNING \"id\""
+        return b.statement
+    }
+
+    /// `UPDATE` of the attributes present in `row` (the changed ones). With `ownerID`, only that user's row.
+    /// Returns the id when a row was updated, so zero rows means missing or not the caller's.
+    public func update(_ row: RowValues, ownerID: UUID?) throws -> SQLStatement {
+        let entity = try self.entity(row.entity)
+        try rejectUnknownKeys(row, entity)
+        var b = SQLBuilder()
+        var assignments: [String] = []
+        for attribute in entity.attributes {
+            guard let raw = row.values[attribute.name] else { continue }
+            let value = try coerced(raw, attribute, entity, requirePresent: true)
+            assignments.append("\(Naming.quoted(attribute.columnName)) = \(value.isNull ? "NULL" : b.bind(value))")
+        }
+        guard !assignments.isEmpty else {
+            throw PGModelError(.missingField, "an update of \(entity.name) changes no attribute", model: entity.name)
+        }
+        b.sql = "UPDATE \(qualifiedTable(entity)) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = \(b.bind(.uuid(row.id)))"
+        if let ownerID { b.sql += " AND \"owner_id\" = \(b.bind(.uuid(ownerID)))" }
+        b.sql += " RETURNING \"id\""
+        return b.statement
+    }
+
+    /// `DELETE` of one row. With `ownerID`, only that user's row. Returns the id when a row was deleted.
+    public func delete(_ reference: RowReference, ownerID: UUID?) throws -> SQLStatement {
+        let entity = try self.entity(reference.entity)
+        var b = SQLBuilder()
+        b.sql = "DELETE FROM \(qualifiedTable(entity)) WHERE \"id\" = \(b.bind(.uuid(reference.id)))"
+        if let ownerID { b.sql += " AND \"owner_id\" = \(b.bind(.uuid(ownerID)))" }
+        b.sql += " RETURNING \"id\""
+        return b.statement
+    }
+
+    /// Whether a row with this id exists at all (regardless of owner): tells `forbidden` from `notFound`.
+    public func exists(_ reference: RowReference) throws -> SQLStatement {
+        let entity = try self.entity(reference.entity)
+        var b = SQLBuilder()
+        b.sql = "SELECT 1 FROM \(qualifiedTable(entity)) WHERE \"id\" = \(b.bind(.uuid(reference.id)))"
+        return b.statement
+    }
+
+    private func rejectUnknownKeys(_ row: RowValues, _ entity: EntityDescription) throws {
+        for key in row.values.keys.sorted() where entity.attribute(named: key) == nil {
+            throw PGModelError(.unknownAttribute, "\(entity.name) has no stored property '\(key)'", model: entity.name, keyPath: key)
+        }
+    }
+
+    private func coerced(_ value: PGValue?, _ attribute: AttributeDescription, _ entity: EntityDescription, requirePresent: Bool) throws -> PGValue {
+        guard let value else {
+            if attribute.isOptional { return .null }
+            throw PGModelError(.missingField, "a value for \(entity.name).\(attribute.name) is missing", model: entity.name, keyPath: attribute.name)
+        }
+        if value.isNull && !attribute.isOptional {
+            throw PGModelError(.typeMismatch, "\(entity.name).\(attribute.name) is not optional but the value is nil", model: entity.name, keyPath: attribute.name)
+        }
+        guard let result = attribute.type.coerce(value) else {
+            throw PGModelError(.typeMismatch,
+                "\(entity.name).\(attribute.name) stores \(attribute.type.rawValue) but the value is a \(value.kindName)",
+                model: entity.name, keyPath: attribute.name)
+        }
+        return result
+    }
+}

@@ -1,0 +1,35 @@
+import PGModelCore
+
+/// SQL text with `$1…$n` placeholders and the values bound to them, in order.
+///
+/// ```swift
+/// let statement = SQLStatement(sql: #"SELECT "id" FROM "public"."trip" WHERE "name" = $1"#, binds: [.string("Paris")])
+/// ```
+public struct SQLStatement: Hashable, Sendable, CustomStringConvertible {
+    public var sql: String
+    public var binds: [PGValue]
+
+    public init(sql: String, binds: [PGValue] = []) {
+        self.sql = sql
+        self.binds = binds
+    }
+
+    /// The SQL and the kinds of its binds, never their values (they may be secrets).
+    public var description: String {
+        "\(sql) -- binds: [\(binds.map(\.kindName).joined(separator: ", "))]"
+    }
+}
+
+/// Accumulates SQL text and numbers bind parameters as they are added.
+struct SQLBuilder {
+    var sql = ""
+    var binds: [PGValue] = []
+
+    /// Appends `value` as the next bind and returns its placeholder.
+    mutating func bind(_ value: PGValue) -> String {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+
+    var statement: SQLStatement { SQLStatement(sql: sql, binds: binds) }
+}
