@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# First-run initialisation of the docker-compose `postgres` service, mounted as
+# /docker-entrypoint-initdb.d/10-pgmodel.sh. The image runs it once, against a temporary
+# socket-only server, when the data volume is empty; the same role, databases and sql/ files
+# that scripts/lib.sh sets up for the embedded cluster.
+#
+# The image executes this file when it is executable and sources it otherwise; the subshell
+# keeps our shell options out of the image's entrypoint in the second case.
+(
+    set -euo pipefail
+    role=pgmodel
+    password="${PGMODEL_DB_PASSWORD:-pgmodel}"
+
+    # Not SUPERUSER and not BYPASSRLS: row-level security must apply to the service.
+    psql -X -q -v ON_ERROR_STOP=1 -v role="$role" -v password="$password" \
+        --username "$POSTGRES_USER" --dbname postgres <<'SQL'
+SELECT format('CREATE ROLE %I LOGIN', :'role')
+ WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'role')
+\gexec
+SELECT format('ALTER ROLE %I WITH LOGIN NOSUPERUSER NOBYPASSRLS NOREPLICATION CREATEDB PASSWORD %L',
+              :'role', :'password')
+\gexec
+SELECT format('CREATE DATABASE %I OWNER %I', d, :'role')
+  FROM unnest(ARRAY['pgmodel', 'pgmodel_test']) AS d
+ WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = d)
+\gexec
+SQL
+
+    # As the owner, so every object belongs to the role the service runs as.
+    for db in pgmodel pgmodel_test; do
+        for f in "${PGMODEL_SQL_DIR:-/pgmodel/sql}"/*.sql; do
+            [ -e "$f" ] || continue
+            echo "pgmodel: applying $f to $db"
+            PGOPTIONS="-c client_min_messages=warning" \
+                psql -X -q -v ON_ERROR_STOP=1 --username "$role" --dbname "$db" -f "$f"
+        done
+    done
+)

@@ -1,0 +1,367 @@
+# shellcheck shell=bash
+# Shared database set-up for scripts/run.sh, scripts/test.sh and scripts/pg.sh.
+# Source it, then call `pgm_setup`. Sourcing alone changes nothing on the machine.
+#
+# With DATABASE_URL set, that server is used as is. Without it, a private PostgreSQL cluster
+# ("the embedded cluster") lives in $REPO/.pgdata and listens on 127.0.0.1:$PGMODEL_PG_PORT.
+#
+# After pgm_setup these are exported:
+#   DATABASE_URL               postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel
+#   PGMODEL_TEST_DATABASE_URL  postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel_test
+
+PGM_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+# One hash of the checkout's real path names everything this checkout owns outside of it,
+# so two clones on one machine never share a socket directory or a fallback data directory.
+PGM_HASH="$(printf '%s' "$PGM_REPO" | sha256sum | cut -c1-8)"
+PGM_DEFAULT_PORT=55432
+PGM_ROLE=pgmodel
+PGM_PASSWORD=pgmodel
+PGM_DB=pgmodel
+PGM_TEST_DB=pgmodel_test
+PGM_MARKER=PGMODEL_CLUSTER
+PGM_CLUSTERS_ROOT=/var/lib/pgmodel-clusters
+# Unix socket paths are limited to 107 bytes and CI's checkout path is unknown: keep it in /tmp.
+PGM_SOCKDIR="/tmp/pgm-$PGM_HASH"
+PGM_LOCK="/tmp/pgm-$PGM_HASH.lock"
+PGM_LINK="$PGM_REPO/.pgdata"
+# Set to 1 when pgm_setup started the server itself, so a caller can stop it again.
+# shellcheck disable=SC2034
+PGM_STARTED=0
+PGM_BIN=""
+PGM_LOCK_FD=""
+
+pgm_log() { printf '[pgmodel] %s\n' "$*" >&2; }
+pgm_die() { printf '[pgmodel] error: %s\n' "$*" >&2; exit 1; }
+
+pgm_is_root() { [ "$(id -u)" -eq 0 ]; }
+
+# The server refuses to run as root, so when we are root the cluster belongs to `postgres`;
+# otherwise it belongs to whoever runs the scripts. `cd /` because postgres may not be able
+# to enter the caller's working directory (a checkout under /root).
+pgm_as_owner() {
+    if pgm_is_root; then
+        (cd / && runuser -u postgres -- "$@")
+    else
+        "$@"
+    fi
+}
+
+pgm_owner_name() {
+    if pgm_is_root; then echo postgres; else id -un; fi
+}
+
+pgm_apt_install() {
+    local sudo=()
+    if ! pgm_is_root; then
+        if ! command -v sudo >/dev/null 2>&1 || ! sudo -n true 2>/dev/null; then
+            pgm_die "missing packages ($*); install them as root: apt-get install -y $*"
+        fi
+        sudo=(sudo -n)
+    fi
+    pgm_log "installing $* with apt-get"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# Newest installed server, unless the data directory was made by a specific major version.
+pgm_find_bin() {
+    local want="${1:-}" dir
+    if [ -n "$want" ]; then
+        dir="/usr/lib/postgresql/$want/bin"
+        [ -x "$dir/postgres" ] && { echo "$dir"; return 0; }
+        return 1
+    fi
+    dir="$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -n 1)"
+    [ -n "$dir" ] && [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ] || return 1
+    echo "$dir"
+}
+
+pgm_ensure_server_packages() {
+    local bin ver
+    if ! bin="$(pgm_find_bin)"; then
+        pgm_apt_install postgresql postgresql-contrib
+        bin="$(pgm_find_bin)" || pgm_die "apt-get installed postgresql but no /usr/lib/postgresql/*/bin/initdb exists"
+    fi
+    ver="$(basename "$(dirname "$bin")")"
+    # pgcrypto hashes passwords and unaccent folds diacritics; both ship in contrib.
+    if [ ! -f "/usr/share/postgresql/$ver/extension/pgcrypto.control" ] \
+        || [ ! -f "/usr/share/postgresql/$ver/extension/unaccent.control" ]; then
+        pgm_apt_install postgresql-contrib
+    fi
+}
+
+pgm_ensure_client() {
+    command -v psql >/dev/null 2>&1 || pgm_apt_install postgresql-client
+}
+
+pgm_port_busy() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# Decides where the data directory is without creating anything. Sets PGM_DATA.
+pgm_resolve_datadir() {
+    if [ -L "$PGM_LINK" ]; then
+        PGM_DATA="$(readlink -f "$PGM_LINK" || true)"
+        [ -n "$PGM_DATA" ] || PGM_DATA="$(readlink "$PGM_LINK")"
+    elif [ -e "$PGM_LINK" ]; then
+        [ -d "$PGM_LINK" ] || pgm_die "$PGM_LINK exists and is not a directory"
+        PGM_DATA="$PGM_LINK"
+    elif pgm_is_root && ! runuser -u postgres -- test -x "$PGM_REPO" 2>/dev/null; then
+        PGM_DATA="$PGM_CLUSTERS_ROOT/$PGM_HASH"
+    else
+        PGM_DATA="$PGM_LINK"
+    fi
+}
+
+pgm_has_marker() { [ -f "$PGM_DATA/$PGM_MARKER" ]; }
+
+pgm_require_marker() {
+    pgm_has_marker || pgm_die "refusing to touch $PGM_DATA: it has no $PGM_MARKER marker, so PGModel did not create it.
+  Move it away (or delete it) to get a fresh embedded cluster, or set DATABASE_URL to use another server."
+}
+
+# Creates the data directory (and the fallback symlink) and runs initdb, unless one exists.
+pgm_init_cluster() {
+    local owner
+    owner="$(pgm_owner_name)"
+    if [ "$PGM_DATA" != "$PGM_LINK" ]; then
+        case "$PGM_DATA" in
+            "$PGM_CLUSTERS_ROOT"/*) ;;
+            *) [ -d "$PGM_DATA" ] || pgm_die "$PGM_LINK points to $PGM_DATA, which does not exist; remove the link" ;;
+        esac
+        if [ ! -d "$PGM_DATA" ]; then
+            mkdir -p "$PGM_CLUSTERS_ROOT"
+            chmod 755 "$PGM_CLUSTERS_ROOT"
+            install -d -m 700 -o "$owner" "$PGM_DATA"
+        fi
+        if [ ! -L "$PGM_LINK" ]; then
+            ln -s "$PGM_DATA" "$PGM_LINK"
+            pgm_log "user $owner cannot reach $PGM_REPO, so the cluster lives in $PGM_DATA"
+            pgm_log "  ($PGM_LINK is a symlink to it)"
+        fi
+    elif [ ! -d "$PGM_DATA" ]; then
+        install -d -m 700 -o "$owner" "$PGM_DATA"
+    fi
+
+    if [ -n "$(ls -A "$PGM_DATA" 2>/dev/null)" ]; then
+        pgm_require_marker
+        return 0
+    fi
+    if pgm_is_root && ! runuser -u postgres -- test -w "$PGM_DATA"; then
+        chown postgres: "$PGM_DATA"
+        chmod 700 "$PGM_DATA"
+    fi
+
+    pgm_log "creating the embedded cluster in $PGM_DATA"
+    local out
+    # Peer authentication on the socket lets the cluster owner administer without a stored
+    # password; every TCP connection, the app's included, must present a SCRAM password.
+    out="$(pgm_as_owner "$PGM_BIN/initdb" -D "$PGM_DATA" --encoding=UTF8 --locale=C.UTF-8 \
+        --auth-local=peer --auth-host=scram-sha-256 2>&1)" \
+        || { printf '%s\n' "$out" >&2; pgm_die "initdb failed"; }
+    printf "\n# Settings that the PGModel scripts rewrite at every start.\ninclude_if_exists = 'pgmodel.conf'\n" \
+        | pgm_as_owner tee -a "$PGM_DATA/postgresql.conf" >/dev/null
+    printf 'This PostgreSQL cluster was created by PGModel scripts/lib.sh for %s on %s.\nThe scripts only start or stop a data directory that contains this file.\n' \
+        "$PGM_REPO" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" | pgm_as_owner tee "$PGM_DATA/$PGM_MARKER" >/dev/null
+}
+
+# The lock descriptor must not leak into the postmaster, or the lock would outlive this script.
+pgm_pg_ctl() {
+    if [ -n "${PGM_LOCK_FD:-}" ]; then
+        pgm_as_owner "$PGM_BIN/pg_ctl" -D "$PGM_DATA" "$@" {PGM_LOCK_FD}>&-
+    else
+        pgm_as_owner "$PGM_BIN/pg_ctl" -D "$PGM_DATA" "$@"
+    fi
+}
+
+pgm_is_running() {
+    pgm_pg_ctl status >/dev/null 2>&1
+}
+
+# postmaster.pid line 4 is the port and line 5 the socket directory of the live server.
+pgm_running_port() { pgm_as_owner sed -n 4p "$PGM_DATA/postmaster.pid"; }
+
+pgm_prepare_sockdir() {
+    local owner
+    owner="$(pgm_owner_name)"
+    if [ -e "$PGM_SOCKDIR" ]; then
+        # /tmp is shared: never hand our socket to a directory someone else controls.
+        if [ -L "$PGM_SOCKDIR" ] || [ ! -d "$PGM_SOCKDIR" ] || [ "$(stat -c %U "$PGM_SOCKDIR")" != "$owner" ]; then
+            pgm_die "$PGM_SOCKDIR exists but is not a directory owned by $owner; remove it"
+        fi
+    else
+        install -d -m 755 -o "$owner" "$PGM_SOCKDIR"
+    fi
+}
+
+pgm_start_cluster() {
+    local port="${PGMODEL_PG_PORT:-}" try
+    pgm_require_marker
+    pgm_as_owner test -w "$PGM_DATA" \
+        || pgm_die "user $(pgm_owner_name) cannot write $PGM_DATA; remove $PGM_LINK so the scripts can place the cluster in $PGM_CLUSTERS_ROOT"
+    if pgm_is_running; then
+        PGM_PORT="$(pgm_running_port)"
+        if [ -n "$port" ] && [ "$port" != "$PGM_PORT" ]; then
+            pgm_log "warning: the embedded cluster is already running on port $PGM_PORT, not PGMODEL_PG_PORT=$port;"
+            pgm_log "  using $PGM_PORT (scripts/pg.sh stop, then run again, to move it)"
+        fi
+        if [ -S "$PGM_SOCKDIR/.s.PGSQL.$PGM_PORT" ]; then
+            pgm_log "embedded cluster already running on 127.0.0.1:$PGM_PORT ($PGM_DATA)"
+            return 0
+        fi
+        # Something cleaned /tmp under a live server; a restart recreates the socket.
+        pgm_log "socket $PGM_SOCKDIR is gone; restarting the embedded cluster"
+        pgm_prepare_sockdir
+        pgm_pg_ctl -l "$PGM_DATA/postgresql.log" -w -t 120 -m fast restart >/dev/null \
+            || { pgm_as_owner tail -n 30 "$PGM_DATA/postgresql.log" >&2; pgm_die "could not restart PostgreSQL"; }
+        return 0
+    fi
+
+    if [ -z "$port" ]; then
+        # Another clone's cluster may hold the default port; take the next free one rather than fail.
+        port=$PGM_DEFAULT_PORT
+        try=0
+        while pgm_port_busy "$port"; do
+            try=$((try + 1))
+            [ "$try" -le 20 ] || pgm_die "ports $PGM_DEFAULT_PORT-$port are all in use; set PGMODEL_PG_PORT"
+            port=$((port + 1))
+        done
+        [ "$port" = "$PGM_DEFAULT_PORT" ] || pgm_log "port $PGM_DEFAULT_PORT is in use; the embedded cluster takes $port"
+    elif pgm_port_busy "$port"; then
+        pgm_die "PGMODEL_PG_PORT=$port is already in use by another program"
+    fi
+    PGM_PORT="$port"
+
+    pgm_prepare_sockdir
+    pgm_as_owner tee "$PGM_DATA/pgmodel.conf" >/dev/null <<EOF
+# Written by scripts/lib.sh at every start; edit lib.sh, not this file.
+port = $PGM_PORT
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$PGM_SOCKDIR'
+max_connections = 200
+password_encryption = 'scram-sha-256'
+log_timezone = 'UTC'
+timezone = 'UTC'
+EOF
+    pgm_log "starting the embedded cluster on 127.0.0.1:$PGM_PORT (data: $PGM_DATA, log: $PGM_DATA/postgresql.log)"
+    pgm_pg_ctl -l "$PGM_DATA/postgresql.log" -w -t 120 start >/dev/null \
+        || { pgm_as_owner tail -n 30 "$PGM_DATA/postgresql.log" >&2; pgm_die "could not start PostgreSQL"; }
+    # shellcheck disable=SC2034
+    PGM_STARTED=1
+}
+
+pgm_stop_cluster() {
+    pgm_require_marker
+    if pgm_is_running; then
+        pgm_pg_ctl -m fast -w -t 120 stop >/dev/null
+        pgm_log "stopped the embedded cluster ($PGM_DATA)"
+    else
+        pgm_log "the embedded cluster is not running ($PGM_DATA)"
+    fi
+}
+
+# psql as the cluster's superuser, over the private socket (peer authentication).
+pgm_psql_admin() {
+    pgm_as_owner "$PGM_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PGM_SOCKDIR" -p "$PGM_PORT" -d postgres "$@"
+}
+
+pgm_create_role_and_dbs() {
+    # The server must stay subject to row-level security: never SUPERUSER or BYPASSRLS.
+    # CREATEDB lets tests make throwaway databases; it grants no access to other data.
+    pgm_psql_admin -f - <<EOF >/dev/null
+DO \$\$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$PGM_ROLE') THEN
+    CREATE ROLE $PGM_ROLE LOGIN;
+  END IF;
+END
+\$\$;
+ALTER ROLE $PGM_ROLE WITH LOGIN NOSUPERUSER NOBYPASSRLS NOREPLICATION CREATEDB PASSWORD '$PGM_PASSWORD';
+SELECT format('CREATE DATABASE %I OWNER %I', d, '$PGM_ROLE')
+  FROM unnest(ARRAY['$PGM_DB', '$PGM_TEST_DB']) AS d
+ WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = d)
+\gexec
+EOF
+}
+
+# The app applies sql/ itself when it connects; applying it here too means psql users and
+# tests see the system tables before the first app start. The files are idempotent.
+pgm_apply_sql() {
+    local url files f
+    shopt -s nullglob
+    files=("$PGM_REPO"/sql/*.sql)
+    shopt -u nullglob
+    [ "${#files[@]}" -gt 0 ] || return 0
+    for url in "$@"; do
+        for f in "${files[@]}"; do
+            PGOPTIONS="-c client_min_messages=warning" "${PGM_BIN:+$PGM_BIN/}psql" -X -q -v ON_ERROR_STOP=1 -d "$url" -f "$f" >/dev/null \
+                || pgm_die "applying $f to $(pgm_redact "$url") failed"
+        done
+    done
+    pgm_log "applied ${#files[@]} file(s) from sql/ to $# database(s)"
+}
+
+pgm_redact() { printf '%s' "$1" | sed -E 's#(://[^:/@]*):[^@]*@#\1:***@#'; }
+
+pgm_url() { printf 'postgres://%s:%s@127.0.0.1:%s/%s' "$PGM_ROLE" "$PGM_PASSWORD" "$PGM_PORT" "$1"; }
+
+# Everything but the start: find or create the data directory and the binaries.
+pgm_prepare_embedded() {
+    local ver
+    pgm_ensure_server_packages
+    pgm_resolve_datadir
+    if [ -f "$PGM_DATA/PG_VERSION" ]; then
+        ver="$(cat "$PGM_DATA/PG_VERSION")"
+        PGM_BIN="$(pgm_find_bin "$ver")" \
+            || pgm_die "$PGM_DATA was made by PostgreSQL $ver, which is not installed (apt-get install postgresql-$ver)"
+    else
+        PGM_BIN="$(pgm_find_bin)"
+    fi
+    if pgm_is_root; then
+        id postgres >/dev/null 2>&1 || pgm_die "there is no postgres user; reinstall the postgresql package"
+    fi
+}
+
+pgm_lock() {
+    exec {PGM_LOCK_FD}>>"$PGM_LOCK"
+    flock "$PGM_LOCK_FD"
+}
+
+pgm_unlock() {
+    [ -n "$PGM_LOCK_FD" ] || return 0
+    exec {PGM_LOCK_FD}>&-
+    PGM_LOCK_FD=""
+}
+
+pgm_setup() {
+    if [ -n "${DATABASE_URL:-}" ]; then
+        pgm_ensure_client
+        export DATABASE_URL
+        export PGMODEL_TEST_DATABASE_URL="${PGMODEL_TEST_DATABASE_URL:-$DATABASE_URL}"
+        pgm_log "using DATABASE_URL=$(pgm_redact "$DATABASE_URL") (no embedded cluster)"
+        if [ "$PGMODEL_TEST_DATABASE_URL" = "$DATABASE_URL" ]; then
+            pgm_apply_sql "$DATABASE_URL"
+        else
+            pgm_apply_sql "$DATABASE_URL" "$PGMODEL_TEST_DATABASE_URL"
+        fi
+        return 0
+    fi
+
+    # Two scripts starting at once (two terminals, or run.sh beside test.sh) must not race
+    # on initdb, CREATE DATABASE or the sql/ files.
+    pgm_lock
+
+    pgm_prepare_embedded
+    pgm_init_cluster
+    pgm_start_cluster
+    pgm_create_role_and_dbs
+
+    DATABASE_URL="$(pgm_url "$PGM_DB")"
+    PGMODEL_TEST_DATABASE_URL="$(pgm_url "$PGM_TEST_DB")"
+    export DATABASE_URL PGMODEL_TEST_DATABASE_URL
+    pgm_apply_sql "$DATABASE_URL" "$PGMODEL_TEST_DATABASE_URL"
+
+    pgm_unlock
+    pgm_log "DATABASE_URL=$DATABASE_URL"
+    pgm_log "PGMODEL_TEST_DATABASE_URL=$PGMODEL_TEST_DATABASE_URL"
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Builds the package with its tests, runs the unit tests (no database), then the integration
+# tests against PostgreSQL: the embedded cluster, or DATABASE_URL / PGMODEL_TEST_DATABASE_URL.
+# Both phases always run; the exit status is non-zero if the build or either phase failed.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+
+UNIT_FILTER='PGModelSQLTests|PGModelWireTests|PGModelMacrosTests|PGModelTests'
+INTEGRATION_FILTER='PGModelIntegrationTests'
+LOG_DIR=.pgmodel/test-logs
+mkdir -p "$LOG_DIR"
+
+overall_start=$SECONDS
+phase_start=$SECONDS
+elapsed() { echo "$((SECONDS - phase_start))s"; }
+
+pgm_setup
+# CI's machine outlives the run; leave it as we found it. Developers keep the cluster warm.
+if [ "${CI:-}" = true ] && [ "$PGM_STARTED" = 1 ]; then
+    trap 'pgm_stop_cluster || true' EXIT
+fi
+echo "== database ready ($(elapsed))"
+
+# Counts one `swift test` log as "total failed skipped", from XCTest's last "Executed" line
+# and Swift Testing's "Test run with N tests" line plus its per-test failure lines.
+count_results() {
+    awk '
+        /Executed [0-9]+ tests?, with/ {
+            xt = $0
+            sub(/.*Executed /, "", xt); split(xt, w, " "); x_total = w[1]
+            x_skip = 0
+            if (match($0, /with [0-9]+ tests? skipped/)) { s = substr($0, RSTART + 5); split(s, w, " "); x_skip = w[1] }
+            x_fail = 0
+            if (match($0, /[0-9]+ failures?/)) { s = substr($0, RSTART); split(s, w, " "); x_fail = w[1] }
+        }
+        /Test run with [0-9]+ tests?/ {
+            s = $0; sub(/.*Test run with /, "", s); split(s, w, " "); st_total = w[1]
+        }
+        /^[^ ]+ Test .* failed after / && !/Test run with/ { st_fail++ }
+        /^[^ ]+ Test .* skipped/ && !/Test run with/ { st_skip++ }
+        END { printf "%d %d %d\n", x_total + st_total, x_fail + st_fail, x_skip + st_skip }
+    ' "$1"
+}
+
+total_passed=0
+total_failed=0
+total_skipped=0
+status=0
+
+# Runs one phase, streaming swift test's own output, and tallies its results.
+run_phase() {
+    local name="$1" filter="$2" log="$LOG_DIR/$1.log" rc total failed skipped
+    phase_start=$SECONDS
+    echo "== $name tests (--filter '$filter')"
+    set +e
+    swift test --skip-build --filter "$filter" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    set -e
+    read -r total failed skipped < <(count_results "$log")
+    # A crash ends the run before any summary line; it must still count as a failure.
+    if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+        failed=1
+        total=$((total + 1))
+    fi
+    total_passed=$((total_passed + total - failed - skipped))
+    total_failed=$((total_failed + failed))
+    total_skipped=$((total_skipped + skipped))
+    echo "== $name tests: exit $rc, $((total - failed - skipped)) ok / $failed not ok / $skipped skipped in $(elapsed)"
+    [ "$rc" -eq 0 ] || status=1
+}
+
+phase_start=$SECONDS
+echo "== swift build --build-tests"
+if ! swift build --build-tests; then
+    echo "== build failed after $(elapsed)"
+    exit 1
+fi
+echo "== build finished in $(elapsed)"
+
+run_phase unit "$UNIT_FILTER"
+run_phase integration "$INTEGRATION_FILTER"
+
+echo "== all phases finished in $((SECONDS - overall_start))s (logs in $LOG_DIR/)"
+if [ "$total_skipped" -gt 0 ]; then
+    echo "total: $total_passed passed, $total_failed failed, $total_skipped skipped"
+else
+    echo "total: $total_passed passed, $total_failed failed"
+fi
+exit "$status"
