@@ -132,15 +132,20 @@ pgm_init_cluster() {
         if [ ! -d "$PGM_DATA" ]; then
             mkdir -p "$PGM_CLUSTERS_ROOT"
             chmod 755 "$PGM_CLUSTERS_ROOT"
-            install -d -m 700 -o "$owner" "$PGM_DATA"
+            install -d -m 700 -o "$owner" -g "$(id -gn "$owner")" "$PGM_DATA"
         fi
         if [ ! -L "$PGM_LINK" ]; then
             ln -s "$PGM_DATA" "$PGM_LINK"
+            # A `/.pgdata/` ignore pattern matches directories only, not this symlink; keep
+            # it out of `git add -A` in this clone.
+            if [ -d "$PGM_REPO/.git/info" ] && ! grep -qx '/.pgdata' "$PGM_REPO/.git/info/exclude" 2>/dev/null; then
+                echo '/.pgdata' >>"$PGM_REPO/.git/info/exclude"
+            fi
             pgm_log "user $owner cannot reach $PGM_REPO, so the cluster lives in $PGM_DATA"
             pgm_log "  ($PGM_LINK is a symlink to it)"
         fi
     elif [ ! -d "$PGM_DATA" ]; then
-        install -d -m 700 -o "$owner" "$PGM_DATA"
+        install -d -m 700 -o "$owner" -g "$(id -gn "$owner")" "$PGM_DATA"
     fi
 
     if [ -n "$(ls -A "$PGM_DATA" 2>/dev/null)" ]; then
@@ -190,7 +195,7 @@ pgm_prepare_sockdir() {
             pgm_die "$PGM_SOCKDIR exists but is not a directory owned by $owner; remove it"
         fi
     else
-        install -d -m 755 -o "$owner" "$PGM_SOCKDIR"
+        install -d -m 755 -o "$owner" -g "$(id -gn "$owner")" "$PGM_SOCKDIR"
     fi
 }
 
