@@ -1,0 +1,42 @@
+import PGModelCore
+import PostgresNIO
+
+/// Turns PostgresNIO errors into PGModelError. Server messages are kept only where they cannot
+/// contain bound values; `detail` (which can, e.g. "Key (name)=(Paris) already exists") never is.
+enum PostgresErrorMapping {
+    static func map(_ error: any Error, model: String? = nil) -> PGModelError {
+        if let error = error as? PGModelError { return error }
+        guard let psql = error as? PSQLError else {
+            return PGModelError(.connectionFailed, "PostgreSQL connection error: \(type(of: error))", model: model)
+        }
+        guard psql.code == .server, let info = psql.serverInfo else {
+            return PGModelError(.connectionFailed, "PostgreSQL connection error (\(psql.code))", model: model)
+        }
+        let state = info[.sqlState] ?? "XX000"
+        let constraint = info[.constraintName]
+        let subject = model.map { " on \($0)" } ?? ""
+        switch state {
+        case "23505":
+            return PGModelError(.uniqueViolation, "a write\(subject) breaks uniqueness constraint \(constraint ?? "(unknown)")", model: model, sqlState: state)
+        case "23502", "23503", "23514":
+            return PGModelError(.constraintViolation, "a write\(subject) breaks constraint \(constraint ?? info[.columnName] ?? "(unknown)")", model: model, sqlState: state)
+        case "22012":
+            return PGModelError(.invalidField, "division by zero in a predicate\(subject)", model: model, sqlState: state)
+        case "22003":
+            return PGModelError(.typeMismatch, "a value\(subject) is out of range for its column", model: model, sqlState: state)
+        case "42P01":
+            return PGModelError(.unknownEntity, "a table\(subject) does not exist; register the schema first", model: model, sqlState: state)
+        case "42703":
+            return PGModelError(.unknownAttribute, "a column\(subject) does not exist; the table is older than the schema", model: model, sqlState: state)
+        case "28P01", "28000":
+            return PGModelError(.connectionFailed, "PostgreSQL rejected the credentials", sqlState: state)
+        default:
+            if state.hasPrefix("08") || state.hasPrefix("57") {
+                return PGModelError(.connectionFailed, "PostgreSQL connection failed", model: model, sqlState: state)
+            }
+            // Syntax and catalog messages (42xxx) name objects, not values; others may quote data.
+            let text = state.hasPrefix("42") ? (info[.message] ?? "") : "see SQLSTATE"
+            return PGModelError(.databaseError, "PostgreSQL error\(subject): \(text)", model: model, sqlState: state)
+        }
+    }
+}

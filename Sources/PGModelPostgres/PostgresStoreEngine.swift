@@ -1,0 +1,124 @@
+import Foundation
+import Logging
+import PGModelCore
+import PGModelSQL
+import PostgresNIO
+
+/// Executes PGModel's Query IR and saves on a PostgreSQL connection. Stateless and Sendable: the direct
+/// store calls it with its own connections and ``AccessScope/unrestricted``; the service calls it with
+/// pooled connections and each user's scope.
+///
+/// ```swift
+/// let engine = PostgresStoreEngine(schemaName: "public")
+/// try await engine.bootstrap(on: connection)
+/// try await engine.prepare(schema, on: connection)
+/// let rows = try await engine.fetch(FetchRequest(entity: "Trip"), in: schema, scope: .unrestricted, on: connection)
+/// ```
+public struct PostgresStoreEngine: Sendable {
+    /// The PostgreSQL schema holding model tables.
+    public let schemaName: String
+    let logger: Logger
+
+    public init(schemaName: String = "public", logger: Logger = Logger(label: "pgmodel.store")) {
+        self.schemaName = schemaName
+        self.logger = logger
+    }
+
+    /// Applies the system SQL (schema `pgmodel`, users, entities, extensions). Idempotent; serialised
+    /// across processes with an advisory lock so concurrent first starts do not race.
+    public func bootstrap(on connection: PostgresConnection) async throws {
+        var script = "BEGIN;\nSELECT pg_advisory_xact_lock(\(Self.bootstrapLock));\n"
+        for file in SystemSQL.files { script += file.sql + "\n" }
+        script += "COMMIT;"
+        do {
+            _ = try await connection.simpleQuery(script).get()
+        } catch {
+            _ = try? await connection.simpleQuery("ROLLBACK").get()
+            throw PostgresErrorMapping.map(error)
+        }
+    }
+
+    /// Validates `schema` and creates or extends its tables, constraints and indexes; records each entity
+    /// in `pgmodel.entities` and a version row when anything changed.
+    public func prepare(_ schema: SchemaDescription, on connection: PostgresConnection) async throws {
+        try schema.validate()
+        let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
+        try await transaction(on: connection) {
+            try await execute(SQLStatement(sql: "SELECT pg_advisory_xact_lock(\(Self.bootstrapLock))"), on: connection)
+            var changed = false
+            for entity in schema.entities {
+                for sql in renderer.createStatements(for: entity) {
+                    try await execute(SQLStatement(sql: sql), on: connection, model: entity.name)
+                }
+                let json = String(decoding: try Self.encoder.encode(entity), as: UTF8.self)
+                let rows = try await query(SQLStatement(sql: """
+                    INSERT INTO pgmodel.entities (schema_name, name, table_name, description) VALUES ($1, $2, $3, $4::jsonb) \
+                    ON CONFLICT (schema_name, name) DO UPDATE SET table_name = EXCLUDED.table_name, description = EXCLUDED.description, updated_at = now() \
+                    WHERE pgmodel.entities.description IS DISTINCT FROM EXCLUDED.description RETURNING 1
+                    """, binds: [.string(schemaName), .string(entity.name), .string(entity.tableName), .string(json)]), on: connection)
+                if !rows.isEmpty { changed = true }
+            }
+            if changed {
+                let json = String(decoding: try Self.encoder.encode(schema), as: UTF8.self)
+                try await execute(SQLStatement(
+                    sql: "INSERT INTO pgmodel.schema_versions (schema_name, version, description) VALUES ($1, $2, $3::jsonb)",
+                    binds: [.string(schemaName), .string(schema.version), .string(json)]), on: connection)
+            }
+        }
+    }
+
+    /// Every entity registered in this engine's PostgreSQL schema.
+    public func loadSchema(on connection: PostgresConnection) async throws -> SchemaDescription {
+        let rows = try await query(SQLStatement(
+            sql: "SELECT description::text FROM pgmodel.entities WHERE schema_name = $1 ORDER BY name",
+            binds: [.string(schemaName)]), on: connection)
+        var entities: [EntityDescription] = []
+        for row in rows {
+            let text = try row.decode(String.self)
+            do {
+                entities.append(try JSONDecoder().decode(EntityDescription.self, from: Data(text.utf8)))
+            } catch {
+                throw PGModelError(.invalidSchema, "a registered entity in pgmodel.entities cannot be decoded")
+            }
+        }
+        return SchemaDescription(entities: entities)
+    }
+
+    static let bootstrapLock: Int64 = 0x7067_6d6f_6465_6c   // "pgmodel"
+
+    static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        return e
+    }()
+
+    // MARK: Execution
+
+    func query(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) async throws -> [PostgresRow] {
+        do {
+            let sequence = try await connection.query(try PostgresValueCoding.query(statement), logger: logger)
+            var rows: [PostgresRow] = []
+            for try await row in sequence { rows.append(row) }
+            return rows
+        } catch {
+            throw PostgresErrorMapping.map(error, model: model)
+        }
+    }
+
+    func execute(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) async throws {
+        _ = try await query(statement, on: connection, model: model)
+    }
+
+    /// Runs `body` between BEGIN and COMMIT; any error rolls back and is rethrown as PGModelError.
+    func transaction<T>(on connection: PostgresConnection, _ body: () async throws -> T) async throws -> T {
+        try await execute(SQLStatement(sql: "BEGIN"), on: connection)
+        do {
+            let result = try await body()
+            try await execute(SQLStatement(sql: "COMMIT"), on: connection)
+            return result
+        } catch {
+            _ = try? await query(SQLStatement(sql: "ROLLBACK"), on: connection)
+            throw PostgresErrorMapping.map(error)
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import PGModelCore
+import PostgresNIO
+
+/// PGValue ⇄ PostgresNIO: binds out, typed cells back.
+enum PostgresValueCoding {
+    static func query(_ statement: SQLStatementLike) throws -> PostgresQuery {
+        var bindings = PostgresBindings(capacity: statement.binds.count)
+        for value in statement.binds {
+            switch value {
+            case .null: bindings.appendNull()
+            case .bool(let v): bindings.append(v)
+            case .int(let v): bindings.append(v)
+            case .double(let v): bindings.append(v)
+            case .string(let v): bindings.append(v)
+            case .decimal(let v): try bindings.append(v)
+            case .date(let v): bindings.append(v)
+            case .uuid(let v): bindings.append(v)
+            case .data(let v): try bindings.append(v)
+            }
+        }
+        return PostgresQuery(unsafeSQL: statement.sql, binds: bindings)
+    }
+
+    /// Decodes a cell of an attribute column of `type`.
+    static func decode(_ cell: PostgresCell, as type: AttributeType) throws -> PGValue {
+        guard cell.bytes != nil else { return .null }
+        switch type {
+        case .string, .url: return .string(try cell.decode(String.self))
+        case .bool: return .bool(try cell.decode(Bool.self))
+        case .int16: return .int(Int64(try cell.decode(Int16.self)))
+        case .int32: return .int(Int64(try cell.decode(Int32.self)))
+        case .int64: return .int(try cell.decode(Int64.self))
+        case .float: return .double(Double(try cell.decode(Float.self)))
+        case .double: return .double(try cell.decode(Double.self))
+        case .decimal: return .decimal(try cell.decode(Decimal.self))
+        case .date: return .date(try cell.decode(Date.self))
+        case .uuid: return .uuid(try cell.decode(UUID.self))
+        case .data: return .data(try cell.decode(Data.self))
+        }
+    }
+}
+
+/// What the coder needs of a statement; `PGModelSQL.SQLStatement` conforms.
+protocol SQLStatementLike {
+    var sql: String { get }
+    var binds: [PGValue] { get }
+}
+
+import PGModelSQL
+extension SQLStatement: SQLStatementLike {}
