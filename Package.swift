@@ -65,6 +65,7 @@ let package = Package(
             dependencies: [
                 "PGModelCore", "PGModelSQL", "PGModelPostgres", "PGModelWire", "PGModelMacros",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -90,7 +91,7 @@ let package = Package(
                 .product(name: "SwiftSyntaxMacrosTestSupport", package: "swift-syntax"),
             ]
         ),
-        .testTarget(name: "PGModelTests", dependencies: ["PGModel", "PGModelSQL", "PGModelCore"]),
+        .testTarget(name: "PGModelTests", dependencies: ["PGModel", "PGModelSQL", "PGModelPostgres", "PGModelCore"]),
         // Integration tests: a real PostgreSQL (scripts/test.sh starts it) and real TCP connections.
         .testTarget(
             name: "PGModelIntegrationTests",

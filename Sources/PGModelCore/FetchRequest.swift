@@ -1,3 +1,5 @@
+import Foundation
+
 /// A fetch in IR form: which entity, which rows, in which order, how many.
 ///
 /// ```swift
@@ -16,13 +18,17 @@ public struct FetchRequest: Codable, Hashable, Sendable {
     public var limit: Int?
     /// `fetchOffset`.
     public var offset: Int?
+    /// Only rows with these ids (`model(for:)`, refetches); `nil` for no such restriction.
+    public var identifiers: [UUID]?
 
     private enum CodingKeys: String, CodingKey {
-        case entity, predicate = "where", sort, limit, offset
+        case entity, predicate = "where", sort, limit, offset, identifiers = "ids"
     }
 
-    public init(entity: String, predicate: QueryExpression? = nil, sort: [SortKey] = [], limit: Int? = nil, offset: Int? = nil) {
+    public init(entity: String, predicate: QueryExpression? = nil, sort: [SortKey] = [], limit: Int? = nil, offset: Int? = nil,
+                identifiers: [UUID]? = nil) {
         self.entity = entity
+        self.identifiers = identifiers
         self.predicate = predicate
         self.sort = sort
         self.limit = limit
@@ -36,6 +42,7 @@ public struct FetchRequest: Codable, Hashable, Sendable {
         sort = try c.decodeIfPresent([SortKey].self, forKey: .sort) ?? []
         limit = try c.decodeIfPresent(Int.self, forKey: .limit)
         offset = try c.decodeIfPresent(Int.self, forKey: .offset)
+        identifiers = try c.decodeIfPresent([UUID].self, forKey: .identifiers)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -45,6 +52,7 @@ public struct FetchRequest: Codable, Hashable, Sendable {
         if !sort.isEmpty { try c.encode(sort, forKey: .sort) }
         try c.encodeIfPresent(limit, forKey: .limit)
         try c.encodeIfPresent(offset, forKey: .offset)
+        try c.encodeIfPresent(identifiers, forKey: .identifiers)
     }
 }
 

@@ -44,6 +44,12 @@ extension SQLRenderer {
         if let predicate = request.predicate {
             conditions.append(try render(predicate, in: entity, &b))
         }
+        if let ids = request.identifiers {
+            guard ids.count <= Self.maximumInListCount else {
+                throw PGModelError(.invalidField, "a fetch of \(entity.name) names more than \(Self.maximumInListCount) ids", model: entity.name)
+            }
+            conditions.append(ids.isEmpty ? "FALSE" : "\"id\" IN (\(ids.map { b.bind(.uuid($0)) }.joined(separator: ", ")))")
+        }
         if let ownerID {
             conditions.append("\"owner_id\" = \(b.bind(.uuid(ownerID)))")
         }

@@ -1,0 +1,108 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import PGModelCore
+import PGModelPostgres
+
+/// The schema and the store behind your models. Sendable: share one container across tasks and
+/// actors, and give each its own `ModelContext`.
+///
+/// Creating a container connects to the store and creates any missing tables, constraints and
+/// indexes (or registers the schema with the service).
+///
+/// ```swift
+/// let container = try ModelContainer(for: Trip.self, BucketListItem.self,
+///     configurations: ModelConfiguration(url: URL(string: "postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel")!))
+/// let context = ModelContext(container)
+/// ```
+public final class ModelContainer: Sendable {
+    /// The models this container manages.
+    public let schema: Schema
+    /// The configurations given (the first one is used).
+    public let configurations: [ModelConfiguration]
+    let store: any ModelStore
+    let bridge: BlockingBridge
+    private let mainContextBox: MainContextBox
+
+    /// A container for `forTypes`.
+    public convenience init(for forTypes: any PersistentModel.Type..., configurations: ModelConfiguration...) throws {
+        try self.init(for: Schema(forTypes), configurations: configurations)
+    }
+
+    /// A container for `givenSchema`.
+    public convenience init(for givenSchema: Schema, configurations: ModelConfiguration...) throws {
+        try self.init(for: givenSchema, configurations: configurations)
+    }
+
+    /// A container for `givenSchema` with the first of `configurations` (or the default one).
+    public init(for givenSchema: Schema, configurations: [ModelConfiguration]) throws {
+        let configuration = configurations.first ?? ModelConfiguration()
+        let schema = configuration.schema ?? givenSchema
+        guard !schema.entities.isEmpty else {
+            throw PGModelError(.invalidSchema, "a ModelContainer needs at least one model type")
+        }
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+        let store = try Self.makeStore(for: configuration, eventLoop: eventLoop)
+        let bridge = BlockingBridge(eventLoop: eventLoop)
+        let description = schema.schemaDescription
+        do {
+            try bridge.run { try await store.prepare(description) }
+        } catch {
+            try? bridge.run { await store.close() }
+            throw error
+        }
+        self.schema = schema
+        self.configurations = configurations.isEmpty ? [configuration] : configurations
+        self.store = store
+        self.bridge = bridge
+        self.mainContextBox = MainContextBox()
+    }
+
+    deinit {
+        let store = store
+        Task { await store.close() }
+    }
+
+    /// The main-actor context; it autosaves (`autosaveEnabled` is `true`).
+    @MainActor public var mainContext: ModelContext {
+        if let context = mainContextBox.context { return context }
+        let context = ModelContext(self)
+        context.autosaveEnabled = true
+        context.isMainContext = true
+        mainContextBox.context = context
+        return context
+    }
+
+    /// Closes the container's connections now rather than when it is deallocated.
+    public func close() async {
+        await store.close()
+    }
+
+    var allowsSave: Bool { configurations.first?.allowsSave ?? true }
+
+    static func makeStore(for configuration: ModelConfiguration, eventLoop: any EventLoop) throws -> any ModelStore {
+        switch configuration.url.scheme {
+        case "postgres", "postgresql":
+            var config = try PostgresStoreConfiguration.parse(configuration.url.absoluteString)
+            if configuration.isStoredInMemoryOnly {
+                config.schemaName = "pgmodel_mem_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+            }
+            return PostgresModelStore(configuration: config, eventLoop: eventLoop, dropsSchemaOnClose: configuration.isStoredInMemoryOnly)
+        case "pgmodel":
+            guard !configuration.isStoredInMemoryOnly else {
+                throw PGModelError(.invalidConfiguration, "isStoredInMemoryOnly needs a postgres:// store, not the service")
+            }
+            return try makeRemoteStore(url: configuration.url, eventLoop: eventLoop)
+        default:
+            throw PGModelError(.invalidConfiguration,
+                "a ModelConfiguration URL must be postgres://… or pgmodel://… (got scheme '\(configuration.url.scheme ?? "")')")
+        }
+    }
+}
+
+/// Holds the main context; main-actor isolated, hence Sendable inside the container.
+@MainActor
+private final class MainContextBox {
+    var context: ModelContext?
+    nonisolated init() {}
+}

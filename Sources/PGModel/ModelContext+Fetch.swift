@@ -1,0 +1,85 @@
+import Foundation
+import PGModelCore
+
+extension ModelContext {
+    /// The models matching `descriptor`. With `includePendingChanges` (the default) unsaved inserts that
+    /// match are included, unsaved deletes excluded, and unsaved changes taken into account.
+    ///
+    /// ```swift
+    /// let paris = try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.destination == "Paris" }))
+    /// ```
+    public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
+        let (entity, request, pending) = try prepare(descriptor)
+        let store = container.store
+        if !pending {
+            let rows = try container.bridge.run { try await store.fetch(request) }
+            return try rows.map { try materialize($0, as: T.self) }
+        }
+        // Unsaved changes of this entity: fetch every match without paging, merge in memory, then page.
+        var unpaged = request
+        unpaged.limit = nil
+        unpaged.offset = nil
+        let unpagedRequest = unpaged
+        let rows = try container.bridge.run { try await store.fetch(unpagedRequest) }
+        let changes = pendingModels(of: entity.name)
+        var seen = Set<UUID>()
+        var candidates: [T] = []
+        for row in rows where !changes.deleted.contains(row.id) {
+            let model = try materialize(row, as: T.self)
+            if model.hasChanges, let predicate = descriptor.predicate, !(try predicate.evaluate(model)) { continue }
+            if seen.insert(model._$backingData.id).inserted { candidates.append(model) }
+        }
+        for model in (changes.changed + changes.inserted).compactMap({ $0 as? T }) where !seen.contains(model._$backingData.id) {
+            if let predicate = descriptor.predicate, !(try predicate.evaluate(model)) { continue }
+            seen.insert(model._$backingData.id)
+            candidates.append(model)
+        }
+        if !descriptor.sortBy.isEmpty {
+            candidates.sort(using: descriptor.sortBy)
+        }
+        let start = min(descriptor.fetchOffset ?? 0, candidates.count)
+        let end = descriptor.fetchLimit.map { min(start + $0, candidates.count) } ?? candidates.count
+        return Array(candidates[start..<end])
+    }
+
+    /// The number of models matching `descriptor`, counted in PostgreSQL unless unsaved changes of the
+    /// entity must be taken into account.
+    public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
+        let (_, request, pending) = try prepare(descriptor)
+        if pending { return try fetch(descriptor).count }
+        let store = container.store
+        return try container.bridge.run { try await store.count(request) }
+    }
+
+    /// The identifiers of the models matching `descriptor`, without materializing them.
+    public func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [PersistentIdentifier] {
+        let (_, request, pending) = try prepare(descriptor)
+        if pending { return try fetch(descriptor).map(\.persistentModelID) }
+        let store = container.store
+        let references = try container.bridge.run { try await store.fetchIdentifiers(request) }
+        return references.map { PersistentIdentifier(entityName: $0.entity, id: $0.id) }
+    }
+
+    private func prepare<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> (Schema.Entity, FetchRequest, Bool) {
+        guard let entity = container.schema.entity(for: T.self) else {
+            throw PGModelError(.unknownEntity, "\(T._$entityName) is not in this container's schema; add it to the ModelContainer", model: T._$entityName)
+        }
+        if let limit = descriptor.fetchLimit, limit < 0 {
+            throw PGModelError(.invalidField, "fetchLimit of a fetch of \(entity.name) must not be negative", model: entity.name)
+        }
+        if let offset = descriptor.fetchOffset, offset < 0 {
+            throw PGModelError(.invalidField, "fetchOffset of a fetch of \(entity.name) must not be negative", model: entity.name)
+        }
+        let translator = PredicateTranslator<T>(entity: entity)
+        let request = FetchRequest(
+            entity: entity.name,
+            predicate: try descriptor.predicate.map { try translator.translate($0) },
+            sort: try translator.translate(descriptor.sortBy),
+            limit: descriptor.fetchLimit,
+            offset: descriptor.fetchOffset)
+        let changes = pendingModels(of: entity.name)
+        let pending = descriptor.includePendingChanges
+            && !(changes.inserted.isEmpty && changes.changed.isEmpty && changes.deleted.isEmpty)
+        return (entity, request, pending)
+    }
+}

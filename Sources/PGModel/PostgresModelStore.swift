@@ -1,0 +1,155 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import PGModelCore
+import PGModelPostgres
+import PostgresNIO
+
+/// The direct store: the container's own PostgreSQL connections, every row visible
+/// (``AccessScope/unrestricted``).
+///
+/// Connections are kept in a small lock-protected pool, not an actor: its methods run on the
+/// container's event loop (see ``BlockingBridge``), and an actor would hop to the cooperative pool
+/// that blocked callers may be occupying.
+///
+/// ```swift
+/// let store = try PostgresModelStore(url: "postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel", eventLoop: loop)
+/// ```
+public final class PostgresModelStore: ModelStore {
+    private struct State {
+        var idle: [PostgresConnection] = []
+        var schema = SchemaDescription(entities: [])
+        var nextConnectionID = 1
+        var isClosed = false
+        var isBootstrapped = false
+    }
+
+    let configuration: PostgresStoreConfiguration
+    let engine: PostgresStoreEngine
+    let eventLoop: any EventLoop
+    let logger: Logger
+    /// Drop the schema on close: the store of an `isStoredInMemoryOnly` configuration.
+    let dropsSchemaOnClose: Bool
+    private let state = NIOLockedValueBox(State())
+    private static let maximumIdleConnections = 4
+
+    public init(configuration: PostgresStoreConfiguration, eventLoop: any EventLoop, dropsSchemaOnClose: Bool = false,
+                logger: Logger = Logger(label: "pgmodel.store")) {
+        self.configuration = configuration
+        self.engine = PostgresStoreEngine(schemaName: configuration.schemaName, logger: logger)
+        self.eventLoop = eventLoop
+        self.logger = logger
+        self.dropsSchemaOnClose = dropsSchemaOnClose
+    }
+
+    public func prepare(_ schema: SchemaDescription) async throws {
+        try await withConnection { connection in
+            if !self.state.withLockedValue({ $0.isBootstrapped }) {
+                try await self.engine.bootstrap(on: connection)
+                self.state.withLockedValue { $0.isBootstrapped = true }
+            }
+            try await self.engine.prepare(schema, on: connection)
+        }
+        state.withLockedValue { $0.schema = schema }
+    }
+
+    public func fetch(_ request: FetchRequest) async throws -> [FetchedRow] {
+        let schema = currentSchema
+        return try await withConnection { try await self.engine.fetch(request, in: schema, scope: .unrestricted, on: $0) }
+    }
+
+    public func count(_ request: FetchRequest) async throws -> Int {
+        let schema = currentSchema
+        return try await withConnection { try await self.engine.count(request, in: schema, scope: .unrestricted, on: $0) }
+    }
+
+    public func fetchIdentifiers(_ request: FetchRequest) async throws -> [RowReference] {
+        let schema = currentSchema
+        return try await withConnection { try await self.engine.fetchIdentifiers(request, in: schema, scope: .unrestricted, on: $0) }
+    }
+
+    public func save(_ request: SaveRequest) async throws -> SaveResult {
+        let schema = currentSchema
+        return try await withConnection { try await self.engine.save(request, in: schema, scope: .unrestricted, on: $0) }
+    }
+
+    public func close() async {
+        let connections = state.withLockedValue { state -> [PostgresConnection] in
+            state.isClosed = true
+            defer { state.idle = [] }
+            return state.idle
+        }
+        if dropsSchemaOnClose, let connection = connections.first {
+            let sql = "DROP SCHEMA IF EXISTS \(Naming.quoted(configuration.schemaName)) CASCADE"
+            _ = try? await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+            _ = try? await connection.query(
+                PostgresQuery(unsafeSQL: "DELETE FROM pgmodel.entities WHERE schema_name = $1",
+                              binds: { var b = PostgresBindings(); b.append(configuration.schemaName); return b }()),
+                logger: logger)
+        }
+        for connection in connections {
+            try? await connection.close()
+        }
+    }
+
+    private var currentSchema: SchemaDescription { state.withLockedValue { $0.schema } }
+
+    private func withConnection<T: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let connection = try await acquire()
+        do {
+            let result = try await body(connection)
+            release(connection)
+            return result
+        } catch {
+            release(connection)
+            throw error
+        }
+    }
+
+    private func acquire() async throws -> PostgresConnection {
+        let (reused, id, closed) = state.withLockedValue { state -> (PostgresConnection?, Int, Bool) in
+            while let connection = state.idle.popLast() {
+                if !connection.isClosed { return (connection, 0, state.isClosed) }
+            }
+            state.nextConnectionID += 1
+            return (nil, state.nextConnectionID, state.isClosed)
+        }
+        if closed { throw PGModelError(.connectionFailed, "the model container's store is closed") }
+        if let reused { return reused }
+        do {
+            return try await PostgresConnection.connect(
+                on: eventLoop, configuration: configuration.connection, id: id, logger: logger)
+        } catch {
+            let mapped = PostgresErrorMappingForClient.map(error)
+            throw PGModelError(.connectionFailed,
+                "cannot connect to PostgreSQL at \(configuration.host):\(configuration.port) as \(configuration.username): \(mapped.message)",
+                sqlState: mapped.sqlState)
+        }
+    }
+
+    private func release(_ connection: PostgresConnection) {
+        let keep = state.withLockedValue { state -> Bool in
+            guard !state.isClosed, !connection.isClosed, state.idle.count < Self.maximumIdleConnections else { return false }
+            state.idle.append(connection)
+            return true
+        }
+        if !keep, !connection.isClosed {
+            connection.close().whenComplete { _ in }
+        }
+    }
+}
+
+/// Describes connection errors without exposing PostgresNIO types to callers.
+enum PostgresErrorMappingForClient {
+    static func map(_ error: any Error) -> PGModelError {
+        if let error = error as? PGModelError { return error }
+        if let psql = error as? PSQLError {
+            if let state = psql.serverInfo?[.sqlState] {
+                return PGModelError(.connectionFailed, state.hasPrefix("28") ? "the credentials were rejected" : "the server refused the connection", sqlState: state)
+            }
+            return PGModelError(.connectionFailed, "\(psql.code)")
+        }
+        return PGModelError(.connectionFailed, "\(error)")
+    }
+}
