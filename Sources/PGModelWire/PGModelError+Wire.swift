@@ -1,0 +1,22 @@
+import PGModelCore
+
+extension PGModelError.Code {
+    /// A `hello` on a connection that is already logged in.
+    ///
+    /// ```swift
+    /// if error.code == .alreadyAuthenticated { /* open a second connection to switch users */ }
+    /// ```
+    public static let alreadyAuthenticated = PGModelError.Code(rawValue: "already_authenticated")
+    /// The server already serves its maximum number of connections; it closes this one.
+    ///
+    /// ```swift
+    /// if error.code == .tooManyConnections { /* retry later */ }
+    /// ```
+    public static let tooManyConnections = PGModelError.Code(rawValue: "too_many_connections")
+    /// The server is shutting down; it answers nothing more on this connection.
+    ///
+    /// ```swift
+    /// if error.code == .shuttingDown { /* reconnect to another instance */ }
+    /// ```
+    public static let shuttingDown = PGModelError.Code(rawValue: "shutting_down")
+}

@@ -1,0 +1,149 @@
+import Foundation
+import NIOCore
+import PGModelCore
+
+extension Request: Codable {
+    /// Parses one request line (without its `"\n"`), mapping every failure to a precise protocol error:
+    /// `malformed_message` (not JSON, not an object), `missing_field`, `invalid_field` (wrong type or
+    /// value, naming the field), `unknown_op`.
+    ///
+    /// ```swift
+    /// let parsed = Request.decode(line: Data(#"{"id":1,"op":"ping"}"#.utf8))   // .success(Request(id: 1, operation: .ping))
+    /// ```
+    public static func decode(line: Data) -> Result<Request, RequestDecodingFailure> {
+        do {
+            return .success(try JSONDecoder().decode(Request.self, from: line))
+        } catch let failure as RequestDecodingFailure {
+            // The decoder checks UTF-8 only in the strings it reads, so a bad byte can surface as a field error.
+            if String(data: line, encoding: .utf8) == nil {
+                return .failure(RequestDecodingFailure(
+                    id: nil, error: WireError(.malformedMessage, "the line is not valid UTF-8 JSON")))
+            }
+            return .failure(failure)
+        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
+            return .failure(notAnObject)
+        } catch DecodingError.valueNotFound(_, let context) where context.codingPath.isEmpty {
+            return .failure(notAnObject)
+        } catch {
+            return .failure(RequestDecodingFailure(
+                id: nil, error: WireError(.malformedMessage, "the line is not valid UTF-8 JSON")))
+        }
+    }
+
+    private static let notAnObject = RequestDecodingFailure(
+        id: nil, error: WireError(.malformedMessage, "a request is a JSON object"))
+
+    /// ``decode(line:)-(Data)`` for the bytes a ``LineFramer`` produced.
+    ///
+    /// ```swift
+    /// let parsed = Request.decode(line: ByteBuffer(string: #"{"id":1,"op":"ping"}"#))
+    /// ```
+    public static func decode(line: ByteBuffer) -> Result<Request, RequestDecodingFailure> {
+        decode(line: Data(line.readableBytesView))
+    }
+
+    /// This request as one line, `"\n"` included.
+    ///
+    /// ```swift
+    /// let data = try Request(id: 1, operation: .ping).encodedLine()
+    /// ```
+    public func encodedLine() throws -> Data {
+        try WireJSON.encodeLine(self)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: DynamicKey.self)
+        let id = try Request.decodeID(c)
+        func fail(_ error: WireError) -> RequestDecodingFailure { RequestDecodingFailure(id: id, error: error) }
+
+        let opKey = DynamicKey("op")
+        guard c.contains(opKey), !((try? c.decodeNil(forKey: opKey)) ?? false) else {
+            throw fail(WireError(.missingField, "missing field 'op'", field: "op"))
+        }
+        guard let opName = try? c.decode(String.self, forKey: opKey) else {
+            throw fail(WireError(.invalidField, "field 'op' must be a string", field: "op"))
+        }
+        guard let name = Operation.Name(rawValue: opName) else {
+            throw fail(WireError(.unknownOp, "unknown op '\(opName.prefix(64))'", field: "op"))
+        }
+        do {
+            self.init(id: id, operation: try Request.decodeOperation(name, from: decoder))
+        } catch let failure as RequestDecodingFailure {
+            throw failure
+        } catch {
+            throw fail(WireJSON.fieldError(error))
+        }
+    }
+
+    /// The id, or a failure without one: a missing, null or mistyped id cannot be echoed.
+    private static func decodeID(_ c: KeyedDecodingContainer<DynamicKey>) throws -> RequestID {
+        let key = DynamicKey("id")
+        guard c.contains(key) else {
+            throw RequestDecodingFailure(id: nil, error: WireError(.missingField, "missing field 'id'", field: "id"))
+        }
+        do {
+            return try c.decode(RequestID.self, forKey: key)
+        } catch DecodingError.dataCorrupted(let context) {
+            throw RequestDecodingFailure(
+                id: nil, error: WireError(.invalidField, "field 'id' is invalid: \(context.debugDescription)", field: "id"))
+        } catch {
+            throw RequestDecodingFailure(
+                id: nil, error: WireError(.invalidField, "field 'id' must be an integer or a string", field: "id"))
+        }
+    }
+
+    private static func decodeOperation(_ name: Operation.Name, from decoder: any Decoder) throws -> Operation {
+        switch name {
+        case .hello:
+            return .hello(try HelloPayload(from: decoder))
+        case .ping:
+            return .ping
+        case .bye:
+            return .bye
+        case .register:
+            let c = try decoder.container(keyedBy: DynamicKey.self)
+            return .register(try c.decode(SchemaDescription.self, forKey: DynamicKey("schema")))
+        case .fetch:
+            return .fetch(try decodeFetch(from: decoder))
+        case .count:
+            return .count(try decodeFetch(from: decoder))
+        case .ids:
+            return .ids(try decodeFetch(from: decoder))
+        case .save:
+            return .save(try SavePayload(from: decoder).request)
+        }
+    }
+
+    private static func decodeFetch(from decoder: any Decoder) throws -> FetchRequest {
+        // A number beyond Int's range fails inside JSONDecoder without naming its field; name it here.
+        let c = try decoder.container(keyedBy: DynamicKey.self)
+        for name in ["limit", "offset"] {
+            if let number = try? c.decodeIfPresent(Double.self, forKey: DynamicKey(name)),
+                !(Double(Int.min)..<Double(Int.max)).contains(number)
+            {
+                throw WireError(.invalidField, "field '\(name)' is out of range", field: name)
+            }
+        }
+        let request = try FetchRequest(from: decoder)
+        if let limit = request.limit, limit < 0 {
+            throw WireError(.invalidField, "field 'limit' must not be negative", field: "limit")
+        }
+        if let offset = request.offset, offset < 0 {
+            throw WireError(.invalidField, "field 'offset' must not be negative", field: "offset")
+        }
+        return request
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: DynamicKey.self)
+        try c.encode(id, forKey: DynamicKey("id"))
+        try c.encode(operation.name.rawValue, forKey: DynamicKey("op"))
+        switch operation {
+        case .hello(let hello): try hello.encode(to: encoder)
+        case .ping, .bye: break
+        case .register(let schema): try c.encode(schema, forKey: DynamicKey("schema"))
+        case .fetch(let request), .count(let request), .ids(let request): try request.encode(to: encoder)
+        case .save(let request): try SavePayload(request).encode(to: encoder)
+        }
+    }
+}

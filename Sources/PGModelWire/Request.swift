@@ -1,0 +1,66 @@
+import PGModelCore
+
+/// One request line: the client's ``id`` and the ``operation`` with its fields.
+///
+/// ```swift
+/// let request = Request(id: 2, operation: .fetch(FetchRequest(entity: "Trip", limit: 10)))
+/// let line = try request.encodedLine()   // {"entity":"Trip","id":2,"limit":10,"op":"fetch"}\n
+/// ```
+public struct Request: Hashable, Sendable {
+    /// Echoed in the response so the client can match it.
+    public var id: RequestID
+    /// What to do.
+    public var operation: Operation
+
+    public init(id: RequestID, operation: Operation) {
+        self.id = id
+        self.operation = operation
+    }
+
+    /// The operations of protocol version 1. Payload fields sit inline in the request object, next to `id` and `op`.
+    ///
+    /// ```swift
+    /// let op: Request.Operation = .count(FetchRequest(entity: "Trip"))
+    /// ```
+    public enum Operation: Hashable, Sendable {
+        /// `{"op":"hello","user":…,"password":…,"protocol":1}`: log in.
+        case hello(HelloPayload)
+        /// `{"op":"ping"}`: liveness check; allowed before `hello`.
+        case ping
+        /// `{"op":"register","schema":{…}}`: create or extend the tables of a schema.
+        case register(SchemaDescription)
+        /// `{"op":"fetch","entity":…,"where":…,"sort":…,"limit":…,"offset":…}`: rows.
+        case fetch(FetchRequest)
+        /// Same fields as `fetch`: the number of matching rows.
+        case count(FetchRequest)
+        /// Same fields as `fetch`: the identities of matching rows.
+        case ids(FetchRequest)
+        /// `{"op":"save","inserts":[…],"updates":[…],"deletes":[…],"author":…}`: one transaction.
+        case save(SaveRequest)
+        /// `{"op":"bye"}`: the server answers, then closes the connection.
+        case bye
+
+        /// The `op` string of this operation.
+        public var name: Name {
+            switch self {
+            case .hello: return .hello
+            case .ping: return .ping
+            case .register: return .register
+            case .fetch: return .fetch
+            case .count: return .count
+            case .ids: return .ids
+            case .save: return .save
+            case .bye: return .bye
+            }
+        }
+
+        /// The `op` strings.
+        ///
+        /// ```swift
+        /// Request.Operation.Name(rawValue: "fetch")   // .fetch
+        /// ```
+        public enum Name: String, Hashable, Sendable, CaseIterable, Codable {
+            case hello, ping, register, fetch, count, ids, save, bye
+        }
+    }
+}

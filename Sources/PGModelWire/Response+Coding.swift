@@ -1,0 +1,98 @@
+import Foundation
+import NIOCore
+import PGModelCore
+
+extension Response: Codable {
+    /// This response as one line, `"\n"` included. Fails only for values JSON cannot carry (NaN, infinity).
+    ///
+    /// ```swift
+    /// let data = try Response(id: 1, .pong).encodedLine()   // {"id":1,"ok":true,"pong":true}\n
+    /// ```
+    public func encodedLine() throws -> Data {
+        try WireJSON.encodeLine(self)
+    }
+
+    private enum Field: String {
+        case id, ok, error, server, user, userID, pong, entities, rows, count, ids, remapped
+        var key: DynamicKey { DynamicKey(rawValue) }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: DynamicKey.self)
+        let id = try c.decodeIfPresent(RequestID.self, forKey: Field.id.key)
+        guard try c.decode(Bool.self, forKey: Field.ok.key) else {
+            self.init(id: id, error: try c.decode(WireError.self, forKey: Field.error.key))
+            return
+        }
+        // Each op's result has its own keys, so the keys present tell which result this is.
+        if c.contains(Field.server.key) {
+            self.init(id: id, .hello(HelloResult(
+                server: try c.decode(String.self, forKey: Field.server.key),
+                user: try c.decode(String.self, forKey: Field.user.key),
+                userID: try c.decode(UUID.self, forKey: Field.userID.key))))
+        } else if c.contains(Field.pong.key) {
+            self.init(id: id, .pong)
+        } else if c.contains(Field.entities.key) {
+            self.init(id: id, .registered(entities: try c.decode([String].self, forKey: Field.entities.key)))
+        } else if c.contains(Field.rows.key) {
+            self.init(id: id, .rows(try c.decode([WireRow].self, forKey: Field.rows.key).map(\.row)))
+        } else if c.contains(Field.count.key) {
+            self.init(id: id, .count(try c.decode(Int.self, forKey: Field.count.key)))
+        } else if c.contains(Field.ids.key) {
+            self.init(id: id, .ids(try c.decode([WireReference].self, forKey: Field.ids.key).map(\.reference)))
+        } else if c.contains(Field.remapped.key) {
+            let texts = try c.decode([String: String].self, forKey: Field.remapped.key)
+            var remapped: [UUID: UUID] = [:]
+            for (old, new) in texts {
+                guard let oldID = UUID(uuidString: old), let newID = UUID(uuidString: new) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: Field.remapped.key, in: c, debugDescription: "remapped maps UUIDs to UUIDs")
+                }
+                remapped[oldID] = newID
+            }
+            self.init(id: id, .saved(SaveResult(remappedIdentifiers: remapped)))
+        } else {
+            self.init(id: id, .acknowledged)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: DynamicKey.self)
+        if let id {
+            try c.encode(id, forKey: Field.id.key)
+        } else {
+            try c.encodeNil(forKey: Field.id.key)
+        }
+        switch result {
+        case .failure(let error):
+            try c.encode(false, forKey: Field.ok.key)
+            try c.encode(error, forKey: Field.error.key)
+        case .success(let value):
+            try c.encode(true, forKey: Field.ok.key)
+            switch value {
+            case .hello(let hello):
+                try c.encode(hello.server, forKey: Field.server.key)
+                try c.encode(hello.user, forKey: Field.user.key)
+                try c.encode(hello.userID.uuidString.lowercased(), forKey: Field.userID.key)
+            case .pong:
+                try c.encode(true, forKey: Field.pong.key)
+            case .registered(let entities):
+                try c.encode(entities, forKey: Field.entities.key)
+            case .rows(let rows):
+                try c.encode(rows.map(WireRow.init), forKey: Field.rows.key)
+            case .count(let count):
+                try c.encode(count, forKey: Field.count.key)
+            case .ids(let ids):
+                try c.encode(ids.map(WireReference.init), forKey: Field.ids.key)
+            case .saved(let result):
+                var texts: [String: String] = [:]
+                for (old, new) in result.remappedIdentifiers {
+                    texts[old.uuidString.lowercased()] = new.uuidString.lowercased()
+                }
+                try c.encode(texts, forKey: Field.remapped.key)
+            case .acknowledged:
+                break
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import PGModelCore
+
+/// The result fields of a successful response; which ones depends on the request's op.
+///
+/// ```swift
+/// let response = Response(id: 4, .count(12))   // {"count":12,"id":4,"ok":true}
+/// ```
+public enum ResponseResult: Hashable, Sendable {
+    /// `hello`: `{"server":…,"user":…,"userID":…}`.
+    case hello(HelloResult)
+    /// `ping`: `{"pong":true}`.
+    case pong
+    /// `register`: `{"entities":[…]}`, the registered entity names in schema order.
+    case registered(entities: [String])
+    /// `fetch`: `{"rows":[{"entity":…,"id":…,"values":{…}}]}`.
+    case rows([FetchedRow])
+    /// `count`: `{"count":12}`.
+    case count(Int)
+    /// `ids`: `{"ids":[{"entity":…,"id":…}]}`.
+    case ids([RowReference])
+    /// `save`: `{"remapped":{"<inserted id>":"<existing id>"}}`.
+    case saved(SaveResult)
+    /// `bye`: no fields besides `ok`.
+    case acknowledged
+
+    /// The op this result answers; `nil` for ``acknowledged``, which no op but `bye` returns.
+    ///
+    /// ```swift
+    /// ResponseResult.pong.operationName   // .ping
+    /// ```
+    public var operationName: Request.Operation.Name? {
+        switch self {
+        case .hello: return .hello
+        case .pong: return .ping
+        case .registered: return .register
+        case .rows: return .fetch
+        case .count: return .count
+        case .ids: return .ids
+        case .saved: return .save
+        case .acknowledged: return .bye
+        }
+    }
+}

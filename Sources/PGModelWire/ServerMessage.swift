@@ -1,0 +1,42 @@
+import Foundation
+import NIOCore
+import PGModelCore
+
+/// Any line a server sends: a ``Response`` (has `"ok"`) or an ``Event`` (has `"event"`).
+///
+/// ```swift
+/// switch try ServerMessage.decode(line: data) {
+/// case .response(let response): …
+/// case .event(let event): …
+/// }
+/// ```
+public enum ServerMessage: Hashable, Sendable {
+    case response(Response)
+    case event(Event)
+
+    private struct Probe: Decodable {
+        var isEvent: Bool
+        init(from decoder: any Decoder) throws {
+            isEvent = try decoder.container(keyedBy: DynamicKey.self).contains(DynamicKey("event"))
+        }
+    }
+
+    /// Parses a server line; a line that is neither a response nor an event throws `malformed_message`.
+    public static func decode(line: Data) throws(PGModelError) -> ServerMessage {
+        let decoder = JSONDecoder()
+        do {
+            if try decoder.decode(Probe.self, from: line).isEvent {
+                return .event(try decoder.decode(Event.self, from: line))
+            }
+            return .response(try decoder.decode(Response.self, from: line))
+        } catch {
+            let detail = WireJSON.fieldError(error)
+            throw PGModelError(.malformedMessage, "the server sent a line that is not a valid response: \(detail.message)")
+        }
+    }
+
+    /// ``decode(line:)-(Data)`` for the bytes a ``LineFramer`` produced.
+    public static func decode(line: ByteBuffer) throws(PGModelError) -> ServerMessage {
+        try decode(line: Data(line.readableBytesView))
+    }
+}

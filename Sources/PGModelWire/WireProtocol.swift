@@ -1,0 +1,17 @@
+/// Constants both ends of the line protocol agree on.
+///
+/// ```swift
+/// let hello = HelloPayload(user: "alice", password: "secret", protocolVersion: WireProtocol.version)
+/// ```
+public enum WireProtocol {
+    /// The protocol version this build speaks; `hello` carries it as `"protocol"`.
+    public static let version = 1
+    /// What the server reports in its `hello` response.
+    public static let serverName = "pgmodel/0.1"
+    /// The default TCP port of the service.
+    public static let defaultPort = 7432
+    /// The default longest line (request or response) in bytes, not counting the `"\n"`: 1 MiB.
+    public static let defaultMaxLineBytes = 1 << 20
+    /// The longest string `id` a request may carry, in UTF-8 bytes.
+    public static let maxStringIDBytes = 256
+}

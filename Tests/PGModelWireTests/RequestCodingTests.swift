@@ -1,0 +1,125 @@
+import Foundation
+import PGModelCore
+import Testing
+
+@testable import PGModelWire
+
+@Suite("Request encoding and decoding")
+struct RequestCodingTests {
+    static let schema = SchemaDescription(entities: [
+        EntityDescription(
+            name: "Trip",
+            attributes: [
+                AttributeDescription(name: "name", type: .string, isUnique: true),
+                AttributeDescription(name: "startDate", type: .date),
+                AttributeDescription(name: "perdiem", type: .double, isOptional: true),
+            ],
+            indexes: [["startDate"]]),
+    ])
+
+    static let fetch = FetchRequest(
+        entity: "Trip",
+        predicate: .and([
+            .compare(.equal, .key("destination"), .value(.string("Paris"))),
+            .not(.in(.key("name"), [.string("a"), .null])),
+            .string(.localizedStandardContains, .key("name"), .value(.string("x"))),
+        ]),
+        sort: [SortKey("startDate"), SortKey("name", ascending: false)],
+        limit: 10,
+        offset: 5)
+
+    static let save = SaveRequest(
+        inserts: [
+            RowValues(
+                entity: "Trip", id: WireTest.tripID,
+                values: [
+                    "name": .string("Paris"), "perdiem": .double(120.5), "nights": .int(3),
+                    "startDate": .date(Date(timeIntervalSince1970: 1_714_557_600)), "fee": .decimal(Decimal(string: "12.50") ?? 0),
+                    "photo": .data(Data([1, 2, 3])), "ref": .uuid(WireTest.otherID), "note": .null, "done": .bool(false),
+                ]),
+        ],
+        updates: [RowValues(entity: "Trip", id: WireTest.otherID, values: ["perdiem": .double(3)])],
+        deletes: [RowReference(entity: "Trip", id: WireTest.otherID)],
+        author: "importer")
+
+    static let everyOperation: [Request.Operation] = [
+        .hello(HelloPayload(user: "alice", password: "s3cret")),
+        .ping,
+        .register(schema),
+        .fetch(fetch),
+        .count(FetchRequest(entity: "Trip")),
+        .ids(fetch),
+        .save(save),
+        .save(SaveRequest()),
+        .bye,
+    ]
+
+    @Test("every operation survives encode → decode", arguments: everyOperation)
+    func roundTrip(operation: Request.Operation) throws {
+        for id: RequestID in [1, -7, "req-1", .int(Int64.max)] {
+            let request = Request(id: id, operation: operation)
+            let decoded = try Request.decode(line: request.encodedLine().dropLast()).get()
+            #expect(decoded == request)
+        }
+    }
+
+    @Test("every op name is covered by the round trip")
+    func everyOpCovered() {
+        let covered = Set(Self.everyOperation.map(\.name))
+        #expect(covered == Set(Request.Operation.Name.allCases))
+    }
+
+    @Test("hello line snapshot")
+    func helloSnapshot() throws {
+        let line = try WireTest.text(Request(id: 1, operation: .hello(HelloPayload(user: "alice", password: "pw"))).encodedLine())
+        #expect(line == #"{"id":1,"op":"hello","password":"pw","protocol":1,"user":"alice"}"#)
+    }
+
+    @Test("fetch line snapshot: FetchRequest fields inline, IR in its compact JSON")
+    func fetchSnapshot() throws {
+        let request = FetchRequest(
+            entity: "Trip", predicate: .compare(.equal, .key("destination"), .value(.string("Paris"))),
+            sort: [SortKey("startDate")], limit: 10)
+        let line = try WireTest.text(Request(id: 2, operation: .fetch(request)).encodedLine())
+        #expect(line == #"{"entity":"Trip","id":2,"limit":10,"op":"fetch","sort":[{"key":"startDate"}],"where":{"eq":[{"key":"destination"},{"value":"Paris"}]}}"#)
+    }
+
+    @Test("save line snapshot: lowercase ids, tagged values, sorted keys")
+    func saveSnapshot() throws {
+        let save = SaveRequest(
+            inserts: [RowValues(entity: "Trip", id: WireTest.tripID, values: ["name": .string("Paris"), "perdiem": .double(120)])],
+            deletes: [RowReference(entity: "Trip", id: WireTest.otherID)])
+        let line = try WireTest.text(Request(id: "s1", operation: .save(save)).encodedLine())
+        #expect(line == #"{"deletes":[{"entity":"Trip","id":"0193a7c4-5e6f-7a8b-9c0d-000000000001"}],"id":"s1","inserts":[{"entity":"Trip","id":"0193a7c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d","values":{"name":"Paris","perdiem":{"double":120}}}],"op":"save","updates":[]}"#)
+    }
+
+    @Test("ping and bye snapshots")
+    func pingSnapshot() throws {
+        #expect(try WireTest.text(Request(id: 3, operation: .ping).encodedLine()) == #"{"id":3,"op":"ping"}"#)
+        #expect(try WireTest.text(Request(id: 4, operation: .bye).encodedLine()) == #"{"id":4,"op":"bye"}"#)
+    }
+
+    @Test("hand-written lines decode: unknown fields ignored, absent save lists empty, CR-free JSON whitespace")
+    func handWritten() throws {
+        let hello = try WireTest.decode(#" { "id" : 1 , "op" : "hello", "user":"bob", "password":"", "protocol": 1, "client":"nc" } "#).get()
+        #expect(hello == Request(id: 1, operation: .hello(HelloPayload(user: "bob", password: ""))))
+
+        let save = try WireTest.decode(#"{"id":2,"op":"save","deletes":[{"entity":"Trip","id":"0193A7C4-5E6F-7A8B-9C0D-000000000001"}]}"#).get()
+        #expect(save.operation == .save(SaveRequest(deletes: [RowReference(entity: "Trip", id: WireTest.otherID)])))
+
+        let count = try WireTest.decode(#"{"id":"c","op":"count","entity":"Trip","where":{"gt":[{"key":"n"},{"value":2}]}}"#).get()
+        #expect(count.operation == .count(FetchRequest(entity: "Trip", predicate: .compare(.greater, .key("n"), .value(.int(2))))))
+    }
+
+    @Test("the hello payload never prints its password")
+    func passwordNotPrinted() {
+        let request = Request(id: 1, operation: .hello(HelloPayload(user: "alice", password: "hunter2")))
+        #expect(!String(describing: request).contains("hunter2"))
+        #expect(!String(reflecting: request).contains("hunter2"))
+        #expect(String(describing: request).contains("alice"))
+    }
+}
+
+extension Request.Operation: CustomTestStringConvertible {
+    public var testDescription: String { name.rawValue }
+}
