@@ -24,7 +24,12 @@ extension PredicateExpressions.SequenceStartsWith: IRConvertibleExpression {
 
 extension PredicateExpressions.StringLocalizedStandardContains: IRConvertibleExpression {
     func queryExpression(_ context: inout TranslationContext) throws -> QueryExpression {
-        .string(.localizedStandardContains, try context.translate(root), try context.translate(other))
+        let haystack = try context.translate(root)
+        let needle = try context.translate(other)
+        // Foundation finds no empty string (Apple's `"abc".localizedStandardContains("")` is false), while a
+        // SQL substring search finds it everywhere; a captured empty search string is settled here.
+        if case .value(.string("")) = needle { return .false }
+        return .string(.localizedStandardContains, haystack, needle)
     }
 }
 

@@ -204,6 +204,10 @@ struct PredicateTranslatorTests {
             == .string(.startsWith, .key("name"), .value(.string("P"))))
         #expect(try ir(#Predicate { $0.name.localizedStandardContains(text) })
             == .string(.localizedStandardContains, .key("name"), .value(.string("ar"))))
+        // Foundation finds no empty string here; SQL would find it everywhere.
+        let empty = ""
+        #expect(try ir(#Predicate { $0.name.localizedStandardContains(empty) }) == .false)
+        #expect(try ir(#Predicate { $0.name.contains(empty) }) == .string(.contains, .key("name"), .value(.string(""))))
         // A captured string searched for an attribute keeps its side.
         #expect(try ir(#Predicate { "Paris, France".contains($0.destination) })
             == .string(.contains, .value(.string("Paris, France")), .key("destination")))
