@@ -1,0 +1,176 @@
+import Foundation
+import PGModelCore
+import PGModelSQL
+import Testing
+
+/// Exact SQL of selects, writes and DDL: any change to what PGModel sends PostgreSQL shows up here.
+@Suite("SQL renderer")
+struct SQLRendererTests {
+    static let trip = EntityDescription(
+        name: "BucketListItem",
+        attributes: [
+            AttributeDescription(name: "title", type: .string, isUnique: true),
+            AttributeDescription(name: "startDate", type: .date),
+            AttributeDescription(name: "notes", type: .string, isOptional: true),
+            AttributeDescription(name: "id", type: .string),
+            AttributeDescription(name: "cost", type: .decimal),
+        ],
+        uniquenessConstraints: [["startDate", "notes"]],
+        indexes: [["startDate"]])
+
+    let renderer: SQLRenderer
+    let owner = UUID(uuidString: "00000000-0000-7000-8000-000000000001")!
+    let rowID = UUID(uuidString: "00000000-0000-7000-8000-0000000000aa")!
+
+    init() throws {
+        renderer = try SQLRenderer(schema: SchemaDescription(entities: [Self.trip]), schemaName: "app")
+    }
+
+    @Test func namesAreSnakeCaseAndReservedNamesArePrefixed() {
+        #expect(Self.trip.tableName == "bucket_list_item")
+        #expect(Self.trip.attribute(named: "startDate")?.columnName == "start_date")
+        #expect(Self.trip.attribute(named: "id")?.columnName == "attr_id")
+        #expect(Naming.snakeCase("userID") == "user_id")
+        #expect(Naming.snakeCase("URLString") == "url_string")
+        #expect(Self.trip.uniquenessConstraints == [["startDate", "notes"], ["title"]])
+    }
+
+    @Test func selectWithPredicateSortPagingAndOwner() throws {
+        let request = FetchRequest(entity: "BucketListItem",
+                                   predicate: .compare(.equal, .key("title"), .value(.string("Paris"))),
+                                   sort: [SortKey("startDate"), SortKey("notes", ascending: false)], limit: 10, offset: 5)
+        let s = try renderer.select(request, ownerID: owner)
+        #expect(s.sql == #"SELECT "id", "entity", "title", "start_date", "notes", "attr_id", "cost" FROM "app"."bucket_list_item" WHERE ("title" = $1) AND "owner_id" = $2 ORDER BY "start_date" ASC NULLS FIRST, "notes" DESC NULLS LAST, "id" ASC LIMIT $3 OFFSET $4"#)
+        #expect(s.binds == [.string("Paris"), .uuid(owner), .int(10), .int(5)])
+    }
+
+    @Test func selectWithoutAnythingOrdersByID() throws {
+        let s = try renderer.select(FetchRequest(entity: "BucketListItem"), ownerID: nil)
+        #expect(s.sql == #"SELECT "id", "entity", "title", "start_date", "notes", "attr_id", "cost" FROM "app"."bucket_list_item" ORDER BY "id" ASC"#)
+        #expect(s.binds.isEmpty)
+    }
+
+    @Test func selectByIdentifiers() throws {
+        let s = try renderer.selectIdentifiers(FetchRequest(entity: "BucketListItem", identifiers: [rowID]), ownerID: nil)
+        #expect(s.sql == #"SELECT "id", "entity" FROM "app"."bucket_list_item" WHERE "id" IN ($1) ORDER BY "id" ASC"#)
+        let none = try renderer.count(FetchRequest(entity: "BucketListItem", identifiers: []), ownerID: nil)
+        #expect(none.sql == #"SELECT count(*) FROM "app"."bucket_list_item" WHERE FALSE"#)
+    }
+
+    @Test func countWithAndWithoutPaging() throws {
+        let plain = try renderer.count(FetchRequest(entity: "BucketListItem"), ownerID: nil)
+        #expect(plain.sql == #"SELECT count(*) FROM "app"."bucket_list_item""#)
+        let paged = try renderer.count(FetchRequest(entity: "BucketListItem", limit: 3), ownerID: owner)
+        #expect(paged.sql == #"SELECT count(*) FROM (SELECT 1 FROM "app"."bucket_list_item" WHERE "owner_id" = $1 ORDER BY "id" ASC LIMIT $2) AS page"#)
+    }
+
+    @Test func negativeLimitIsRejected() {
+        #expect { try renderer.select(FetchRequest(entity: "BucketListItem", limit: -1), ownerID: nil) }
+            throws: { ($0 as? PGModelError)?.code == .invalidField }
+    }
+
+    @Test func unknownEntityAndAttributeAreTypedErrors() {
+        #expect { try renderer.select(FetchRequest(entity: "Nope"), ownerID: nil) }
+            throws: { ($0 as? PGModelError)?.code == .unknownEntity }
+        #expect { try renderer.select(FetchRequest(entity: "BucketListItem", sort: [SortKey("nope")]), ownerID: nil) }
+            throws: { ($0 as? PGModelError)?.code == .unknownAttribute && ($0 as? PGModelError)?.keyPath == "nope" }
+    }
+
+    var values: [String: PGValue] {
+        ["title": .string("Paris"), "startDate": .date(Date(timeIntervalSince1970: 0)), "id": .string("x"), "cost": .int(12)]
+    }
+
+    @Test func insertOfEntityWithUniquenessIsOnConflictDoNothing() throws {
+        let s = try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: values), ownerID: owner)
+        #expect(s.sql == #"INSERT INTO "app"."bucket_list_item" ("id", "entity", "owner_id", "title", "start_date", "notes", "attr_id", "cost") VALUES ($1, $2, $3, $4, $5, NULL, $6, $7) ON CONFLICT DO NOTHING RETURNING "id""#)
+        #expect(s.binds == [.uuid(rowID), .string("BucketListItem"), .uuid(owner), .string("Paris"),
+                            .date(Date(timeIntervalSince1970: 0)), .string("x"), .decimal(12)])
+    }
+
+    @Test func upsertUpdateMatchesOnlyGroupsWithoutNil() throws {
+        let s = try #require(try renderer.upsertUpdate(RowValues(entity: "BucketListItem", id: rowID, values: values), ownerID: nil))
+        // The (startDate, notes) group has a nil, and NULLs never conflict: only `title` can match.
+        #expect(s.sql == #"UPDATE "app"."bucket_list_item" SET "title" = $1, "start_date" = $2, "notes" = NULL, "attr_id" = $3, "cost" = $4 WHERE "id" = (SELECT "id" FROM "app"."bucket_list_item" WHERE (("title" = $5)) ORDER BY "id" LIMIT 1 FOR UPDATE) RETURNING "id""#)
+    }
+
+    @Test func updateWritesOnlyGivenColumnsAndChecksOwner() throws {
+        let s = try renderer.update(RowValues(entity: "BucketListItem", id: rowID, values: ["notes": .null, "cost": .double(1.5)]), ownerID: owner)
+        #expect(s.sql == #"UPDATE "app"."bucket_list_item" SET "notes" = NULL, "cost" = $1 WHERE "id" = $2 AND "owner_id" = $3 RETURNING "id""#)
+        #expect(s.binds == [.decimal(Decimal(1.5)), .uuid(rowID), .uuid(owner)])
+    }
+
+    @Test func deleteChecksOwner() throws {
+        let s = try renderer.delete(RowReference(entity: "BucketListItem", id: rowID), ownerID: owner)
+        #expect(s.sql == #"DELETE FROM "app"."bucket_list_item" WHERE "id" = $1 AND "owner_id" = $2 RETURNING "id""#)
+    }
+
+    @Test func writesRejectWrongTypesMissingValuesAndUnknownKeys() {
+        func code(_ body: () throws -> Any) -> PGModelError.Code? {
+            do { _ = try body(); return nil } catch { return (error as? PGModelError)?.code }
+        }
+        var wrong = values
+        wrong["title"] = .int(3)
+        #expect(code { try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: wrong), ownerID: nil) } == .typeMismatch)
+        var missing = values
+        missing["title"] = nil
+        #expect(code { try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: missing), ownerID: nil) } == .missingField)
+        var nilled = values
+        nilled["title"] = .null
+        #expect(code { try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: nilled), ownerID: nil) } == .typeMismatch)
+        var extra = values
+        extra["owner_id"] = .null
+        #expect(code { try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: extra), ownerID: nil) } == .unknownAttribute)
+    }
+
+    @Test func errorDescriptionsNeverContainBoundValues() {
+        var wrong = values
+        wrong["title"] = .int(424242)
+        do {
+            _ = try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: wrong), ownerID: nil)
+            Issue.record("expected a type mismatch")
+        } catch {
+            #expect(!"\(error)".contains("424242"))
+            #expect("\(error)".contains("BucketListItem.title"))
+        }
+        let statement = SQLStatement(sql: "SELECT $1", binds: [.string("secret")])
+        #expect(!statement.description.contains("secret"))
+    }
+
+    @Test func ddlCreatesTableColumnsConstraintsIndexesAndComments() throws {
+        let ddl = renderer.createStatements(for: Self.trip)
+        #expect(ddl[0] == #"CREATE SCHEMA IF NOT EXISTS "app""#)
+        #expect(ddl[1] == #"CREATE TABLE IF NOT EXISTS "app"."bucket_list_item" ("id" uuid PRIMARY KEY, "entity" text NOT NULL, "owner_id" uuid REFERENCES pgmodel.users ("id"))"#)
+        #expect(ddl.contains(#"ALTER TABLE "app"."bucket_list_item" ADD COLUMN IF NOT EXISTS "start_date" timestamptz NOT NULL"#))
+        #expect(ddl.contains(#"ALTER TABLE "app"."bucket_list_item" ADD COLUMN IF NOT EXISTS "notes" text"#))
+        #expect(ddl.contains(#"ALTER TABLE "app"."bucket_list_item" ADD COLUMN IF NOT EXISTS "cost" numeric NOT NULL"#))
+        #expect(ddl.contains { $0.contains(#"ADD CONSTRAINT "bucket_list_item_title_key" UNIQUE ("title")"#) })
+        #expect(ddl.contains { $0.contains(#"ADD CONSTRAINT "bucket_list_item_start_date_notes_key" UNIQUE ("start_date", "notes")"#) })
+        #expect(ddl.contains(#"CREATE INDEX IF NOT EXISTS "bucket_list_item_start_date_idx" ON "app"."bucket_list_item" ("start_date")"#))
+        #expect(ddl.contains(#"COMMENT ON COLUMN "app"."bucket_list_item"."start_date" IS 'BucketListItem.startDate: date'"#))
+        #expect(ddl.contains(#"COMMENT ON TABLE "app"."bucket_list_item" IS 'PGModel entity BucketListItem'"#))
+    }
+
+    @Test func longObjectNamesStayWithinPostgresLimit() throws {
+        let long = String(repeating: "veryLongAttributeName", count: 3)
+        let entity = EntityDescription(name: "E", attributes: [AttributeDescription(name: long, type: .int64)], indexes: [[long]])
+        let r = try SQLRenderer(schema: SchemaDescription(entities: [entity]))
+        let index = try #require(r.createStatements(for: entity).first { $0.hasPrefix("CREATE INDEX IF NOT EXISTS \"e_very") })
+        let name = index.split(separator: "\"")[1]
+        #expect(name.utf8.count <= 63)
+    }
+
+    @Test func schemaNameMustBeAnIdentifier() {
+        #expect { try SQLRenderer(schema: SchemaDescription(entities: []), schemaName: "a\"; DROP") }
+            throws: { ($0 as? PGModelError)?.code == .invalidConfiguration }
+    }
+
+    @Test func schemaValidationRejectsBadNames() {
+        let bad = SchemaDescription(entities: [EntityDescription(name: "Trip; DROP", attributes: [])])
+        #expect { try bad.validate() } throws: { ($0 as? PGModelError)?.code == .invalidSchema }
+        let dup = SchemaDescription(entities: [EntityDescription(name: "T", attributes: [
+            AttributeDescription(name: "a", type: .string), AttributeDescription(name: "a", type: .int64)])])
+        #expect { try dup.validate() } throws: { ($0 as? PGModelError)?.code == .invalidSchema }
+        let unknown = SchemaDescription(entities: [EntityDescription(name: "T", attributes: [], indexes: [["x"]])])
+        #expect { try unknown.validate() } throws: { ($0 as? PGModelError)?.code == .invalidSchema }
+    }
+}
