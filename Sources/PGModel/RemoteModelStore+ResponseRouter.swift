@@ -1,0 +1,101 @@
+import NIOCore
+import PGModelCore
+import PGModelWire
+
+extension RemoteModelStore {
+    /// A request on its way out, with the promise its response completes.
+    struct PendingRequest {
+        var id: RequestID
+        var line: ByteBuffer
+        var promise: EventLoopPromise<Response>
+    }
+
+    /// Matches response lines to waiting requests by id (many may be in flight: pipelining), and fails
+    /// every waiting request with `connection_failed` when the connection ends. Lives on the channel's
+    /// event loop.
+    final class ResponseRouter: ChannelDuplexHandler {
+        typealias InboundIn = LineFramer.Frame
+        typealias OutboundIn = PendingRequest
+        typealias OutboundOut = ByteBuffer
+
+        private var pending: [RequestID: EventLoopPromise<Response>] = [:]
+        /// Ids in sending order: the server answers in order, so a response it could not tag with an id
+        /// (`"id":null`) belongs to the oldest request.
+        private var order: [RequestID] = []
+        private let peer: String
+
+        init(peer: String) {
+            self.peer = peer
+        }
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            let request = unwrapOutboundIn(data)
+            guard pending[request.id] == nil else {
+                let error = PGModelError(.internalError, "request id \(request.id) is already in flight")
+                request.promise.fail(error)
+                promise?.fail(error)
+                return
+            }
+            pending[request.id] = request.promise
+            order.append(request.id)
+            context.write(wrapOutboundOut(request.line), promise: promise)
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .lineTooLong(let limit):
+                failOldest(PGModelError(
+                    .lineTooLong, "a response from \(peer) is longer than this client's limit of \(limit) bytes"))
+            case .line(let line):
+                guard line.readableBytes > 0 else { return }
+                do {
+                    switch try ServerMessage.decode(line: line) {
+                    case .event:
+                        // Subscriptions are not part of protocol version 1 yet.
+                        return
+                    case .response(let response):
+                        if let id = response.id {
+                            guard let promise = pending.removeValue(forKey: id) else { return }
+                            order.removeAll { $0 == id }
+                            promise.succeed(response)
+                        } else if let oldest = takeOldest() {
+                            oldest.succeed(response)
+                        }
+                    }
+                } catch {
+                    failOldest(error)
+                }
+            }
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            failAll(PGModelError(.connectionFailed, "the connection to \(peer) was lost"))
+            context.fireChannelInactive()
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            failAll(PGModelError(.connectionFailed, "the connection to \(peer) failed: \(type(of: error))"))
+            context.close(promise: nil)
+        }
+
+        func handlerRemoved(context: ChannelHandlerContext) {
+            failAll(PGModelError(.connectionFailed, "the connection to \(peer) was closed"))
+        }
+
+        private func takeOldest() -> EventLoopPromise<Response>? {
+            guard !order.isEmpty else { return nil }
+            return pending.removeValue(forKey: order.removeFirst())
+        }
+
+        private func failOldest(_ error: any Error) {
+            takeOldest()?.fail(error)
+        }
+
+        private func failAll(_ error: any Error) {
+            let waiting = pending.values
+            pending = [:]
+            order = []
+            for promise in waiting { promise.fail(error) }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import Logging
+import NIOCore
+import PGModelCore
+import PGModelWire
+
+/// Serves one client connection: reads frames in order, lets the ``SessionStateMachine`` decide,
+/// performs the decision and writes exactly one response line per request. A connection's requests
+/// run one after another (so responses come back in request order); connections run concurrently.
+///
+/// ```swift
+/// await ConnectionServer(dispatcher: dispatcher, tracker: tracker, …).serve(connection)
+/// ```
+struct ConnectionServer: Sendable {
+    let dispatcher: RequestDispatcher
+    let tracker: ConnectionTracker
+    let maxFailedAuthentications: Int
+    let logger: Logger
+
+    func serve(_ connection: NIOAsyncChannel<LineFramer.Frame, ByteBuffer>) async {
+        let remote = connection.channel.remoteAddress.map { "\($0)" } ?? "unknown"
+        var logger = logger
+        logger[metadataKey: "peer"] = "\(remote)"
+
+        switch tracker.admit(connection.channel) {
+        case .admitted:
+            break
+        case .tooManyConnections:
+            logger.warning("connection refused: too many connections")
+            await refuse(connection, WireError(.tooManyConnections, "the server is at its connection limit; try again later"))
+            return
+        case .shuttingDown:
+            await refuse(connection, WireError(.shuttingDown, "the server is shutting down"))
+            return
+        }
+        defer { tracker.remove(connection.channel) }
+        logger.debug("connection opened")
+
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                var session = SessionStateMachine(maxFailedAuthentications: maxFailedAuthentications)
+                for try await frame in inbound {
+                    let action: SessionStateMachine.Action
+                    switch frame {
+                    case .lineTooLong(let limit):
+                        logger.notice("line too long", metadata: ["limit": "\(limit)"])
+                        action = session.receiveOversizedLine(limit: limit)
+                    case .line(let line):
+                        // Blank lines are not requests; skipping them lets people type into `nc` freely.
+                        if line.readableBytesView.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
+                            continue
+                        }
+                        action = session.receive(Request.decode(line: line))
+                    }
+                    let keepOpen = try await perform(action, session: &session, outbound: outbound)
+                    if !keepOpen || tracker.isShuttingDown { break }
+                }
+                session.connectionClosed()
+            }
+        } catch {
+            // The peer went away or the socket failed: nothing to answer, nothing to keep.
+            logger.debug("connection ended with an error", metadata: ["error": "\(type(of: error))"])
+        }
+        logger.debug("connection closed")
+    }
+
+    /// Performs `action`; returns whether the connection stays open.
+    private func perform(
+        _ action: SessionStateMachine.Action, session: inout SessionStateMachine,
+        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    ) async throws -> Bool {
+        switch action {
+        case .respond(let response):
+            try await write(response, to: outbound)
+            return true
+        case .respondAndClose(let response):
+            try await write(response, to: outbound)
+            return false
+        case .ignore:
+            return session.state != .closed
+        case .execute(let request, let user):
+            try await write(await dispatcher.execute(request, as: user), to: outbound)
+            return true
+        case .authenticate(let id, let hello):
+            let next: SessionStateMachine.Action
+            switch await dispatcher.authenticate(hello) {
+            case .success(let user): next = session.authenticationSucceeded(id: id, user: user)
+            case .failure(let error): next = session.authenticationFailed(id: id, error: error)
+            }
+            return try await perform(next, session: &session, outbound: outbound)
+        }
+    }
+
+    private func write(_ response: Response, to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
+        let line: Data
+        do {
+            line = try response.encodedLine()
+        } catch {
+            // Only values JSON cannot carry (NaN, infinity) get here; the client still gets its one answer.
+            logger.warning("response could not be encoded", metadata: ["id": "\(response.id?.description ?? "null")"])
+            let fallback = Response(
+                id: response.id,
+                error: WireError(.typeMismatch, "the result contains a value JSON cannot carry (NaN or infinity)"))
+            line = (try? fallback.encodedLine()) ?? Data(#"{"id":null,"ok":false,"error":{"code":"internal_error","message":"encoding failed"}}"#.utf8 + [0x0A])
+        }
+        try await outbound.write(ByteBuffer(bytes: line))
+    }
+
+    private func refuse(_ connection: NIOAsyncChannel<LineFramer.Frame, ByteBuffer>, _ error: WireError) async {
+        try? await connection.executeThenClose { _, outbound in
+            if let line = try? Response(id: nil, error: error).encodedLine() {
+                try await outbound.write(ByteBuffer(bytes: line))
+            }
+        }
+    }
+}

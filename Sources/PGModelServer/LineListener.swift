@@ -1,0 +1,95 @@
+import Logging
+import NIOCore
+import NIOPosix
+import PGModelCore
+import PGModelWire
+import PostgresNIO
+import ServiceLifecycle
+
+/// The accepting half of a ``LineServer``: prepares the database, binds, and serves each connection in
+/// its own child task until graceful shutdown.
+struct LineListener: Service {
+    let server: LineServer
+
+    func run() async throws {
+        let logger = server.logger
+        try await prepareDatabase()
+
+        let tracker = ConnectionTracker(maxConnections: server.configuration.maxConnections)
+        let dispatcher = RequestDispatcher(
+            engine: server.engine, client: server.client, registry: server.registry, logger: logger)
+        let connectionServer = ConnectionServer(
+            dispatcher: dispatcher, tracker: tracker,
+            maxFailedAuthentications: server.configuration.maxFailedAuthentications, logger: logger)
+        let maxLineBytes = server.configuration.maxLineBytes
+
+        let listener: NIOAsyncChannel<NIOAsyncChannel<LineFramer.Frame, ByteBuffer>, Never>
+        do {
+            listener = try await ServerBootstrap(group: server.eventLoopGroup)
+                .serverChannelOption(.backlog, value: 256)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.so_keepalive), value: 1)
+                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+                // A client may send its last request and half-close; it still gets its answers.
+                .childChannelOption(.allowRemoteHalfClosure, value: true)
+                .bind(host: server.configuration.host, port: server.configuration.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(LineFrameDecoder(maxLineBytes: maxLineBytes)))
+                        return try NIOAsyncChannel<LineFramer.Frame, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw PGModelError(
+                .invalidConfiguration,
+                "cannot listen on \(server.configuration.host):\(server.configuration.port): \(error)")
+        }
+        let port = listener.channel.localAddress?.port ?? server.configuration.port
+        logger.info("listening", metadata: ["host": "\(server.configuration.host)", "port": "\(port)"])
+        server.lifecycle.listening(on: port, tracker: tracker)
+
+        try await withGracefulShutdownHandler {
+            try await withThrowingDiscardingTaskGroup { group in
+                try await listener.executeThenClose { connections in
+                    for try await connection in connections {
+                        group.addTask { await connectionServer.serve(connection) }
+                    }
+                }
+                // Leaving this scope waits for every connection task: in-flight requests finish.
+            }
+        } onGracefulShutdown: {
+            logger.info("shutting down: no new connections; finishing requests in progress")
+            tracker.beginShutdown()
+            listener.channel.close(promise: nil)
+        }
+        logger.info("stopped")
+    }
+
+    /// Creates the system tables if needed and loads the registered entities. Uses a connection of its
+    /// own so that an unreachable database fails the start at once with a clear error.
+    private func prepareDatabase() async throws {
+        let database = server.databaseConfiguration
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(
+                on: server.eventLoopGroup.next(), configuration: database.connection, id: 0, logger: server.logger)
+        } catch {
+            let reason = (error as? PSQLError).map { "\($0.code)" } ?? "\(type(of: error))"
+            throw PGModelError(
+                .connectionFailed,
+                "cannot connect to PostgreSQL at \(database.host):\(database.port) as \(database.username) (\(reason))")
+        }
+        do {
+            try await server.engine.bootstrap(on: connection)
+            let schema = try await server.engine.loadSchema(on: connection)
+            await server.registry.replace(with: schema)
+            server.logger.info(
+                "database ready",
+                metadata: ["schema": "\(database.schemaName)", "entities": "\(schema.entities.count)"])
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try? await connection.close()
+    }
+}

@@ -1,0 +1,102 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import PGModelCore
+import PGModelPostgres
+import PGModelWire
+import PostgresNIO
+import ServiceLifecycle
+
+/// The PGModel line-protocol service: accepts TCP connections, logs users in, and runs their requests
+/// on PostgreSQL through a connection pool, each under the user's ``AccessScope``.
+///
+/// It is a swift-service-lifecycle `Service`. On graceful shutdown it stops accepting, lets every
+/// request in progress finish and answer, closes the connections, then closes its database pool.
+///
+/// ```swift
+/// let server = try LineServer(configuration: LineServerConfiguration(databaseURL: url), logger: logger)
+/// let group = ServiceGroup(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+/// try await group.run()
+/// ```
+public struct LineServer: Service {
+    /// How the server was configured.
+    public let configuration: LineServerConfiguration
+    let logger: Logger
+    let databaseConfiguration: PostgresStoreConfiguration
+    let engine: PostgresStoreEngine
+    let client: PostgresClient
+    let registry = SchemaRegistry()
+    let lifecycle = LineServerLifecycle()
+    let eventLoopGroup: any EventLoopGroup
+
+    /// Checks the configuration (the database URL above all; `invalid_configuration` otherwise) and
+    /// prepares the database pool. Nothing connects until ``run()``.
+    public init(
+        configuration: LineServerConfiguration,
+        logger: Logger = Logger(label: "pgmodel.server"),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) throws {
+        var database = try PostgresStoreConfiguration.parse(configuration.databaseURL)
+        if let schemaName = configuration.schemaName {
+            guard Naming.isValidIdentifier(schemaName) else {
+                throw PGModelError(.invalidConfiguration, "the schema name '\(schemaName)' is not a plain identifier")
+            }
+            database.schemaName = schemaName
+        }
+        guard (0...65535).contains(configuration.port) else {
+            throw PGModelError(.invalidConfiguration, "the port \(configuration.port) is not between 0 and 65535")
+        }
+        guard configuration.maxLineBytes >= 64 else {
+            throw PGModelError(.invalidConfiguration, "the line limit must be at least 64 bytes")
+        }
+        if let maxConnections = configuration.maxConnections, maxConnections < 1 {
+            throw PGModelError(.invalidConfiguration, "the connection limit must be at least 1")
+        }
+        self.configuration = configuration
+        self.logger = logger
+        self.databaseConfiguration = database
+        self.eventLoopGroup = eventLoopGroup
+        self.engine = PostgresStoreEngine(schemaName: database.schemaName, logger: logger)
+        var clientConfiguration = database.client
+        clientConfiguration.options.maximumConnections = max(1, configuration.maxDatabaseConnections)
+        self.client = PostgresClient(configuration: clientConfiguration, eventLoopGroup: eventLoopGroup, backgroundLogger: logger)
+    }
+
+    /// Runs until graceful shutdown or cancellation. Throws when the database cannot be prepared or the
+    /// address cannot be bound. Call it once.
+    public func run() async throws {
+        try lifecycle.markStarted()
+        let listener = LineListener(server: self)
+        // A nested group orders shutdown: the listener drains first, the database pool closes last.
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: client, serviceName: "postgres-pool"),
+                    .init(
+                        service: listener, successTerminationBehavior: .gracefullyShutdownGroup,
+                        failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "line-listener"),
+                ],
+                logger: logger))
+        do {
+            try await group.run()
+            lifecycle.finish(PGModelError(.connectionFailed, "the server has stopped"))
+        } catch {
+            lifecycle.finish(error)
+            throw error
+        }
+    }
+
+    /// The port the server listens on, once it does (useful with port `0`). Throws if ``run()`` failed
+    /// before listening or the server has stopped.
+    ///
+    /// ```swift
+    /// let port = try await server.listeningPort()
+    /// ```
+    public func listeningPort() async throws -> Int {
+        try await lifecycle.listeningPort()
+    }
+
+    /// How many client connections are open right now.
+    public var connectionCount: Int { lifecycle.connectionCount }
+}

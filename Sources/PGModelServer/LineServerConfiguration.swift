@@ -1,0 +1,46 @@
+import PGModelWire
+
+/// How a ``LineServer`` listens and where its database is.
+///
+/// ```swift
+/// var configuration = LineServerConfiguration(databaseURL: "postgres://pgmodel:pgmodel@127.0.0.1:5432/pgmodel")
+/// configuration.port = 0   // any free port; ask the server which one with `listeningPort()`
+/// ```
+public struct LineServerConfiguration: Sendable {
+    /// The address to listen on; `127.0.0.1` keeps the service local, `0.0.0.0` opens it to the network.
+    public var host: String
+    /// The TCP port; `0` picks a free one.
+    public var port: Int
+    /// `postgres://user:password@host:port/database?schema=name`.
+    public var databaseURL: String
+    /// The PostgreSQL schema of the model tables; `nil` takes the URL's `schema` parameter, else `public`.
+    public var schemaName: String?
+    /// The longest request line, in bytes, not counting the `"\n"`.
+    public var maxLineBytes: Int
+    /// Connections beyond this many are answered with `too_many_connections` and closed; `nil` is no limit.
+    public var maxConnections: Int?
+    /// Failed `hello`s after which a connection is closed.
+    public var maxFailedAuthentications: Int
+    /// The most PostgreSQL connections the server's pool opens.
+    public var maxDatabaseConnections: Int
+
+    public init(
+        databaseURL: String,
+        host: String = "127.0.0.1",
+        port: Int = WireProtocol.defaultPort,
+        schemaName: String? = nil,
+        maxLineBytes: Int = WireProtocol.defaultMaxLineBytes,
+        maxConnections: Int? = nil,
+        maxFailedAuthentications: Int = 5,
+        maxDatabaseConnections: Int = 20
+    ) {
+        self.host = host
+        self.port = port
+        self.databaseURL = databaseURL
+        self.schemaName = schemaName
+        self.maxLineBytes = maxLineBytes
+        self.maxConnections = maxConnections
+        self.maxFailedAuthentications = maxFailedAuthentications
+        self.maxDatabaseConnections = maxDatabaseConnections
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Logging
+import PGModelCore
+import PGModelPostgres
+import PGModelWire
+import PostgresNIO
+
+/// Runs logged-in requests against the store engine, each under its user's ``AccessScope``, and turns
+/// every outcome into exactly one ``Response``. Never throws: errors become error responses.
+///
+/// ```swift
+/// let response = await dispatcher.execute(request, as: user)
+/// ```
+struct RequestDispatcher: Sendable {
+    let engine: PostgresStoreEngine
+    let client: PostgresClient
+    let registry: SchemaRegistry
+    let logger: Logger
+
+    /// Checks `hello`'s credentials.
+    func authenticate(_ hello: HelloPayload) async -> Result<SessionUser, WireError> {
+        do {
+            let user = try await client.withConnection { connection in
+                try await engine.authenticate(user: hello.user, password: hello.password, on: connection)
+            }
+            logger.info("user logged in", metadata: ["user": "\(user.name)", "admin": "\(user.isAdmin)"])
+            return .success(SessionUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
+        } catch {
+            let wire = wireError(error, operation: .hello)
+            logger.notice("login failed", metadata: ["user": "\(hello.user)", "code": "\(wire.code)"])
+            return .failure(wire)
+        }
+    }
+
+    /// Runs `request` as `user`.
+    func execute(_ request: Request, as user: SessionUser) async -> Response {
+        let scope = AccessScope(userID: user.id, isAdmin: user.isAdmin)
+        let started = ContinuousClock.now
+        let result: Result<ResponseResult, WireError>
+        do {
+            result = .success(try await run(request.operation, scope: scope))
+        } catch {
+            result = .failure(wireError(error, operation: request.operation.name))
+        }
+        let elapsed = (ContinuousClock.now - started).components
+        let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
+        var metadata: Logger.Metadata = [
+            "op": "\(request.operation.name.rawValue)", "id": "\(request.id)", "user": "\(user.name)",
+            "ms": "\(milliseconds)",
+        ]
+        if case .failure(let error) = result { metadata["code"] = "\(error.code)" }
+        logger.debug("request", metadata: metadata)
+        return Response(id: request.id, result: result)
+    }
+
+    private func run(_ operation: Request.Operation, scope: AccessScope) async throws -> ResponseResult {
+        switch operation {
+        case .register(let schema):
+            try schema.validate()
+            let registered = try await client.withConnection { connection in
+                try await engine.prepare(schema, on: connection)
+                return try await engine.loadSchema(on: connection)
+            }
+            await registry.replace(with: registered)
+            return .registered(entities: schema.entities.map(\.name))
+        case .fetch(let request):
+            let schema = try await schema(covering: [request.entity])
+            return .rows(try await client.withConnection { connection in
+                try await engine.fetch(request, in: schema, scope: scope, on: connection)
+            })
+        case .count(let request):
+            let schema = try await schema(covering: [request.entity])
+            return .count(try await client.withConnection { connection in
+                try await engine.count(request, in: schema, scope: scope, on: connection)
+            })
+        case .ids(let request):
+            let schema = try await schema(covering: [request.entity])
+            return .ids(try await client.withConnection { connection in
+                try await engine.fetchIdentifiers(request, in: schema, scope: scope, on: connection)
+            })
+        case .save(let request):
+            let names = Set(request.inserts.map(\.entity) + request.updates.map(\.entity) + request.deletes.map(\.entity))
+            let schema = try await schema(covering: names)
+            return .saved(try await client.withConnection { connection in
+                try await engine.save(request, in: schema, scope: scope, on: connection)
+            })
+        case .hello, .ping, .bye:
+            // The session state machine answers these itself.
+            throw PGModelError(.internalError, "'\(operation.name.rawValue)' reached the store dispatcher")
+        }
+    }
+
+    private func schema(covering names: Set<String>) async throws -> SchemaDescription {
+        try await registry.schema(covering: names) { [client, engine] in
+            try await client.withConnection { connection in try await engine.loadSchema(on: connection) }
+        }
+    }
+
+    /// The wire form of any error; errors that are not PGModelError are logged and reported without detail.
+    private func wireError(_ error: any Error, operation: Request.Operation.Name) -> WireError {
+        if let error = error as? PGModelError { return WireError(error) }
+        if let error = error as? WireError { return error }
+        if error is CancellationError {
+            return WireError(.shuttingDown, "the server stopped before '\(operation.rawValue)' finished")
+        }
+        // The engine reports its own failures as PGModelError, so anything else came from the connection
+        // pool: the database is unreachable or the pool gave up (circuit breaker).
+        logger.error("database unavailable", metadata: ["op": "\(operation.rawValue)", "error": "\(type(of: error))"])
+        return WireError(.connectionFailed, "the server could not reach its database")
+    }
+}
