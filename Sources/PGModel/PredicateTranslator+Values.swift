@@ -52,10 +52,11 @@ extension PredicateExpressions.SequenceContains: IRConvertibleExpression {
             return try context.rangeCheck(try context.translate(element), range, of: self)
         }
         var values: [PGValue] = []
+        var seen = Set<PGValue>()
         var matchesNil = false
         for item in elements {
             let value = try context.capturedValue(item, of: self)
-            if value.isNull { matchesNil = true } else if !values.contains(value) { values.append(value) }
+            if value.isNull { matchesNil = true } else if seen.insert(value).inserted { values.append(value) }
         }
         let needle = try context.translate(element)
         var alternatives: [QueryExpression] = []

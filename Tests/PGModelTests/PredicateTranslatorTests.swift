@@ -245,6 +245,9 @@ struct PredicateTranslatorTests {
             == .or([.in(.key("genre"), [.string("Rock")]), .compare(.equal, .key("genre"), .value(.null))]))
         let onlyNil: [String?] = [nil]
         #expect(try ir(#Predicate { onlyNil.contains($0.genre) }) == .compare(.equal, .key("genre"), .value(.null)))
+        // Large captured arrays stay linear (the renderer caps the list, not the translator).
+        let many = Array(0..<20_000) + Array(0..<20_000)
+        #expect(try ir(#Predicate { many.contains($0.count) }) == .in(.key("count"), (0..<20_000).map { .int(Int64($0)) }))
         let ids = [UUID(uuidString: "00000000-0000-0000-0000-000000000001") ?? UUID()]
         #expect(try ir(#Predicate { ids.contains($0.uuid) }) == .in(.key("uuid"), ids.map(PGValue.uuid)))
     }
