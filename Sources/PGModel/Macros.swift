@@ -1,0 +1,120 @@
+// The macros an app writes, as SwiftData spells them. Implementations live in the PGModelMacros plugin.
+
+/// Makes a class a persistent model: PGModel stores its stored properties in a PostgreSQL table,
+/// tracks their changes, and makes the class `Observable`.
+///
+/// Every stored `var` is persisted unless it is `@Transient`, `static`, computed, or its name starts
+/// with `_`. Persisted properties need an explicit type: String, Bool, Int, Int8…Int64,
+/// UInt8…UInt32, Double, Float, Decimal, Date, UUID, Data, URL, an enum with a String or Int raw value,
+/// or an Optional of one of these.
+///
+/// ```swift
+/// @Model final class Trip {
+///     #Unique<Trip>([\.name, \.startDate])
+///     @Attribute(.unique) var name: String
+///     var startDate: Date
+///     var rating: Int? = nil
+///     @Transient var isExpanded = false
+///
+///     init(name: String, startDate: Date) {
+///         self.name = name
+///         self.startDate = startDate
+///     }
+/// }
+/// ```
+///
+/// PGModel creates fetched instances without calling your initializer, so properties it does not store
+/// need default values.
+@attached(
+    member,
+    names: named(_$backingData), named(_$observationRegistrar), named(init(backingData:)),
+    named(schemaMetadata), named(_$uniquenessConstraints), named(_$indexes)
+)
+@attached(memberAttribute)
+@attached(extension, conformances: PersistentModel, Observable)
+public macro Model() = #externalMacro(module: "PGModelMacros", type: "ModelMacro")
+
+/// Plumbing that `@Model` adds to each persisted property; you do not write it.
+///
+/// It moves the value into a private `_name` property and routes reads and writes through
+/// Observation and the model's change tracking:
+///
+/// ```swift
+/// @Model final class Trip {
+///     var name: String   // @Model adds @_PersistedProperty here
+/// }
+/// ```
+@attached(accessor, names: named(init), named(get), named(set))
+@attached(peer, names: prefixed(_))
+public macro _PersistedProperty() = #externalMacro(module: "PGModelMacros", type: "PersistedPropertyMacro")
+
+/// Customizes how PGModel stores a property.
+///
+/// - `options`: `.unique` makes the column a UNIQUE constraint (an insert that collides updates the
+///   existing row); `.preserveValueOnDeletion` keeps the value in history tombstones; see
+///   ``Schema/Attribute/Option`` for the rest.
+/// - `originalName`: the property's previous name, so a migration renames the column instead of
+///   dropping it.
+/// - `hashModifier`: changes the property's version hash without changing its name.
+///
+/// ```swift
+/// @Model final class Trip {
+///     @Attribute(.unique) var name: String
+///     @Attribute(.preserveValueOnDeletion, originalName: "start_date") var startDate: Date
+///     init(name: String, startDate: Date) { self.name = name; self.startDate = startDate }
+/// }
+/// ```
+@attached(peer)
+public macro Attribute(
+    _ options: Schema.Attribute.Option...,
+    originalName: String? = nil,
+    hashModifier: String? = nil
+) = #externalMacro(module: "PGModelMacros", type: "AttributeMacro")
+
+/// Keeps a property of a `@Model` class out of the store.
+///
+/// PGModel creates fetched instances without calling your initializer, so a stored `@Transient`
+/// property needs a default value (or an Optional type). Computed properties are never stored and
+/// need no `@Transient`.
+///
+/// ```swift
+/// @Model final class Trip {
+///     var name: String
+///     @Transient var isSelected = false
+///     init(name: String) { self.name = name }
+/// }
+/// ```
+@attached(peer)
+public macro Transient() = #externalMacro(module: "PGModelMacros", type: "TransientMacro")
+
+/// Declares groups of properties whose values are unique together, enforced by a UNIQUE constraint.
+/// Write it inside the body of a `@Model` class; each array is one constraint. Key paths name
+/// stored properties of the model directly (`\.name`, not `\.owner.name`).
+///
+/// ```swift
+/// @Model final class Trip {
+///     #Unique<Trip>([\.name, \.startDate], [\.destination])
+///     var name: String
+///     var destination: String
+///     var startDate: Date
+///     init(name: String, destination: String, startDate: Date) {
+///         self.name = name; self.destination = destination; self.startDate = startDate
+///     }
+/// }
+/// ```
+@freestanding(declaration)
+public macro Unique<T>(_ constraints: [PartialKeyPath<T>]...) = #externalMacro(module: "PGModelMacros", type: "UniqueMacro")
+
+/// Declares database indexes on a model's properties. Write it inside the body of a `@Model` class;
+/// each array is one index (several properties make a compound index, in that order).
+///
+/// ```swift
+/// @Model final class Trip {
+///     #Index<Trip>([\.startDate], [\.name, \.startDate])
+///     var name: String
+///     var startDate: Date
+///     init(name: String, startDate: Date) { self.name = name; self.startDate = startDate }
+/// }
+/// ```
+@freestanding(declaration)
+public macro Index<T>(_ indices: [PartialKeyPath<T>]...) = #externalMacro(module: "PGModelMacros", type: "IndexMacro")

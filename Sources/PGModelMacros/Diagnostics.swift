@@ -1,0 +1,107 @@
+import SwiftDiagnostics
+import SwiftSyntax
+
+/// Every message the PGModel macros emit. Messages are full sentences that name the property and the
+/// class, because they surface in the user's code far from the macro that produced them.
+struct ModelDiagnostic: DiagnosticMessage, Error {
+    let id: String
+    let message: String
+    let severity: DiagnosticSeverity
+
+    init(_ id: String, _ message: String, severity: DiagnosticSeverity = .error) {
+        self.id = id
+        self.message = message
+        self.severity = severity
+    }
+
+    var diagnosticID: MessageID { MessageID(domain: "PGModelMacros", id: id) }
+
+    /// The types an attribute may have, spelled out in every unsupported-type message.
+    static let supportedTypes =
+        "Supported types are String, Bool, Int, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, "
+        + "Double, Float, Decimal, Date, UUID, Data, URL, enums with String or Int raw values, "
+        + "and Optional of each."
+
+    // MARK: @Model itself
+
+    static func notAClass(_ kind: String) -> Self {
+        Self("notAClass", "@Model can only be applied to a class; SwiftData models are reference types, and this is \(article(kind)) \(kind).")
+    }
+
+    // MARK: Stored properties
+
+    static func missingType(_ property: String, of model: String, example: String) -> Self {
+        Self("missingType", "Property '\(property)' of @Model class '\(model)' needs an explicit type, e.g. `\(example)`.")
+    }
+
+    static func letProperty(_ property: String, of model: String) -> Self {
+        Self("letProperty", "Property '\(property)' of @Model class '\(model)' is a `let`; PGModel sets stored properties when it fetches or rolls back a model, so declare it with `var`.")
+    }
+
+    static func observers(_ property: String, of model: String) -> Self {
+        Self("observers", "Property '\(property)' of @Model class '\(model)' has willSet/didSet observers, which PGModel's generated accessors replace; observe the model with Observation (withObservationTracking) instead.")
+    }
+
+    static func lazyProperty(_ property: String, of model: String) -> Self {
+        Self("lazyProperty", "Property '\(property)' of @Model class '\(model)' is `lazy`; PGModel loads stored properties from the store, so remove `lazy`, or mark the property @Transient if it should not be stored.")
+    }
+
+    static func transientWithoutDefault(_ property: String) -> Self {
+        Self("transientWithoutDefault", "PGModel creates fetched instances without calling your initializer, so @Transient property '\(property)' needs a default value.")
+    }
+
+    static func underscoredWithoutDefault(_ property: String) -> Self {
+        Self("underscoredWithoutDefault", "PGModel does not store property '\(property)' because its name starts with '_', and it creates fetched instances without calling your initializer, so '\(property)' needs a default value.")
+    }
+
+    static func multipleBindings(_ names: [String], of model: String) -> Self {
+        let list = names.isEmpty ? "" : " (" + names.map { "'\($0)'" }.joined(separator: ", ") + ")"
+        return Self("multipleBindings", "@Model class '\(model)' declares several stored properties\(list) in one declaration; declare each with its own `var` so PGModel can generate its accessors.")
+    }
+
+    static func unsupportedType(_ property: String, of model: String, type: String, reason: String) -> Self {
+        Self("unsupportedType", "Property '\(property)' of @Model class '\(model)' has type '\(type)', which PGModel cannot store: \(reason). \(supportedTypes)")
+    }
+
+    static func notSupportedYet(_ property: String, of model: String, type: String) -> Self {
+        Self("notSupportedYet", "Property '\(property)' of @Model class '\(model)' has type '\(type)': arrays, sets and to-many relationships are not supported yet in this version of PGModel. Mark it @Transient with a default value to keep it out of the store for now.")
+    }
+
+    static func referenceNotSupportedYet(_ property: String, of model: String, modifier: String) -> Self {
+        Self("referenceNotSupportedYet", "Property '\(property)' of @Model class '\(model)' is a `\(modifier)` reference: relationships between models are not supported yet in this version of PGModel. Mark it @Transient to keep it out of the store for now.")
+    }
+
+    // MARK: #Unique and #Index
+
+    static func constraintArgument(_ macro: String, model: String) -> Self {
+        Self("constraintArgument", "#\(macro) takes array literals of key paths, e.g. `#\(macro)<\(model)>([\\.name], [\\.name, \\.startDate])`.")
+    }
+
+    static func constraintEmptyGroup(_ macro: String) -> Self {
+        Self("constraintEmptyGroup", "An empty group in #\(macro) constrains nothing; list at least one key path in each group.")
+    }
+
+    static func constraintKeyPath(_ macro: String, keyPath: String, model: String) -> Self {
+        Self("constraintKeyPath", "#\(macro) key path '\(keyPath)' must name one stored property of '\(model)' directly, like `\\.name`; key paths through other values are not supported.")
+    }
+
+    static func constraintNotPersisted(_ macro: String, property: String, model: String) -> Self {
+        Self("constraintNotPersisted", "#\(macro) names '\(property)', which is not a stored property that PGModel persists for '\(model)'; list only stored properties that are not @Transient.")
+    }
+
+    static func constraintOutsideModel(_ macro: String) -> Self {
+        Self("constraintOutsideModel", "#\(macro) can only be written inside the body of a @Model class.")
+    }
+
+    private static func article(_ word: String) -> String {
+        word.first.map { "aeiou".contains($0) } == true ? "an" : "a"
+    }
+}
+
+/// The label of a fix-it the macros offer.
+struct ModelFixIt: FixItMessage {
+    let message: String
+    var fixItID: MessageID { MessageID(domain: "PGModelMacros", id: message) }
+
+    init(_ message: String) { self.message = message }
+}

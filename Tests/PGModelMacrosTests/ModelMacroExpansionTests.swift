@@ -1,0 +1,709 @@
+import PGModelMacros
+import SwiftSyntaxMacroExpansion
+import SwiftSyntaxMacrosTestSupport
+import XCTest
+
+/// Full expansions of `@Model`, including the `@_PersistedProperty` it puts on each persisted property.
+final class ModelMacroExpansionTests: XCTestCase {
+    func testMinimalModel() {
+        assertMacroExpansion(
+            """
+            @Model final class Note {
+                var text: String
+                init(text: String) { self.text = text }
+            }
+            """,
+            expandedSource: #"""
+            final class Note {
+                var text: String {
+                    @storageRestrictions(initializes: _text)
+                    init(initialValue) {
+                        _text = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \.text)
+                        return _text
+                    }
+                    set {
+                        _$observationRegistrar.withMutation(of: self, keyPath: \.text) {
+                            _text = newValue
+                        }
+                        self._$didChange("text")
+                    }
+                }
+
+                @Transient private var _text: String
+                init(text: String) { self.text = text }
+
+                @Transient var _$backingData = PGModel.ModelBackingData()
+
+                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                required init(backingData: PGModel.ModelBackingData) throws {
+                    self._text = try backingData.value(forKey: "text", codec: PGModel._AttributeCodecs.codec(String.self))
+                    self._$backingData = backingData
+                }
+
+                static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    [
+                        PGModel.Schema.PropertyMetadata(name: "text", keypath: \Note.text, codec: PGModel._AttributeCodecs.codec(String.self))
+                    ]
+                }
+            }
+
+            extension Note: PGModel.PersistentModel {
+            }
+
+            extension Note: Observation.Observable {
+            }
+            """#,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+
+    func testTrip() {
+        assertMacroExpansion(
+            #"""
+            @Model final class Trip {
+                @Attribute(.unique) var name: String
+                var startDate: Date
+                var rating: Int? = nil
+                var kind: Kind
+                @Transient var cache: Int = 0
+                #Unique<Trip>([\.name, \.startDate])
+                #Index<Trip>([\.startDate], [\.name, \.startDate])
+                init(name: String, startDate: Date, kind: Kind) { self.name = name; self.startDate = startDate; self.kind = kind }
+            }
+            """#,
+            expandedSource: #"""
+            final class Trip {
+                @Attribute(.unique)
+                var name: String {
+                    @storageRestrictions(initializes: _name)
+                    init(initialValue) {
+                        _name = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \.name)
+                        return _name
+                    }
+                    set {
+                        _$observationRegistrar.withMutation(of: self, keyPath: \.name) {
+                            _name = newValue
+                        }
+                        self._$didChange("name")
+                    }
+                }
+
+                @Transient private var _name: String
+                var startDate: Date {
+                    @storageRestrictions(initializes: _startDate)
+                    init(initialValue) {
+                        _startDate = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \.startDate)
+                        return _startDate
+                    }
+                    set {
+                        _$observationRegistrar.withMutation(of: self, keyPath: \.startDate) {
+                            _startDate = newValue
+                        }
+                        self._$didChange("startDate")
+                    }
+                }
+
+                @Transient private var _startDate: Date
+                var rating: Int? {
+                    @storageRestrictions(initializes: _rating)
+                    init(initialValue) {
+                        _rating = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \.rating)
+                        return _rating
+                    }
+                    set {
+                        _$observationRegistrar.withMutation(of: self, keyPath: \.rating) {
+                            _rating = newValue
+                        }
+                        self._$didChange("rating")
+                    }
+                }
+
+                @Transient private var _rating: Int?
+                var kind: Kind {
+                    @storageRestrictions(initializes: _kind)
+                    init(initialValue) {
+                        _kind = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \.kind)
+                        return _kind
+                    }
+                    set {
+                        _$observationRegistrar.withMutation(of: self, keyPath: \.kind) {
+                            _kind = newValue
+                        }
+                        self._$didChange("kind")
+                    }
+                }
+
+                @Transient private var _kind: Kind
+                @Transient var cache: Int = 0
+                init(name: String, startDate: Date, kind: Kind) { self.name = name; self.startDate = startDate; self.kind = kind }
+
+                @Transient var _$backingData = PGModel.ModelBackingData()
+
+                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                required init(backingData: PGModel.ModelBackingData) throws {
+                    self._name = try backingData.value(forKey: "name", codec: PGModel._AttributeCodecs.codec(String.self))
+                    self._startDate = try backingData.value(forKey: "startDate", codec: PGModel._AttributeCodecs.codec(Date.self))
+                    self._rating = try backingData.value(forKey: "rating", codec: PGModel._AttributeCodecs.codec(Int?.self))
+                    self._kind = try backingData.value(forKey: "kind", codec: PGModel._AttributeCodecs.codec(Kind.self))
+                    self._$backingData = backingData
+                }
+
+                static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    [
+                        PGModel.Schema.PropertyMetadata(name: "name", keypath: \Trip.name, codec: PGModel._AttributeCodecs.codec(String.self), metadata: PGModel.Schema.Attribute(.unique)),
+                        PGModel.Schema.PropertyMetadata(name: "startDate", keypath: \Trip.startDate, codec: PGModel._AttributeCodecs.codec(Date.self)),
+                        PGModel.Schema.PropertyMetadata(name: "rating", keypath: \Trip.rating, codec: PGModel._AttributeCodecs.codec(Int?.self)),
+                        PGModel.Schema.PropertyMetadata(name: "kind", keypath: \Trip.kind, codec: PGModel._AttributeCodecs.codec(Kind.self))
+                    ]
+                }
+
+                static var _$uniquenessConstraints: [[String]] {
+                    [["name", "startDate"]]
+                }
+
+                static var _$indexes: [[String]] {
+                    [["startDate"], ["name", "startDate"]]
+                }
+            }
+
+            extension Trip: PGModel.PersistentModel {
+            }
+
+            extension Trip: Observation.Observable {
+            }
+            """#,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+
+    func testPublicClassMakesGeneratedMembersPublic() {
+        assertMacroExpansion(
+            """
+            @Model public final class Note {
+                public var text: String
+                public init(text: String) { self.text = text }
+            }
+            """,
+            expandedSource: """
+            public final class Note {
+            \(persisted("text", "String", modifiers: "public "))
+                public init(text: String) { self.text = text }
+
+            \(generatedMembers("Note", [("text", "String", nil)], access: "public "))
+            }
+
+            extension Note: PGModel.PersistentModel {
+            }
+
+            extension Note: Observation.Observable {
+            }
+            """,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+
+    func testOpenClassMakesGeneratedMembersPublic() {
+        assertMacroExpansion(
+            """
+            @Model open class Note {
+                var text: String
+                init(text: String) { self.text = text }
+            }
+            """,
+            expandedSource: """
+            open class Note {
+            \(persisted("text", "String"))
+                init(text: String) { self.text = text }
+
+            \(generatedMembers("Note", [("text", "String", nil)], access: "public "))
+            }
+
+            extension Note: PGModel.PersistentModel {
+            }
+
+            extension Note: Observation.Observable {
+            }
+            """,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+
+    func testNonFinalClassKeepsRequiredInit() {
+        assertMacroExpansion(
+            """
+            @Model class Trip {
+                var name: String
+                var destination: String
+                init(name: String, destination: String) { self.name = name; self.destination = destination }
+            }
+            """,
+            expandedSource: """
+            class Trip {
+            \(persisted("name", "String"))
+            \(persisted("destination", "String"))
+                init(name: String, destination: String) { self.name = name; self.destination = destination }
+
+            \(generatedMembers("Trip", [("name", "String", nil), ("destination", "String", nil)]))
+            }
+
+            extension Trip: PGModel.PersistentModel {
+            }
+
+            extension Trip: Observation.Observable {
+            }
+            """,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+
+    func testOptionalAndEnumProperties() {
+        assertMacroExpansion(
+            """
+            @Model final class Visit {
+                enum Reason: String {
+                    case family, work
+                }
+                var reason: Reason
+                var backup: Reason?
+                var note: String?
+                var count: Optional<Int>
+                var place: Geo.Kind
+                init(reason: Reason) { self.reason = reason; self.count = nil; self.place = .city }
+            }
+            """,
+            expandedSource: """
+            final class Visit {
+                enum Reason: String {
+                    case family, work
+                }
+            \(persisted("reason", "Reason"))
+            \(persisted("backup", "Reason?"))
+            \(persisted("note", "String?"))
+            \(persisted("count", "Optional<Int>"))
+            \(persisted("place", "Geo.Kind"))
+                init(reason: Reason) { self.reason = reason; self.count = nil; self.place = .city }
+
+            \(generatedMembers("Visit", [
+                ("reason", "Reason", nil), ("backup", "Reason?", nil), ("note", "String?", nil),
+                ("count", "Optional<Int>", nil), ("place", "Geo.Kind", nil),
+            ]))
+            }
+
+            extension Visit: PGModel.PersistentModel {
+            }
+
+            extension Visit: Observation.Observable {
+            }
+            """,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+
+    func testDefaultValuesStayOnTheDeclaration() {
+        // The default reaches `_count` through the init accessor; the peer has no initializer so the
+        // default expression is evaluated once. (swift-syntax's test expander drops the `= 7` shown
+        // here; the compiler keeps it, which ModelMacroCompileTests checks.)
+        assertMacroExpansion(
+            """
+            @Model final class Counter {
+                var count: Int = 7
+                var label: String? = nil
+                init() {}
+            }
+            """,
+            expandedSource: """
+            final class Counter {
+            \(persisted("count", "Int"))
+            \(persisted("label", "String?"))
+                init() {}
+
+            \(generatedMembers("Counter", [("count", "Int", nil), ("label", "String?", nil)]))
+            }
+
+            extension Counter: PGModel.PersistentModel {
+            }
+
+            extension Counter: Observation.Observable {
+            }
+            """,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+
+    func testTransientPropertiesAreNotPersisted() {
+        assertMacroExpansion(
+            """
+            @Model final class Note {
+                var text: String
+                @Transient var isSelected = false
+                @Transient var draft: String?
+                @Transient lazy var words: [String] = text.split(separator: " ").map(String.init)
+                @Transient let createdLocally = Date()
+                init(text: String) { self.text = text }
+            }
+            """,
+            expandedSource: """
+            final class Note {
+            \(persisted("text", "String"))
+                @Transient var isSelected = false
+                @Transient var draft: String?
+                @Transient lazy var words: [String] = text.split(separator: " ").map(String.init)
+                @Transient let createdLocally = Date()
+                init(text: String) { self.text = text }
+
+            \(generatedMembers("Note", [("text", "String", nil)]))
+            }
+
+            extension Note: PGModel.PersistentModel {
+            }
+
+            extension Note: Observation.Observable {
+            }
+            """,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+
+    func testAttributeOptionsAndOriginalNameAreCopiedVerbatim() {
+        assertMacroExpansion(
+            """
+            @Model class Trip {
+                @Attribute(.preserveValueOnDeletion)
+                var name: String
+                @Attribute(hashModifier: "v3")
+                var destination: String
+                @Attribute(.preserveValueOnDeletion, .spotlight, originalName: "start_date")
+                var startDate: Date
+                @Attribute var endDate: Date
+                init() { name = ""; destination = ""; startDate = .now; endDate = .now }
+            }
+            """,
+            expandedSource: """
+            class Trip {
+            \(persisted("name", "String", attributes: ["@Attribute(.preserveValueOnDeletion)"]))
+            \(persisted("destination", "String", attributes: ["@Attribute(hashModifier: \"v3\")"]))
+            \(persisted("startDate", "Date", attributes: ["@Attribute(.preserveValueOnDeletion, .spotlight, originalName: \"start_date\")"]))
+            \(persisted("endDate", "Date", attributes: ["@Attribute"]))
+                init() { name = ""; destination = ""; startDate = .now; endDate = .now }
+
+            \(generatedMembers("Trip", [
+                ("name", "String", ".preserveValueOnDeletion"),
+                ("destination", "String", "hashModifier: \"v3\""),
+                ("startDate", "Date", ".preserveValueOnDeletion, .spotlight, originalName: \"start_date\""),
+                ("endDate", "Date", ""),
+            ]))
+            }
+
+            extension Trip: PGModel.PersistentModel {
+            }
+
+            extension Trip: Observation.Observable {
+            }
+            """,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+
+    func testSingleUniqueAndIndexGroup() {
+        assertMacroExpansion(
+            #"""
+            @Model final class Person {
+                #Unique<Person>([\.email])
+                #Index<Person>([\Person.name])
+                var email: String
+                var name: String
+                init(email: String, name: String) { self.email = email; self.name = name }
+            }
+            """#,
+            expandedSource: """
+            final class Person {
+            \(persisted("email", "String"))
+            \(persisted("name", "String"))
+                init(email: String, name: String) { self.email = email; self.name = name }
+
+            \(generatedMembers("Person", [("email", "String", nil), ("name", "String", nil)],
+                               uniqueness: #"[["email"]]"#, indexes: #"[["name"]]"#))
+            }
+
+            extension Person: PGModel.PersistentModel {
+            }
+
+            extension Person: Observation.Observable {
+            }
+            """,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+
+    func testMultipleUniqueAndIndexGroups() {
+        assertMacroExpansion(
+            #"""
+            @Model class Trip {
+                #Unique<Trip>([\.name, \.startDate, \.endDate], [\.code])
+                #Unique<Trip>([\.destination])
+                #Index<Trip>([\.name], [\.startDate], [\.endDate], [\.name, \.startDate, \.endDate])
+                var name: String
+                var code: String
+                var destination: String
+                var startDate: Date
+                var endDate: Date
+                init() { name = ""; code = ""; destination = ""; startDate = .now; endDate = .now }
+            }
+            """#,
+            expandedSource: """
+            class Trip {
+            \(persisted("name", "String"))
+            \(persisted("code", "String"))
+            \(persisted("destination", "String"))
+            \(persisted("startDate", "Date"))
+            \(persisted("endDate", "Date"))
+                init() { name = ""; code = ""; destination = ""; startDate = .now; endDate = .now }
+
+            \(generatedMembers("Trip", [
+                ("name", "String", nil), ("code", "String", nil), ("destination", "String", nil),
+                ("startDate", "Date", nil), ("endDate", "Date", nil),
+            ],
+            uniqueness: #"[["name", "startDate", "endDate"], ["code"], ["destination"]]"#,
+            indexes: #"[["name"], ["startDate"], ["endDate"], ["name", "startDate", "endDate"]]"#))
+            }
+
+            extension Trip: PGModel.PersistentModel {
+            }
+
+            extension Trip: Observation.Observable {
+            }
+            """,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+
+    func testComputedPropertiesAreLeftAlone() {
+        assertMacroExpansion(
+            """
+            @Model final class Track {
+                var duration: Double
+                var minutes: Int { Int(duration) / 60 }
+                var seconds: Int {
+                    get { Int(duration) % 60 }
+                    set { duration = Double(minutes * 60 + newValue) }
+                }
+                @Transient var formatted: String {
+                    "\\(minutes):\\(seconds)"
+                }
+                init(duration: Double) { self.duration = duration }
+            }
+            """,
+            expandedSource: """
+            final class Track {
+            \(persisted("duration", "Double"))
+                var minutes: Int { Int(duration) / 60 }
+                var seconds: Int {
+                    get { Int(duration) % 60 }
+                    set { duration = Double(minutes * 60 + newValue) }
+                }
+                @Transient var formatted: String {
+                    "\\(minutes):\\(seconds)"
+                }
+                init(duration: Double) { self.duration = duration }
+
+            \(generatedMembers("Track", [("duration", "Double", nil)]))
+            }
+
+            extension Track: PGModel.PersistentModel {
+            }
+
+            extension Track: Observation.Observable {
+            }
+            """,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+
+    func testStaticPropertiesAndUnderscoredPropertiesAreLeftAlone() {
+        assertMacroExpansion(
+            """
+            @Model final class Track {
+                static let defaultTitle = "Untitled"
+                static var plays = 0
+                class var kind: String { "track" }
+                private var _cache: [String: Int] = [:]
+                var title: String
+                init(title: String) { self.title = title }
+            }
+            """,
+            expandedSource: """
+            final class Track {
+                static let defaultTitle = "Untitled"
+                static var plays = 0
+                class var kind: String { "track" }
+                private var _cache: [String: Int] = [:]
+            \(persisted("title", "String"))
+                init(title: String) { self.title = title }
+
+            \(generatedMembers("Track", [("title", "String", nil)]))
+            }
+
+            extension Track: PGModel.PersistentModel {
+            }
+
+            extension Track: Observation.Observable {
+            }
+            """,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+
+    func testNestedModelExtendsTheQualifiedType() {
+        assertMacroExpansion(
+            """
+            enum SchemaV2 {
+                @Model class Trip {
+                    var name: String
+                    init(name: String) { self.name = name }
+                }
+            }
+            """,
+            expandedSource: """
+            enum SchemaV2 {
+                class Trip {
+                    var name: String {
+                        @storageRestrictions(initializes: _name)
+                        init(initialValue) {
+                            _name = initialValue
+                        }
+                        get {
+                            _$observationRegistrar.access(self, keyPath: \\.name)
+                            return _name
+                        }
+                        set {
+                            _$observationRegistrar.withMutation(of: self, keyPath: \\.name) {
+                                _name = newValue
+                            }
+                            self._$didChange("name")
+                        }
+                    }
+
+                    @Transient private var _name: String
+                    init(name: String) { self.name = name }
+
+                    @Transient var _$backingData = PGModel.ModelBackingData()
+
+                    @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                    required init(backingData: PGModel.ModelBackingData) throws {
+                        self._name = try backingData.value(forKey: "name", codec: PGModel._AttributeCodecs.codec(String.self))
+                        self._$backingData = backingData
+                    }
+
+                    static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                        [
+                            PGModel.Schema.PropertyMetadata(name: "name", keypath: \\Trip.name, codec: PGModel._AttributeCodecs.codec(String.self))
+                        ]
+                    }
+                }
+            }
+
+            extension SchemaV2.Trip: PGModel.PersistentModel {
+            }
+
+            extension SchemaV2.Trip: Observation.Observable {
+            }
+            """,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+
+    func testExistingConformanceAddsNoExtension() {
+        // The compiler passes only the protocols the class does not already conform to.
+        assertMacroExpansion(
+            """
+            @Model final class Note: PersistentModel {
+                init() {}
+            }
+            """,
+            expandedSource: """
+            final class Note: PersistentModel {
+                init() {}
+
+            \(generatedMembers("Note", []))
+            }
+            """,
+            macroSpecs: modelMacroSpecs.merging(
+                ["Model": .init(type: ModelMacro.self, conformances: [])], uniquingKeysWith: { $1 }
+            )
+        )
+    }
+
+    func testBacktickedPropertyName() {
+        assertMacroExpansion(
+            """
+            @Model final class Rule {
+                var `default`: Bool
+                init() { self.default = false }
+            }
+            """,
+            expandedSource: #"""
+            final class Rule {
+                var `default`: Bool {
+                    @storageRestrictions(initializes: _default)
+                    init(initialValue) {
+                        _default = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \.`default`)
+                        return _default
+                    }
+                    set {
+                        _$observationRegistrar.withMutation(of: self, keyPath: \.`default`) {
+                            _default = newValue
+                        }
+                        self._$didChange("default")
+                    }
+                }
+
+                @Transient private var _default: Bool
+                init() { self.default = false }
+
+                @Transient var _$backingData = PGModel.ModelBackingData()
+
+                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                required init(backingData: PGModel.ModelBackingData) throws {
+                    self._default = try backingData.value(forKey: "default", codec: PGModel._AttributeCodecs.codec(Bool.self))
+                    self._$backingData = backingData
+                }
+
+                static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    [
+                        PGModel.Schema.PropertyMetadata(name: "default", keypath: \Rule.`default`, codec: PGModel._AttributeCodecs.codec(Bool.self))
+                    ]
+                }
+            }
+
+            extension Rule: PGModel.PersistentModel {
+            }
+
+            extension Rule: Observation.Observable {
+            }
+            """#,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+}
