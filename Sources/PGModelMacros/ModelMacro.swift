@@ -176,10 +176,13 @@ extension ModelMacro: ExtensionMacro {
         conformingTo protocols: [TypeSyntax],
         in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
-        guard declaration.is(ClassDeclSyntax.self) else { return [] }
+        guard let model = declaration.as(ClassDeclSyntax.self) else { return [] }
+        // The members of a `@MainActor` class are isolated, so its PersistentModel conformance can only
+        // be an isolated one (usable on that actor), as with SwiftData under Swift 6.
+        let isolation = globalActor(of: model).map { "@\($0) " } ?? ""
         // One extension per protocol the class does not conform to yet. PersistentModel refines
         // Observable, but the compiler still wants every listed conformance spelled out, as SwiftData does.
-        let qualified = ["PersistentModel": "PGModel.PersistentModel", "Observable": "Observation.Observable"]
+        let qualified = ["PersistentModel": isolation + "PGModel.PersistentModel", "Observable": "Observation.Observable"]
         var extensions: [ExtensionDeclSyntax] = []
         for proto in protocols {
             guard let name = qualified[lastComponent(of: proto)] else { continue }
@@ -187,6 +190,17 @@ extension ModelMacro: ExtensionMacro {
             if let ext = decl.as(ExtensionDeclSyntax.self) { extensions.append(ext) }
         }
         return extensions
+    }
+
+    /// `MainActor` for `@MainActor class`; any argument-less attribute named `…Actor` is taken for a
+    /// global actor, since attributes cannot be resolved syntactically.
+    private static func globalActor(of model: ClassDeclSyntax) -> String? {
+        for element in model.attributes {
+            guard case .attribute(let attribute) = element, attribute.arguments == nil else { continue }
+            let name = attribute.attributeName.trimmedDescription
+            if name.hasSuffix("Actor") { return name }
+        }
+        return nil
     }
 
     private static func lastComponent(of type: TypeSyntax) -> String {

@@ -630,6 +630,34 @@ final class ModelMacroExpansionTests: XCTestCase {
         )
     }
 
+    func testMainActorModelGetsAnIsolatedConformance() {
+        assertMacroExpansion(
+            """
+            @MainActor
+            @Model final class Track {
+                var title: String
+                init(title: String) { self.title = title }
+            }
+            """,
+            expandedSource: """
+            @MainActor
+            final class Track {
+            \(persisted("title", "String"))
+                init(title: String) { self.title = title }
+
+            \(generatedMembers("Track", [("title", "String", nil)]))
+            }
+
+            extension Track: @MainActor PGModel.PersistentModel {
+            }
+
+            extension Track: Observation.Observable {
+            }
+            """,
+            macroSpecs: modelMacroSpecs
+        )
+    }
+
     func testExistingConformanceAddsNoExtension() {
         // The compiler passes only the protocols the class does not already conform to.
         assertMacroExpansion(
