@@ -3,7 +3,7 @@ import SwiftSyntax
 
 /// Every message the PGModel macros emit. Messages are full sentences that name the property and the
 /// class, because they surface in the user's code far from the macro that produced them.
-struct ModelDiagnostic: DiagnosticMessage, Error {
+struct ModelDiagnostic: DiagnosticMessage {
     let id: String
     let message: String
     let severity: DiagnosticSeverity
