@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PGModelServer
+import PGModelWire
+import ServiceLifecycle
+
+/// `pgmodel serve`: runs the line-protocol service until SIGINT or SIGTERM, then shuts down gracefully.
+///
+/// ```
+/// pgmodel serve --host 0.0.0.0 --port 7432 --database-url postgres://pgmodel:pgmodel@db/pgmodel
+/// ```
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the PGModel line-protocol service.",
+        discussion: "SIGINT or SIGTERM stops accepting connections, lets requests in progress finish, then exits.")
+
+    @Option(help: ArgumentHelp("Address to listen on. Defaults to $PGMODEL_HOST, else 127.0.0.1.", valueName: "address"))
+    var host: String?
+
+    @Option(help: ArgumentHelp("TCP port. Defaults to $PGMODEL_PORT, else 7432.", valueName: "port"))
+    var port: Int?
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Option(help: ArgumentHelp("Longest accepted request line in bytes.", valueName: "bytes"))
+    var maxLineBytes = WireProtocol.defaultMaxLineBytes
+
+    @Option(help: ArgumentHelp("Most simultaneous client connections (default: no limit).", valueName: "count"))
+    var maxConnections: Int?
+
+    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
+    var logLevel = "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("unknown log level '\(logLevel)'")
+        }
+        guard maxLineBytes >= 64 else { throw ValidationError("--max-line-bytes must be at least 64") }
+        if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let host = host ?? environment["PGMODEL_HOST"].flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1"
+        let port: Int
+        if let explicit = self.port {
+            port = explicit
+        } else if let text = environment["PGMODEL_PORT"], !text.isEmpty {
+            guard let parsed = Int(text) else { throw ValidationError("PGMODEL_PORT '\(text)' is not a port number") }
+            port = parsed
+        } else {
+            port = WireProtocol.defaultPort
+        }
+        let databaseURL = try database.resolvedURL()
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "pgmodel.server")
+
+        try await reportingFailures {
+            let server = try LineServer(
+                configuration: LineServerConfiguration(
+                    databaseURL: databaseURL, host: host, port: port, schemaName: database.schema,
+                    maxLineBytes: maxLineBytes, maxConnections: maxConnections),
+                logger: logger)
+            let group = ServiceGroup(
+                services: [server], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
+            try await group.run()
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import NIOPosix
+import PGModelCore
+import PGModelPostgres
+import PGModelServer
+import PostgresNIO
+import ServiceLifecycle
+import Testing
+
+/// Runs a real ``LineServer`` in-process on 127.0.0.1 and an ephemeral port, against the database of
+/// `PGMODEL_TEST_DATABASE_URL`, and creates users for tests directly through the store engine.
+enum ServerTestHarness {
+    /// A server for the duration of `body`, shut down gracefully afterwards (and the shutdown checked).
+    static func withServer<T: Sendable>(
+        port: Int = 0,
+        schemaName: String? = nil,
+        maxLineBytes: Int = 1 << 20,
+        maxConnections: Int? = nil,
+        _ body: @Sendable (_ port: Int) async throws -> T
+    ) async throws -> T {
+        let server = try LineServer(
+            configuration: LineServerConfiguration(
+                databaseURL: try TestDatabase.url(), host: "127.0.0.1", port: port, schemaName: schemaName,
+                maxLineBytes: maxLineBytes, maxConnections: maxConnections, maxDatabaseConnections: 4),
+            logger: logger)
+        let group = ServiceGroup(services: [server], logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            do {
+                let bound = try await server.listeningPort()
+                let result = try await body(bound)
+                await group.triggerGracefulShutdown()
+                try await tasks.next()
+                return result
+            } catch {
+                await group.triggerGracefulShutdown()
+                _ = try? await tasks.next()
+                throw error
+            }
+        }
+    }
+
+    /// A fresh user with a random name; returns the name and id.
+    static func makeUser(_ prefix: String = "u", password: String = "secret", admin: Bool = false) async throws -> AuthenticatedUser {
+        let name = "\(prefix)_\(uniqueSuffix())"
+        return try await withDatabase { engine, connection in
+            try await engine.createUser(name: name, password: password, isAdmin: admin, on: connection)
+        }
+    }
+
+    /// Runs `body` on a connection of its own, after bootstrapping the system tables.
+    static func withDatabase<T: Sendable>(
+        schemaName: String = "public", _ body: (PostgresStoreEngine, PostgresConnection) async throws -> T
+    ) async throws -> T {
+        let configuration = try PostgresStoreConfiguration.parse(try TestDatabase.url())
+        let connection = try await PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration.connection, id: 1, logger: logger)
+        let engine = PostgresStoreEngine(schemaName: schemaName, logger: logger)
+        do {
+            try await engine.bootstrap(on: connection)
+            let result = try await body(engine, connection)
+            try await connection.close()
+            return result
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    /// Lowercase letters and digits, unique enough for names shared by parallel and repeated runs.
+    static func uniqueSuffix() -> String {
+        String(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(10))
+    }
+
+    /// A unique entity name, e.g. `Note_3fa2…`.
+    static func uniqueEntity(_ base: String = "Note") -> String {
+        "\(base)_\(uniqueSuffix())"
+    }
+
+    /// Logs at warning and above only, so test output stays readable.
+    static let logger: Logger = {
+        var logger = Logger(label: "pgmodel.test.server")
+        logger.logLevel = .warning
+        return logger
+    }()
+}
