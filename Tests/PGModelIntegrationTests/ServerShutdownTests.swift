@@ -11,7 +11,7 @@ struct ServerShutdownTests {
     @Test("graceful shutdown closes idle connections, returns from run() and stops accepting")
     func gracefulShutdown() async throws {
         let server = try LineServer(
-            configuration: LineServerConfiguration(databaseURL: try TestDatabase.url(), port: 0, maxDatabaseConnections: 2),
+            configuration: LineServerConfiguration(databaseURL: try ServerTestHarness.databaseURL(), port: 0, maxDatabaseConnections: 2),
             logger: ServerTestHarness.logger)
         let group = ServiceGroup(services: [server], logger: ServerTestHarness.logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -37,7 +37,7 @@ struct ServerShutdownTests {
     func runsOnce() async throws {
         try await ServerTestHarness.withServer { _ in }
         let server = try LineServer(
-            configuration: LineServerConfiguration(databaseURL: try TestDatabase.url(), port: 0), logger: ServerTestHarness.logger)
+            configuration: LineServerConfiguration(databaseURL: try ServerTestHarness.databaseURL(), port: 0), logger: ServerTestHarness.logger)
         let group = ServiceGroup(services: [server], logger: ServerTestHarness.logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }

@@ -11,6 +11,21 @@ import Testing
 /// Runs a real ``LineServer`` in-process on 127.0.0.1 and an ephemeral port, against the database of
 /// `PGMODEL_TEST_DATABASE_URL`, and creates users for tests directly through the store engine.
 enum ServerTestHarness {
+    struct MissingDatabase: Error, CustomStringConvertible {
+        var description: String {
+            "PGMODEL_TEST_DATABASE_URL is not set: server tests need PostgreSQL "
+                + "(e.g. postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel_test; scripts/test.sh sets it)"
+        }
+    }
+
+    /// The test database's URL; a missing variable fails the test with ``MissingDatabase``, never skips it.
+    static func databaseURL() throws -> String {
+        guard let url = ProcessInfo.processInfo.environment["PGMODEL_TEST_DATABASE_URL"], !url.isEmpty else {
+            throw MissingDatabase()
+        }
+        return url
+    }
+
     /// A server for the duration of `body`, shut down gracefully afterwards (and the shutdown checked).
     static func withServer<T: Sendable>(
         port: Int = 0,
@@ -21,7 +36,7 @@ enum ServerTestHarness {
     ) async throws -> T {
         let server = try LineServer(
             configuration: LineServerConfiguration(
-                databaseURL: try TestDatabase.url(), host: "127.0.0.1", port: port, schemaName: schemaName,
+                databaseURL: try ServerTestHarness.databaseURL(), host: "127.0.0.1", port: port, schemaName: schemaName,
                 maxLineBytes: maxLineBytes, maxConnections: maxConnections, maxDatabaseConnections: 4),
             logger: logger)
         let group = ServiceGroup(services: [server], logger: logger)
@@ -53,7 +68,7 @@ enum ServerTestHarness {
     static func withDatabase<T: Sendable>(
         schemaName: String = "public", _ body: (PostgresStoreEngine, PostgresConnection) async throws -> T
     ) async throws -> T {
-        let configuration = try PostgresStoreConfiguration.parse(try TestDatabase.url())
+        let configuration = try PostgresStoreConfiguration.parse(try ServerTestHarness.databaseURL())
         let connection = try await PostgresConnection.connect(
             on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration.connection, id: 1, logger: logger)
         let engine = PostgresStoreEngine(schemaName: schemaName, logger: logger)
