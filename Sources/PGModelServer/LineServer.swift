@@ -19,7 +19,7 @@ import ServiceLifecycle
 /// let group = ServiceGroup(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
 /// try await group.run()
 /// ```
-public struct LineServer: Service {
+public struct LineServer: Service, CustomStringConvertible {
     /// How the server was configured.
     public let configuration: LineServerConfiguration
     let logger: Logger
@@ -99,4 +99,9 @@ public struct LineServer: Service {
 
     /// How many client connections are open right now.
     public var connectionCount: Int { lifecycle.connectionCount }
+
+    /// Names the listening address and the database without its password: service-lifecycle logs it.
+    public var description: String {
+        "LineServer(\(configuration.host):\(configuration.port), database \(LineServerConfiguration.redacting(configuration.databaseURL)))"
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import PGModelWire
 
 /// How a ``LineServer`` listens and where its database is.
@@ -6,7 +7,7 @@ import PGModelWire
 /// var configuration = LineServerConfiguration(databaseURL: "postgres://pgmodel:pgmodel@127.0.0.1:5432/pgmodel")
 /// configuration.port = 0   // any free port; ask the server which one with `listeningPort()`
 /// ```
-public struct LineServerConfiguration: Sendable {
+public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// The address to listen on; `127.0.0.1` keeps the service local, `0.0.0.0` opens it to the network.
     public var host: String
     /// The TCP port; `0` picks a free one.
@@ -42,5 +43,21 @@ public struct LineServerConfiguration: Sendable {
         self.maxConnections = maxConnections
         self.maxFailedAuthentications = maxFailedAuthentications
         self.maxDatabaseConnections = maxDatabaseConnections
+    }
+
+    /// The settings without the database password, for logs.
+    public var description: String {
+        var text = "LineServerConfiguration(host: \(host), port: \(port), database: \(Self.redacting(databaseURL))"
+        if let schemaName { text += ", schema: \(schemaName)" }
+        text += ", maxLineBytes: \(maxLineBytes)"
+        if let maxConnections { text += ", maxConnections: \(maxConnections)" }
+        return text + ")"
+    }
+
+    /// `url` with any password replaced by `***`.
+    static func redacting(_ url: String) -> String {
+        guard var components = URLComponents(string: url) else { return "(unparsable URL)" }
+        if components.password != nil { components.password = "***" }
+        return components.string ?? "(unparsable URL)"
     }
 }

@@ -16,8 +16,7 @@ extension Request: Codable {
         } catch let failure as RequestDecodingFailure {
             // The decoder checks UTF-8 only in the strings it reads, so a bad byte can surface as a field error.
             if String(data: line, encoding: .utf8) == nil {
-                return .failure(RequestDecodingFailure(
-                    id: nil, error: WireError(.malformedMessage, "the line is not valid UTF-8 JSON")))
+                return .failure(invalidUTF8)
             }
             return .failure(failure)
         } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
@@ -25,10 +24,14 @@ extension Request: Codable {
         } catch DecodingError.valueNotFound(_, let context) where context.codingPath.isEmpty {
             return .failure(notAnObject)
         } catch {
+            if String(data: line, encoding: .utf8) == nil { return .failure(invalidUTF8) }
             return .failure(RequestDecodingFailure(
-                id: nil, error: WireError(.malformedMessage, "the line is not valid UTF-8 JSON")))
+                id: nil, error: WireError(.malformedMessage, "the line is not valid JSON")))
         }
     }
+
+    private static let invalidUTF8 = RequestDecodingFailure(
+        id: nil, error: WireError(.malformedMessage, "the line is not valid UTF-8"))
 
     private static let notAnObject = RequestDecodingFailure(
         id: nil, error: WireError(.malformedMessage, "a request is a JSON object"))

@@ -60,6 +60,16 @@ struct ServerShutdownTests {
         await #expect(throws: PGModelError.self) { try await server.listeningPort() }
     }
 
+    @Test("a server's description, which service-lifecycle logs, never shows the database password")
+    func descriptionHidesPassword() throws {
+        let server = try LineServer(configuration: LineServerConfiguration(
+            databaseURL: "postgres://svc:T0p-S3cret@db.internal:5432/app?schema=shop", port: 7000))
+        for text in ["\(server)", String(reflecting: server), "\(server.configuration)"] {
+            #expect(!text.contains("T0p-S3cret"), "\(text)")
+            #expect(text.contains("db.internal"))
+        }
+    }
+
     @Test("bad configurations are refused before anything starts", arguments: [
         LineServerConfiguration(databaseURL: "mysql://a@b/c"),
         LineServerConfiguration(databaseURL: "postgres://a@b/c", port: 70_000),

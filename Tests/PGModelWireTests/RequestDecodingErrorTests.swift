@@ -17,8 +17,8 @@ struct RequestDecodingErrorTests {
 
     static let cases: [Case] = [
         // Not parseable far enough to find an id.
-        Case(line: "{not json", id: nil, code: .malformedMessage, field: nil, messageContains: "not valid"),
-        Case(line: "", id: nil, code: .malformedMessage, field: nil, messageContains: "not valid"),
+        Case(line: "{not json", id: nil, code: .malformedMessage, field: nil, messageContains: "not valid JSON"),
+        Case(line: "", id: nil, code: .malformedMessage, field: nil, messageContains: "not valid JSON"),
         Case(line: #"[1,2]"#, id: nil, code: .malformedMessage, field: nil, messageContains: "JSON object"),
         Case(line: #""ping""#, id: nil, code: .malformedMessage, field: nil, messageContains: "JSON object"),
         Case(line: "null", id: nil, code: .malformedMessage, field: nil, messageContains: "JSON object"),
@@ -89,6 +89,12 @@ struct RequestDecodingErrorTests {
         }
         #expect(failure.id == nil)
         #expect(failure.error.code == .malformedMessage)
+        #expect(failure.error.message == "the line is not valid UTF-8")
+        guard case .failure(let broken) = Request.decode(line: Data([0x7B, 0xFF])) else {
+            Issue.record("invalid UTF-8 decoded")
+            return
+        }
+        #expect(broken.error.message == "the line is not valid UTF-8")
     }
 
     @Test("a decoding failure answers with the request's id and the stable code: exact line")
