@@ -111,8 +111,12 @@ public final class RemoteModelStore: ModelStore {
             return nil
         }
         guard let channel else { return }
-        // A polite goodbye, bounded: the socket closes either way.
-        _ = try? await roundTrip(.bye, on: channel).get()
+        // A polite goodbye, but a silent server gets a second at most: the socket closes either way,
+        // and closing fails the waiting `bye`.
+        let goodbye = roundTrip(.bye, on: channel)
+        let deadline = channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+        _ = try? await goodbye.get()
+        deadline.cancel()
         try? await channel.close()
     }
 

@@ -100,3 +100,40 @@ enum ServerTestHarness {
         return logger
     }()
 }
+
+/// One server for the whole test process, for suites that want many stores without starting a server
+/// each (e.g. the behaviour suite's service variant). It runs until the process exits.
+///
+/// ```swift
+/// let url = try await SharedTestServer.instance.newUserURL()   // pgmodel://u_…:secret@127.0.0.1:<port>
+/// ```
+actor SharedTestServer {
+    static let instance = SharedTestServer()
+
+    private var starting: Task<Int, any Error>?
+
+    /// The shared server's port, starting it on first use.
+    func port() async throws -> Int {
+        if let starting { return try await starting.value }
+        let databaseURL = try ServerTestHarness.databaseURL()
+        let task = Task<Int, any Error> {
+            let server = try LineServer(
+                configuration: LineServerConfiguration(databaseURL: databaseURL, port: 0),
+                logger: ServerTestHarness.logger)
+            Task.detached { try? await server.run() }
+            return try await server.listeningPort()
+        }
+        starting = task
+        return try await task.value
+    }
+
+    /// A fresh user's `pgmodel://` URL on the shared server.
+    func newUserURL(password: String = "secret") async throws -> URL {
+        let port = try await port()
+        let user = try await ServerTestHarness.makeUser("svc", password: password)
+        guard let url = URL(string: "pgmodel://\(user.name):\(password)@127.0.0.1:\(port)") else {
+            throw PGModelError(.invalidConfiguration, "user \(user.name) does not fit in a URL")
+        }
+        return url
+    }
+}
