@@ -3,7 +3,9 @@ import NIOCore
 import PGModelCore
 
 extension ModelContainer {
+    /// The service store shares the container's event loop, so a bridged call and the channel it
+    /// waits on never need another thread.
     static func makeRemoteStore(url: URL, eventLoop: any EventLoop) throws -> any ModelStore {
-        throw PGModelError(.invalidConfiguration, "the pgmodel:// store is not built yet")
+        try RemoteModelStore(url: url, eventLoopGroup: eventLoop)
     }
 }

@@ -6,6 +6,19 @@ import PostgresNIO
 enum PostgresErrorMapping {
     static func map(_ error: any Error, model: String? = nil) -> PGModelError {
         if let error = error as? PGModelError { return error }
+        if let legacy = error as? PostgresError {
+            // The simple-query API (used for the multi-statement system SQL) reports this older type.
+            switch legacy {
+            case .server(let server):
+                let state = server.fields[.sqlState] ?? "XX000"
+                return PGModelError(.databaseError, "PostgreSQL error\(model.map { " on \($0)" } ?? ""): \(server.fields[.message] ?? "")",
+                                    model: model, sqlState: state)
+            case .protocol(let text):
+                return PGModelError(.connectionFailed, "PostgreSQL protocol error: \(text)", model: model)
+            case .connectionClosed:
+                return PGModelError(.connectionFailed, "the PostgreSQL connection closed", model: model)
+            }
+        }
         guard let psql = error as? PSQLError else {
             return PGModelError(.connectionFailed, "PostgreSQL connection error: \(type(of: error))", model: model)
         }

@@ -27,14 +27,13 @@ public struct PostgresStoreEngine: Sendable {
     /// Applies the system SQL (schema `pgmodel`, users, entities, extensions). Idempotent; serialised
     /// across processes with an advisory lock so concurrent first starts do not race.
     public func bootstrap(on connection: PostgresConnection) async throws {
-        var script = "BEGIN;\nSELECT pg_advisory_xact_lock(\(Self.bootstrapLock));\n"
-        for file in SystemSQL.files { script += file.sql + "\n" }
-        script += "COMMIT;"
-        do {
-            _ = try await connection.simpleQuery(script).get()
-        } catch {
-            _ = try? await connection.simpleQuery("ROLLBACK").get()
-            throw PostgresErrorMapping.map(error)
+        try await transaction(on: connection) {
+            try await execute(SQLStatement(sql: "SELECT pg_advisory_xact_lock(\(Self.bootstrapLock))"), on: connection)
+            for file in SystemSQL.files {
+                for statement in SQLScript.statements(file.sql) {
+                    try await execute(SQLStatement(sql: statement), on: connection)
+                }
+            }
         }
     }
 

@@ -41,14 +41,14 @@ extension SQLRenderer {
         }
         var matches: [String] = []
         for group in entity.uniquenessConstraints {
-            var terms: [String] = []
+            var pairs: [(column: String, value: PGValue)] = []
             for name in group {
                 let attribute = try self.attribute(name, of: entity)
-                let value = try coerced(row.values[name], attribute, entity, requirePresent: true)
-                if value.isNull { terms = []; break }
-                terms.append("\(Naming.quoted(attribute.columnName)) = \(b.bind(value))")
+                pairs.append((attribute.columnName, try coerced(row.values[name], attribute, entity, requirePresent: true)))
             }
-            if !terms.isEmpty { matches.append("(" + terms.joined(separator: " AND ") + ")") }
+            // Bind only complete groups, so no placeholder is left unused.
+            guard !pairs.isEmpty, !pairs.contains(where: { $0.value.isNull }) else { continue }
+            matches.append("(" + pairs.map { "\(Naming.quoted($0.column)) = \(b.bind($0.value))" }.joined(separator: " AND ") + ")")
         }
         guard !matches.isEmpty else { return nil }
         let table = qualifiedTable(entity)

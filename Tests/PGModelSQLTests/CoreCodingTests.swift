@@ -16,7 +16,7 @@ struct CoreCodingTests {
         let request = try JSONDecoder().decode(FetchRequest.self, from: Data(line.utf8))
         #expect(request == FetchRequest(entity: "Trip", predicate: .compare(.equal, .key("destination"), .value(.string("Paris"))),
                                         sort: [SortKey("startDate")], limit: 10))
-        #expect(try json(request) == line)
+        #expect(try json(request) == #"{"entity":"Trip","limit":10,"sort":[{"key":"startDate"}],"where":{"eq":[{"key":"destination"},{"value":"Paris"}]}}"#)
     }
 
     @Test(arguments: [

@@ -1,0 +1,54 @@
+import Foundation
+import PGModel
+import Testing
+
+/// The two ways an app reaches its data; the behaviour suite runs against both.
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    /// `postgres://` — the app's own connections.
+    case direct
+    /// `pgmodel://` — through the line-protocol service, logged in as a fresh user.
+    case service
+
+    var testDescription: String { rawValue }
+}
+
+/// A container on a fresh store for one test, plus a token to make unique values unique across tests
+/// that share a table (service tests share one server schema; their rows are separated by owner).
+struct StoreFixture {
+    let container: ModelContainer
+    let token: String
+
+    static func make(_ kind: StoreKind, _ types: [any PersistentModel.Type]) async throws -> StoreFixture {
+        let token = String(UUID().uuidString.prefix(8)).lowercased()
+        switch kind {
+        case .direct:
+            let url = try TestDatabase.schemaURL()
+            return StoreFixture(container: try ModelContainer(for: Schema(types), configurations: ModelConfiguration(url: url)), token: token)
+        case .service:
+            let service = try await TestService.shared()
+            let url = try await service.newUserURL()
+            let schema = Schema(types)
+            let container = try await offCooperativePool { try ModelContainer(for: schema, configurations: ModelConfiguration(url: url)) }
+            return StoreFixture(container: container, token: token)
+        }
+    }
+
+    var context: ModelContext { ModelContext(container) }
+}
+
+extension StoreFixture: Sendable {}
+
+/// Runs SwiftData-style synchronous code on a thread of its own and awaits it.
+///
+/// The synchronous API blocks its caller until the store answers. An app's service runs in another
+/// process, but these tests run the service in-process on Swift's cooperative pool (two threads on a
+/// 2-core machine); test bodies that blocked those threads would starve the very server they wait for.
+func offCooperativePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(with: Result { try body() })
+        }
+        thread.stackSize = 4 << 20
+        thread.start()
+    }
+}

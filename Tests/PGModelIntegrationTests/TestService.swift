@@ -1,0 +1,45 @@
+import Foundation
+import Logging
+import PGModel
+import PGModelServer
+import ServiceLifecycle
+
+/// One in-process LineServer shared by the service variants of the behaviour suite: started on first
+/// use on 127.0.0.1 and an ephemeral port, with its own PostgreSQL schema, and left running until the
+/// test process exits. Each test logs in as a fresh user, so tests are isolated by ownership.
+actor TestService {
+    private static let instance = TestService()
+    private var port: Int?
+
+    static func shared() async throws -> TestService {
+        try await instance.start()
+        return instance
+    }
+
+    private func start() async throws {
+        guard port == nil else { return }
+        let server = try LineServer(
+            configuration: LineServerConfiguration(
+                databaseURL: try TestDatabase.url(), host: "127.0.0.1", port: 0,
+                schemaName: TestDatabase.uniqueSchema("svc"), maxDatabaseConnections: 8),
+            logger: Logger(label: "pgmodel.test-service"))
+        let group = ServiceGroup(services: [server], logger: Logger(label: "pgmodel.test-service"))
+        Task.detached { try? await group.run() }
+        port = try await server.listeningPort()
+    }
+
+    /// A `pgmodel://` URL of a newly created user.
+    func newUserURL() async throws -> URL {
+        guard let port else { throw PGModelError(.connectionFailed, "the test service is not running") }
+        let user = try await ServerTestHarness.makeUser("behavior")
+        guard let url = URL(string: "pgmodel://\(user.name):secret@127.0.0.1:\(port)") else {
+            throw PGModelError(.invalidConfiguration, "could not form the test service URL")
+        }
+        return url
+    }
+}
+
+extension StoreKind {
+    /// The stores the behaviour suite runs against.
+    static let tested: [StoreKind] = StoreKind.allCases
+}

@@ -1,0 +1,53 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import Testing
+@testable import PGModel
+
+/// The bridge must run async work to completion while the calling thread — possibly a cooperative
+/// one — is blocked, and must refuse to block the event loop it runs on.
+@Suite("BlockingBridge")
+struct BlockingBridgeTests {
+    let bridge = BlockingBridge(eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+
+    @Test func returnsValueAndRunsOnTheEventLoop() throws {
+        let loop = bridge.eventLoop
+        let onLoop = try bridge.run { loop.inEventLoop }
+        #expect(onLoop)
+    }
+
+    @Test func awaitsFuturesAndSleepsWithoutTheCooperativePool() throws {
+        let loop = bridge.eventLoop
+        let value = try bridge.run { () async throws -> Int in
+            let a = try await loop.scheduleTask(in: .milliseconds(5)) { 20 }.futureResult.get()
+            try await Task.sleep(for: .milliseconds(5))
+            return a + 22
+        }
+        #expect(value == 42)
+    }
+
+    @Test func rethrowsErrors() {
+        struct Boom: Error {}
+        #expect(throws: Boom.self) { try bridge.run { () async throws -> Int in throw Boom() } }
+    }
+
+    @Test func manyConcurrentBlockingCallersAllFinish() async throws {
+        // More blocked callers than cooperative threads: with work on the cooperative pool this deadlocks.
+        let bridge = self.bridge
+        let total = try await withThrowingTaskGroup(of: Int.self) { group in
+            for i in 0..<8 {
+                group.addTask { try bridge.run { try await Task.sleep(for: .milliseconds(10)); return i } }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(total == 28)
+    }
+
+    @Test func refusesToBlockItsOwnEventLoop() throws {
+        let bridge = self.bridge
+        let result = try bridge.eventLoop.submit {
+            Result { try bridge.run { 1 } }
+        }.wait()
+        #expect(throws: PGModelError.self) { try result.get() }
+    }
+}
