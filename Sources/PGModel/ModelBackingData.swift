@@ -61,7 +61,9 @@ public final class ModelBackingData {
     }
 
     func noteChange(_ key: String, of model: any PersistentModel) {
-        guard !isApplyingStoredValues else { return }
+        // A detached model's every column is written at insert: its setters (Swift calls them in the
+        // user's init for properties that already had a default) are not changes.
+        guard !isApplyingStoredValues, state != .detached else { return }
         changedKeys.insert(key)
         if state == .persisted { context?.modelDidChange(model) }
     }

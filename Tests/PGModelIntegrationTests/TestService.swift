@@ -9,6 +9,9 @@ import ServiceLifecycle
 /// test process exits. Each test logs in as a fresh user, so tests are isolated by ownership.
 actor TestService {
     private static let instance = TestService()
+    /// The start-up, shared by every caller: actor methods are reentrant across `await`, so a plain
+    /// "port == nil" check would let concurrent first callers start several servers.
+    private var starting: Task<Int, any Error>?
     private var port: Int?
 
     static func shared() async throws -> TestService {
@@ -17,15 +20,19 @@ actor TestService {
     }
 
     private func start() async throws {
-        guard port == nil else { return }
-        let server = try LineServer(
-            configuration: LineServerConfiguration(
-                databaseURL: try TestDatabase.url(), host: "127.0.0.1", port: 0,
-                schemaName: TestDatabase.uniqueSchema("svc"), maxDatabaseConnections: 8),
-            logger: Logger(label: "pgmodel.test-service"))
-        let group = ServiceGroup(services: [server], logger: Logger(label: "pgmodel.test-service"))
-        Task.detached { try? await group.run() }
-        port = try await server.listeningPort()
+        if port != nil { return }
+        let task = starting ?? Task {
+            let server = try LineServer(
+                configuration: LineServerConfiguration(
+                    databaseURL: try TestDatabase.url(), host: "127.0.0.1", port: 0,
+                    schemaName: TestDatabase.uniqueSchema("svc"), maxDatabaseConnections: 8),
+                logger: Logger(label: "pgmodel.test-service"))
+            let group = ServiceGroup(services: [server], logger: Logger(label: "pgmodel.test-service"))
+            Task.detached { try? await group.run() }
+            return try await server.listeningPort()
+        }
+        starting = task
+        port = try await task.value
     }
 
     /// A `pgmodel://` URL of a newly created user.

@@ -1,0 +1,88 @@
+import Foundation
+import PGModel
+import Testing
+
+// The README's five-minute tour, verbatim except for the URLs (a fresh schema and a fresh service
+// user instead of the fixed ones) and `print` turned into expectations.
+
+@Model final class Trip {
+    @Attribute(.unique) var name: String
+    var destination: String
+    var startDate: Date
+    var budget: Double
+    var notes: String?
+
+    init(name: String, destination: String, startDate: Date, budget: Double) {
+        self.name = name
+        self.destination = destination
+        self.startDate = startDate
+        self.budget = budget
+    }
+}
+
+@Suite("README tour")
+struct ReadmeTourTests {
+    @Test func directStore() async throws {
+        let url = try TestDatabase.schemaURL()
+        try await offCooperativePool {
+            let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: url))
+            let context = ModelContext(container)
+
+            context.insert(Trip(name: "Spring in Paris", destination: "Paris", startDate: .now, budget: 1200))
+            context.insert(Trip(name: "Roman holiday", destination: "Rome", startDate: .now.addingTimeInterval(86_400), budget: 900))
+            try context.save()
+
+            let search = "paris"
+            let descriptor = FetchDescriptor<Trip>(
+                predicate: #Predicate { $0.destination.localizedStandardContains(search) && $0.budget > 1000 },
+                sortBy: [SortDescriptor(\.startDate, order: .reverse)])
+            let trips = try context.fetch(descriptor)
+            #expect(trips.map(\.name) == ["Spring in Paris"])
+        }
+    }
+
+    @Test func serviceUsersSeeOnlyTheirOwnTrips() async throws {
+        let service = try await TestService.shared()
+        let aliceURL = try await service.newUserURL()
+        let bobURL = try await service.newUserURL()
+        try await offCooperativePool {
+            let remote = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: aliceURL))
+            let aliceContext = ModelContext(remote)
+            let token = UUID().uuidString
+            aliceContext.insert(Trip(name: "Alice in Oslo \(token)", destination: "Oslo", startDate: .now, budget: 700))
+            try aliceContext.save()
+            #expect(try aliceContext.fetchCount(FetchDescriptor<Trip>()) == 1)
+
+            // A second client process, another user: sees none of Alice's trips, even by predicate.
+            let bobContext = ModelContext(try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: bobURL)))
+            #expect(try bobContext.fetchCount(FetchDescriptor<Trip>()) == 0)
+            #expect(try bobContext.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.destination == "Oslo" })).isEmpty)
+            bobContext.insert(Trip(name: "Bob in Bergen \(token)", destination: "Bergen", startDate: .now, budget: 300))
+            try bobContext.save()
+            #expect(try aliceContext.fetch(FetchDescriptor<Trip>()).map(\.destination) == ["Oslo"])
+
+            // Bob reusing Alice's unique name cannot take over her row.
+            bobContext.insert(Trip(name: "Alice in Oslo \(token)", destination: "Nowhere", startDate: .now, budget: 1))
+            #expect { try bobContext.save() } throws: { ($0 as? PGModelError)?.code == .uniqueViolation }
+            bobContext.rollback()
+            #expect(try ModelContext(remote).fetch(FetchDescriptor<Trip>()).first?.destination == "Oslo")
+        }
+    }
+
+    @Test func wrongPasswordIsATypedError() async throws {
+        let service = try await TestService.shared()
+        let url = try await service.newUserURL()
+        var components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
+        components.password = "wrong"
+        let wrong = try #require(components.url)
+        try await offCooperativePool {
+            #expect { try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: wrong)) }
+                throws: { ($0 as? PGModelError)?.code == .authenticationFailed }
+        }
+    }
+
+    @Test func badURLsAreTypedErrors() throws {
+        #expect { try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: URL(fileURLWithPath: "/tmp/x.sqlite"))) }
+            throws: { ($0 as? PGModelError)?.code == .invalidConfiguration }
+    }
+}
