@@ -26,7 +26,8 @@ struct RequestCodingTests {
         ]),
         sort: [SortKey("startDate"), SortKey("name", ascending: false)],
         limit: 10,
-        offset: 5)
+        offset: 5,
+        identifiers: [WireTest.tripID, WireTest.otherID])
 
     static let save = SaveRequest(
         inserts: [

@@ -57,6 +57,8 @@ struct RequestDecodingErrorTests {
         Case(line: #"{"id":5,"op":"fetch","entity":"Trip","sort":[{"order":"reverse"}]}"#, id: 5, code: .missingField, field: "sort[0].key", messageContains: "'sort[0].key'"),
         Case(line: #"{"id":5,"op":"fetch","entity":"Trip","sort":[{"key":"a","order":"up"}]}"#, id: 5, code: .invalidField, field: "sort[0].order", messageContains: "forward"),
         Case(line: #"{"id":5,"op":"fetch","entity":"Trip","sort":{"key":"a"}}"#, id: 5, code: .invalidField, field: "sort", messageContains: "must be an array"),
+        Case(line: #"{"id":5,"op":"fetch","entity":"Trip","ids":["0193a7c4-5e6f-7a8b-9c0d-000000000001","nope"]}"#, id: 5, code: .invalidField, field: "ids[1]", messageContains: "'ids[1]'"),
+        Case(line: #"{"id":5,"op":"fetch","entity":"Trip","ids":"0193a7c4-5e6f-7a8b-9c0d-000000000001"}"#, id: 5, code: .invalidField, field: "ids", messageContains: "must be an array"),
         // register.
         Case(line: #"{"id":6,"op":"register"}"#, id: 6, code: .missingField, field: "schema", messageContains: "'schema'"),
         Case(line: #"{"id":6,"op":"register","schema":{"version":"1"}}"#, id: 6, code: .missingField, field: "schema.entities", messageContains: "'schema.entities'"),
