@@ -174,17 +174,3 @@ struct ServerRemoteStoreTests {
         }
     }
 }
-
-@Suite("Server: the shared test server")
-struct SharedTestServerTests {
-    @Test("hands out working user URLs on one server")
-    func sharedServer() async throws {
-        let first = try await SharedTestServer.instance.newUserURL()
-        let second = try await SharedTestServer.instance.newUserURL()
-        #expect(first.port == second.port)
-        #expect(first.user != second.user)
-        let store = try RemoteModelStore(url: first)
-        #expect(try await store.connect().user == first.user)
-        await store.close()
-    }
-}
