@@ -75,18 +75,20 @@ public final class PostgresModelStore: ModelStore {
     }
 
     public func close() async {
-        let connections = state.withLockedValue { state -> [PostgresConnection] in
-            state.isClosed = true
-            defer { state.idle = [] }
-            return state.idle
+        // Idempotent: `ModelContainer.close()` and the container's deinit both call it.
+        let (connections, wasClosed) = state.withLockedValue { state -> ([PostgresConnection], Bool) in
+            defer { state.isClosed = true; state.idle = [] }
+            return (state.idle, state.isClosed)
         }
-        if dropsSchemaOnClose, let connection = connections.first {
-            let sql = "DROP SCHEMA IF EXISTS \(Naming.quoted(configuration.schemaName)) CASCADE"
-            _ = try? await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
-            _ = try? await connection.query(
-                PostgresQuery(unsafeSQL: "DELETE FROM pgmodel.entities WHERE schema_name = $1",
-                              binds: { var b = PostgresBindings(); b.append(configuration.schemaName); return b }()),
-                logger: logger)
+        if wasClosed { return }
+        // A temporary schema is dropped even when no connection is idle: otherwise it would outlive the container.
+        if dropsSchemaOnClose {
+            var connection = connections.first
+            if connection == nil { connection = try? await connect(id: 0) }
+            if let connection {
+                try? await engine.dropSchema(on: connection)
+                if connections.isEmpty { try? await connection.close() }
+            }
         }
         for connection in connections {
             try? await connection.close()
@@ -117,11 +119,15 @@ public final class PostgresModelStore: ModelStore {
         }
         if closed { throw PGModelError(.connectionFailed, "the model container's store is closed") }
         if let reused { return reused }
+        return try await connect(id: id)
+    }
+
+    private func connect(id: Int) async throws -> PostgresConnection {
         do {
             return try await PostgresConnection.connect(
                 on: eventLoop, configuration: configuration.connection, id: id, logger: logger)
         } catch {
-            let mapped = PostgresErrorMappingForClient.map(error)
+            let mapped = PostgresErrorMapping.map(error)
             throw PGModelError(.connectionFailed,
                 "cannot connect to PostgreSQL at \(configuration.host):\(configuration.port) as \(configuration.username): \(mapped.message)",
                 sqlState: mapped.sqlState)
@@ -137,19 +143,5 @@ public final class PostgresModelStore: ModelStore {
         if !keep, !connection.isClosed {
             connection.close().whenComplete { _ in }
         }
-    }
-}
-
-/// Describes connection errors without exposing PostgresNIO types to callers.
-enum PostgresErrorMappingForClient {
-    static func map(_ error: any Error) -> PGModelError {
-        if let error = error as? PGModelError { return error }
-        if let psql = error as? PSQLError {
-            if let state = psql.serverInfo?[.sqlState] {
-                return PGModelError(.connectionFailed, state.hasPrefix("28") ? "the credentials were rejected" : "the server refused the connection", sqlState: state)
-            }
-            return PGModelError(.connectionFailed, "\(psql.code)")
-        }
-        return PGModelError(.connectionFailed, "\(error)")
     }
 }

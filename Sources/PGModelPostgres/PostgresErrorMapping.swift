@@ -3,8 +3,13 @@ import PostgresNIO
 
 /// Turns PostgresNIO errors into PGModelError. Server messages are kept only where they cannot
 /// contain bound values; `detail` (which can, e.g. "Key (name)=(Paris) already exists") never is.
-enum PostgresErrorMapping {
-    static func map(_ error: any Error, model: String? = nil) -> PGModelError {
+///
+/// ```swift
+/// do { … } catch { throw PostgresErrorMapping.map(error, model: "Trip") }
+/// ```
+public enum PostgresErrorMapping {
+    /// The PGModelError for any error PostgresNIO throws (PGModelErrors pass through unchanged).
+    public static func map(_ error: any Error, model: String? = nil) -> PGModelError {
         if let error = error as? PGModelError { return error }
         if let legacy = error as? PostgresError {
             // The simple-query API (used for the multi-statement system SQL) reports this older type.

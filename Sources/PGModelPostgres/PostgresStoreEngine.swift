@@ -83,6 +83,15 @@ public struct PostgresStoreEngine: Sendable {
         return SchemaDescription(entities: entities)
     }
 
+    /// Drops this engine's PostgreSQL schema with every model table in it and forgets its registered
+    /// entities: the end of an `isStoredInMemoryOnly` container.
+    public func dropSchema(on connection: PostgresConnection) async throws {
+        try await transaction(on: connection) {
+            try await execute(SQLStatement(sql: "DROP SCHEMA IF EXISTS \(Naming.quoted(schemaName)) CASCADE"), on: connection)
+            try await execute(SQLStatement(sql: "DELETE FROM pgmodel.entities WHERE schema_name = $1", binds: [.string(schemaName)]), on: connection)
+        }
+    }
+
     static let bootstrapLock: Int64 = 0x7067_6d6f_6465_6c   // "pgmodel"
 
     static let encoder: JSONEncoder = {

@@ -75,12 +75,12 @@ struct PredicateParityTests {
     func everyConstructSelectsTheSameRows(kind: StoreKind) async throws {
         let f = try await StoreFixture.make(kind, [Voyage.self])
         try await offCooperativePool {
-            let writer = f.context
+            let writer = f.newContext()
             let data = Self.dataset(f.token)
             data.enumerated().forEach { $1.isFavorite = $0 % 4 == 0; writer.insert($1) }
             try writer.save()
 
-            let reader = f.context
+            let reader = f.newContext()
             let all = try reader.fetch(FetchDescriptor<Voyage>())
             #expect(all.count == data.count)
             for c in Self.cases {

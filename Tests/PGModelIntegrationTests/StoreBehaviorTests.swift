@@ -19,12 +19,12 @@ struct StoreBehaviorTests {
     func insertSaveFetchRoundTripsEveryAttributeType(kind: StoreKind) async throws {
         let f = try await StoreFixture.make(kind, [EveryType.self])
         try await offCooperativePool {
-            let writer = f.context
+            let writer = f.newContext()
             let originals = (0..<4).map { EveryType(seed: $0) }
             originals.forEach(writer.insert)
             try writer.save()
 
-            let reader = f.context
+            let reader = f.newContext()
             let fetched = try reader.fetch(FetchDescriptor<EveryType>(sortBy: [SortDescriptor(\.int32)]))
             #expect(fetched.count == 4)
             for (a, b) in zip(originals, fetched) {
@@ -49,7 +49,7 @@ struct StoreBehaviorTests {
     func predicatesSortingAndPaging(kind: StoreKind) async throws {
         let f = try await StoreFixture.make(kind, [Voyage.self])
         try await offCooperativePool {
-            let context = f.context
+            let context = f.newContext()
             let trips = [
                 voyage(f, "a", "Paris", day: 3, budget: 500, travelers: 2),
                 voyage(f, "b", "Rome", day: 1, budget: 1500, travelers: 1, kind: .business),
@@ -85,7 +85,7 @@ struct StoreBehaviorTests {
     func oneInstancePerIdentifierPerContext(kind: StoreKind) async throws {
         let f = try await StoreFixture.make(kind, [Voyage.self])
         try await offCooperativePool {
-            let context = f.context
+            let context = f.newContext()
             let trip = voyage(f, "solo", "Lima", day: 1)
             context.insert(trip)
             try context.save()
@@ -96,7 +96,7 @@ struct StoreBehaviorTests {
             let registered: Voyage? = context.registeredModel(for: trip.persistentModelID)
             #expect(registered === trip)
 
-            let other = f.context
+            let other = f.newContext()
             let fetchedElsewhere = try other.model(for: trip.persistentModelID) as? Voyage
             #expect(fetchedElsewhere !== trip)
             #expect(fetchedElsewhere?.name == trip.name)
@@ -109,11 +109,11 @@ struct StoreBehaviorTests {
     func updateWritesOnlyChangedColumns(kind: StoreKind) async throws {
         let f = try await StoreFixture.make(kind, [Voyage.self])
         try await offCooperativePool {
-            let setup = f.context
+            let setup = f.newContext()
             setup.insert(voyage(f, "shared", "Quito", day: 1, budget: 100, travelers: 1))
             try setup.save()
 
-            let a = f.context, b = f.context
+            let a = f.newContext(), b = f.newContext()
             let inA = try #require(try a.fetch(FetchDescriptor<Voyage>()).first)
             let inB = try #require(try b.fetch(FetchDescriptor<Voyage>()).first)
             inB.budget = 999
@@ -124,7 +124,7 @@ struct StoreBehaviorTests {
             try a.save()
             #expect(!a.hasChanges)
 
-            let check = try #require(try f.context.fetch(FetchDescriptor<Voyage>()).first)
+            let check = try #require(try f.newContext().fetch(FetchDescriptor<Voyage>()).first)
             #expect(check.budget == 999, "a's save must not overwrite b's budget")
             #expect(check.travelers == 7)
         }
@@ -134,7 +134,7 @@ struct StoreBehaviorTests {
     func rollbackRestoresEverything(kind: StoreKind) async throws {
         let f = try await StoreFixture.make(kind, [Voyage.self])
         try await offCooperativePool {
-            let context = f.context
+            let context = f.newContext()
             let kept = voyage(f, "kept", "Cairo", day: 1, budget: 100)
             let doomed = voyage(f, "doomed", "Cairo", day: 2)
             context.insert(kept)
@@ -156,7 +156,7 @@ struct StoreBehaviorTests {
             #expect(!doomed.isDeleted)
             #expect(unsaved.modelContext == nil)
             #expect(try context.fetchCount(FetchDescriptor<Voyage>()) == 2)
-            #expect(try f.context.fetchCount(FetchDescriptor<Voyage>()) == 2)
+            #expect(try f.newContext().fetchCount(FetchDescriptor<Voyage>()) == 2)
         }
     }
 
@@ -164,13 +164,13 @@ struct StoreBehaviorTests {
     func deleteRemovesRows(kind: StoreKind) async throws {
         let f = try await StoreFixture.make(kind, [Voyage.self])
         try await offCooperativePool {
-            let context = f.context
+            let context = f.newContext()
             let trips = (0..<3).map { voyage(f, "del\($0)", "Baku", day: Double($0)) }
             trips.forEach(context.insert)
             try context.save()
             context.delete(trips[1])
             try context.save()
-            let names = try f.context.fetch(FetchDescriptor<Voyage>(sortBy: [SortDescriptor(\.startDate)])).map(\.name)
+            let names = try f.newContext().fetch(FetchDescriptor<Voyage>(sortBy: [SortDescriptor(\.startDate)])).map(\.name)
             #expect(names == [trips[0].name, trips[2].name])
         }
     }
@@ -179,18 +179,18 @@ struct StoreBehaviorTests {
     func uniqueAttributeInsertUpdatesTheExistingRow(kind: StoreKind) async throws {
         let f = try await StoreFixture.make(kind, [Voyage.self])
         try await offCooperativePool {
-            let first = f.context
+            let first = f.newContext()
             let original = voyage(f, "same", "Paris", day: 1, budget: 100)
             first.insert(original)
             try first.save()
 
-            let second = f.context
+            let second = f.newContext()
             let duplicate = voyage(f, "same", "Berlin", day: 2, budget: 200)
             second.insert(duplicate)
             try second.save()
 
             #expect(duplicate.persistentModelID == original.persistentModelID, "the insert took the existing row's identity")
-            let all = try f.context.fetch(FetchDescriptor<Voyage>())
+            let all = try f.newContext().fetch(FetchDescriptor<Voyage>())
             #expect(all.count == 1)
             #expect(all.first?.destination == "Berlin")
             #expect(all.first?.budget == 200)
@@ -202,14 +202,14 @@ struct StoreBehaviorTests {
         let f = try await StoreFixture.make(kind, [Booking.self])
         try await offCooperativePool {
             let night = base
-            let context = f.context
+            let context = f.newContext()
             context.insert(Booking(hotel: "\(f.token)-Ritz", room: 1, night: night, guest: "Ann"))
             context.insert(Booking(hotel: "\(f.token)-Ritz", room: 2, night: night, guest: "Bob"))
             try context.save()
-            let again = f.context
+            let again = f.newContext()
             again.insert(Booking(hotel: "\(f.token)-Ritz", room: 1, night: night, guest: "Cid"))
             try again.save()
-            let all = try f.context.fetch(FetchDescriptor<Booking>(sortBy: [SortDescriptor(\.room)]))
+            let all = try f.newContext().fetch(FetchDescriptor<Booking>(sortBy: [SortDescriptor(\.room)]))
             #expect(all.map(\.guest) == ["Cid", "Bob"])
         }
     }
@@ -218,7 +218,7 @@ struct StoreBehaviorTests {
     func saveIsAllOrNothing(kind: StoreKind) async throws {
         let f = try await StoreFixture.make(kind, [Voyage.self])
         try await offCooperativePool {
-            let context = f.context
+            let context = f.newContext()
             let a = voyage(f, "a", "Paris", day: 1)
             let b = voyage(f, "b", "Rome", day: 2)
             context.insert(a)
@@ -232,12 +232,12 @@ struct StoreBehaviorTests {
             context.insert(extra)
             #expect { try context.save() } throws: { ($0 as? PGModelError)?.code == .uniqueViolation }
             #expect(context.hasChanges, "the failed save keeps the changes pending")
-            #expect(try f.context.fetchCount(FetchDescriptor<Voyage>()) == 2)
+            #expect(try f.newContext().fetchCount(FetchDescriptor<Voyage>()) == 2)
 
             context.rollback()
             #expect(b.name == "\(f.token)-b")
             try context.save()
-            #expect(try f.context.fetchCount(FetchDescriptor<Voyage>()) == 2)
+            #expect(try f.newContext().fetchCount(FetchDescriptor<Voyage>()) == 2)
         }
     }
 
@@ -245,7 +245,7 @@ struct StoreBehaviorTests {
     func transactionSavesOrRollsBack(kind: StoreKind) async throws {
         let f = try await StoreFixture.make(kind, [Voyage.self])
         try await offCooperativePool {
-            let context = f.context
+            let context = f.newContext()
             try context.transaction {
                 context.insert(voyage(f, "t1", "Kyiv", day: 1))
             }
@@ -257,7 +257,7 @@ struct StoreBehaviorTests {
                 }
             }
             #expect(!context.hasChanges)
-            #expect(try f.context.fetch(FetchDescriptor<Voyage>()).map(\.name) == ["\(f.token)-t1"])
+            #expect(try f.newContext().fetch(FetchDescriptor<Voyage>()).map(\.name) == ["\(f.token)-t1"])
         }
     }
 
@@ -265,7 +265,7 @@ struct StoreBehaviorTests {
     func pendingChangesAreIncludedUnlessExcluded(kind: StoreKind) async throws {
         let f = try await StoreFixture.make(kind, [Voyage.self])
         try await offCooperativePool {
-            let context = f.context
+            let context = f.newContext()
             let saved = voyage(f, "saved", "Paris", day: 2)
             let gone = voyage(f, "gone", "Paris", day: 1)
             context.insert(saved)
@@ -292,7 +292,7 @@ struct StoreBehaviorTests {
     func fetchesSeeOtherContextsSaves(kind: StoreKind) async throws {
         let f = try await StoreFixture.make(kind, [Voyage.self])
         try await offCooperativePool {
-            let reader = f.context, writer = f.context
+            let reader = f.newContext(), writer = f.newContext()
             writer.insert(voyage(f, "x", "Lima", day: 1, budget: 10))
             try writer.save()
             let seen = try #require(try reader.fetch(FetchDescriptor<Voyage>()).first)
@@ -310,7 +310,7 @@ struct StoreBehaviorTests {
         try await offCooperativePool {
             let letters = ["a", "b"]
             let descriptor = FetchDescriptor<Voyage>(predicate: #Predicate { trip in letters.contains { $0 == trip.name } })
-            #expect { try f.context.fetch(descriptor) } throws: { ($0 as? PGModelError)?.code == .unsupportedPredicate }
+            #expect { try f.newContext().fetch(descriptor) } throws: { ($0 as? PGModelError)?.code == .unsupportedPredicate }
         }
     }
 

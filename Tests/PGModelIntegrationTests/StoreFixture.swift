@@ -33,7 +33,8 @@ struct StoreFixture {
         }
     }
 
-    var context: ModelContext { ModelContext(container) }
+    /// A new context on the fixture's container; each call is another context, as another task would have.
+    func newContext() -> ModelContext { ModelContext(container) }
 }
 
 extension StoreFixture: Sendable {}
