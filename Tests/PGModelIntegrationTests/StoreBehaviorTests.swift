@@ -324,4 +324,17 @@ struct StoreBehaviorTests {
         context.insert(Voyage(name: "ro", destination: "X", startDate: base, endDate: base))
         #expect { try context.save() } throws: { ($0 as? PGModelError)?.code == .saveNotAllowed }
     }
+
+    @Test func insertingIntoASecondContextMakesItsSaveThrow() async throws {
+        let f = try await StoreFixture.make(.direct, [Voyage.self])
+        try await offCooperativePool {
+            let first = f.newContext(), second = f.newContext()
+            let trip = voyage(f, "twice", "Riga", day: 1)
+            first.insert(trip)
+            second.insert(trip)
+            #expect { try second.save() } throws: { ($0 as? PGModelError)?.code == .invalidField }
+            try first.save()
+            #expect(try f.newContext().fetchCount(FetchDescriptor<Voyage>()) == 1)
+        }
+    }
 }
