@@ -1,13 +1,12 @@
 import SwiftSyntax
 
 /// What can be told from a property's written type alone. Anything not recognisably wrong passes: a
-/// named type is assumed to be a supported one or an enum with a raw value, and the type checker rejects
+/// named type is assumed to be a supported one, an enum with a raw value or a model (a to-one
+/// relationship), an array is assumed to hold models (to-many), and the type checker rejects
 /// the rest when the generated `_AttributeCodecs.codec(T.self)` call does not resolve.
 enum AttributeTypeCheck {
     /// The type can never be stored; `fix` is an obvious replacement, when there is one.
     case unsupported(reason: String, fix: Fix?)
-    /// Collections and relationships: a later version stores them.
-    case notSupportedYet
     case plausible
 
     /// Replace `old` (the whole type or a part of it, e.g. `UInt64` in `UInt64?`) with `new`.
@@ -42,7 +41,8 @@ enum AttributeTypeCheck {
             return .plausible
         }
         if type.is(ArrayTypeSyntax.self) {
-            return .notSupportedYet
+            // `[Track]` is a to-many relationship when `Track` is a model; the codec overloads decide.
+            return .plausible
         }
         if type.is(DictionaryTypeSyntax.self) {
             return .unsupported(reason: "dictionaries have no column type", fix: nil)
@@ -94,8 +94,21 @@ enum AttributeTypeCheck {
                       let wrapped = argument.argument.as(TypeSyntax.self)
                 else { return .plausible }
                 return checkWrapped(wrapped, insideOptional: insideOptional)
-            case "Array", "ContiguousArray", "ArraySlice", "Set":
-                return .notSupportedYet
+            case "Array":
+                return .plausible
+            case "ContiguousArray", "ArraySlice":
+                let element = generic.arguments.first?.argument.as(TypeSyntax.self)
+                return .unsupported(
+                    reason: "to-many relationships are stored as arrays; declare it as an Array",
+                    fix: element.map { Fix(old: node, new: TypeSyntax(ArrayTypeSyntax(element: $0.trimmed))) }
+                )
+            case "Set":
+                // SwiftData's to-many relationships are arrays, and the codec overloads only cover those.
+                let element = generic.arguments.first?.argument.as(TypeSyntax.self)
+                return .unsupported(
+                    reason: "sets are not stored; declare a to-many relationship as an array of models",
+                    fix: element.map { Fix(old: node, new: TypeSyntax(ArrayTypeSyntax(element: $0.trimmed))) }
+                )
             case "Dictionary":
                 return .unsupported(reason: "dictionaries have no column type", fix: nil)
             default:

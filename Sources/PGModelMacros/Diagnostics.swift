@@ -20,7 +20,7 @@ struct ModelDiagnostic: DiagnosticMessage {
     static let supportedTypes =
         "Supported types are String, Bool, Int, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, "
         + "Double, Float, Decimal, Date, UUID, Data, URL, enums with String or Int raw values, "
-        + "and Optional of each."
+        + "Optional of each, other @Model classes (a to-one relationship), and arrays of them (a to-many relationship)."
 
     // MARK: @Model itself
 
@@ -63,12 +63,28 @@ struct ModelDiagnostic: DiagnosticMessage {
         Self("unsupportedType", "Property '\(property)' of @Model class '\(model)' has type '\(type)', which PGModel cannot store: \(reason). \(supportedTypes)")
     }
 
-    static func notSupportedYet(_ property: String, of model: String, type: String) -> Self {
-        Self("notSupportedYet", "Property '\(property)' of @Model class '\(model)' has type '\(type)': arrays, sets and to-many relationships are not supported yet in this version of PGModel. Mark it @Transient with a default value to keep it out of the store for now.")
+    static func referenceModifier(_ property: String, of model: String, modifier: String) -> Self {
+        Self("referenceModifier", "Property '\(property)' of @Model class '\(model)' is a `\(modifier)` reference; PGModel keeps related models alive through their context and keeps inverses in step itself, so declare the relationship as a plain `var` (an Optional for to-one, an array for to-many).")
     }
 
-    static func referenceNotSupportedYet(_ property: String, of model: String, modifier: String) -> Self {
-        Self("referenceNotSupportedYet", "Property '\(property)' of @Model class '\(model)' is a `\(modifier)` reference: relationships between models are not supported yet in this version of PGModel. Mark it @Transient to keep it out of the store for now.")
+    // MARK: Relationships
+
+    static func attributeAndRelationship(_ property: String, of model: String) -> Self {
+        Self("attributeAndRelationship", "Property '\(property)' of @Model class '\(model)' has both @Attribute and @Relationship; a property is either an attribute or a relationship to other models, so keep only the one that describes it.")
+    }
+
+    static func letRelationship(_ property: String, of model: String) -> Self {
+        Self("letRelationship", "Relationship '\(property)' of @Model class '\(model)' is a `let`; PGModel sets relationships when it fetches a model and when it keeps an inverse relationship in step, so declare it with `var`.")
+    }
+
+    static func transientRelationship(_ property: String, of model: String) -> Self {
+        Self("transientRelationship", "Property '\(property)' of @Model class '\(model)' has both @Transient and @Relationship; a @Transient property is not stored, so it cannot be a relationship. Remove one of them.")
+    }
+
+    // MARK: @ModelActor
+
+    static func notAnActor(_ kind: String) -> Self {
+        Self("notAnActor", "@ModelActor can only be applied to an actor, which serializes access to its model context; this is \(article(kind)) \(kind).")
     }
 
     // MARK: #Unique and #Index
@@ -93,7 +109,7 @@ struct ModelDiagnostic: DiagnosticMessage {
         Self("constraintOutsideModel", "#\(macro) can only be written inside the body of a @Model class.")
     }
 
-    private static func article(_ word: String) -> String {
+    static func article(_ word: String) -> String {
         word.first.map { "aeiou".contains($0) } == true ? "an" : "a"
     }
 }

@@ -23,3 +23,15 @@ public struct TransientMacro: PeerMacro {
         []
     }
 }
+
+/// `@Relationship(.cascade, inverse: \Album.tracks)`: a marker. `@Model` copies its arguments into the
+/// property's schema metadata; the accessors are the same as any persisted property's.
+public struct RelationshipMacro: PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingPeersOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        []
+    }
+}

@@ -7,6 +7,7 @@ import SwiftSyntaxMacros
 ///
 /// - member role: backing data, the observation registrar, `init(backingData:)`, `schemaMetadata`,
 ///   and the `#Unique` / `#Index` groups; it also emits every diagnostic about the class's members.
+///   Non-final classes get overridable `class var`s and subclasses override them (see ``ModelInheritance``).
 /// - member-attribute role: `@_PersistedProperty` on each stored property PGModel persists.
 /// - extension role: the `PersistentModel` conformance.
 public struct ModelMacro {}
@@ -51,54 +52,98 @@ extension ModelMacro: MemberMacro {
         constraints.diagnostics.forEach(context.diagnose)
 
         let access = accessPrefix(of: model)
-        var members: [DeclSyntax] = [
-            "@Transient \(raw: access)var _$backingData = PGModel.ModelBackingData()",
-            "@Transient private let _$observationRegistrar = Observation.ObservationRegistrar()",
-            initializer(persisted, access: access),
-            schemaMetadata(persisted, className: className, access: access),
-        ]
-        if constraints.hasUniqueness {
-            members.append("\(raw: access)static var _$uniquenessConstraints: [[String]] { \(raw: literal(constraints.uniqueness)) }")
+        let inheritance = ModelInheritance(of: model, missingConformances: protocols)
+        let own = metadataEntries(persisted, className: className)
+        switch inheritance {
+        case .root(isFinal: true):
+            // Nothing can override a final class's members, so they stay `static` and the protocol's
+            // defaults cover absent constraints.
+            var members: [DeclSyntax] = [
+                "@Transient \(raw: access)var _$backingData = PGModel.ModelBackingData()",
+                registrar,
+                initializer(persisted, access: access, callsSuper: false),
+                "\(raw: access)static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: own)\n}",
+            ]
+            if constraints.hasUniqueness {
+                members.append("\(raw: access)static var _$uniquenessConstraints: [[String]] { \(raw: literal(constraints.uniqueness)) }")
+            }
+            if constraints.hasIndexes {
+                members.append("\(raw: access)static var _$indexes: [[String]] { \(raw: literal(constraints.indexes)) }")
+            }
+            return members
+
+        case .root(isFinal: false):
+            // Subclasses override these, so they are `class var`s, the constraint lists included: a
+            // subclass's `super._$indexes` must name a member of this class, not the protocol's default.
+            let overridable = overridablePrefix(of: model, access: access)
+            return [
+                "@Transient \(raw: access)var _$backingData = PGModel.ModelBackingData()",
+                registrar,
+                initializer(persisted, access: access, callsSuper: false),
+                "\(raw: overridable)class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: own)\n}",
+                "\(raw: overridable)class var _$uniquenessConstraints: [[String]] { \(raw: literal(constraints.uniqueness)) }",
+                "\(raw: overridable)class var _$indexes: [[String]] { \(raw: literal(constraints.indexes)) }",
+                "\(raw: overridable)class var _$superentity: (any PGModel.PersistentModel.Type)? { nil }",
+            ]
+
+        case .subclass(let superclass):
+            // The superclass owns `_$backingData`. The registrar is private to each class, so each level
+            // declares its own for the accessors it generates.
+            let overridable = overridablePrefix(of: model, access: access) + "override "
+            let metadata = persisted.isEmpty ? "super.schemaMetadata" : "super.schemaMetadata + \(own)"
+            var members: [DeclSyntax] = [
+                registrar,
+                initializer(persisted, access: access, callsSuper: true),
+                "\(raw: overridable)class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: metadata)\n}",
+                "\(raw: overridable)class var _$superentity: (any PGModel.PersistentModel.Type)? { \(raw: superclass).self }",
+            ]
+            if constraints.hasUniqueness {
+                members.append("\(raw: overridable)class var _$uniquenessConstraints: [[String]] { super._$uniquenessConstraints + \(raw: literal(constraints.uniqueness)) }")
+            }
+            if constraints.hasIndexes {
+                members.append("\(raw: overridable)class var _$indexes: [[String]] { super._$indexes + \(raw: literal(constraints.indexes)) }")
+            }
+            return members
         }
-        if constraints.hasIndexes {
-            members.append("\(raw: access)static var _$indexes: [[String]] { \(raw: literal(constraints.indexes)) }")
-        }
-        return members
     }
 
+    private static let registrar: DeclSyntax = "@Transient private let _$observationRegistrar = Observation.ObservationRegistrar()"
+
     /// Fetched instances are built from stored values; the user's initializer never runs for them.
-    private static func initializer(_ properties: [PersistedProperty], access: String) -> DeclSyntax {
-        var body = ""
+    /// A subclass sets its own properties, then lets its superclass set the inherited ones.
+    private static func initializer(_ properties: [PersistedProperty], access: String, callsSuper: Bool) -> DeclSyntax {
+        var lines: [String] = []
         for property in properties {
-            body += "self._\(property.name) = try backingData.value(forKey: \(stringLiteral(property.name)), codec: \(codec(property)))\n"
+            lines.append("self._\(property.name) = try backingData.value(forKey: \(stringLiteral(property.name)), codec: \(codec(property)))")
         }
-        body += "self._$backingData = backingData"
+        lines.append(callsSuper ? "try super.init(backingData: backingData)" : "self._$backingData = backingData")
         // `required`: the protocol requirement must hold for subclasses of a non-final class too.
         return """
             \(raw: access)required init(backingData: PGModel.ModelBackingData) throws {
-            \(raw: body)
+            \(raw: lines.joined(separator: "\n"))
             }
             """
     }
 
-    private static func schemaMetadata(_ properties: [PersistedProperty], className: String, access: String) -> DeclSyntax {
+    /// The class's own properties as an array literal of `PropertyMetadata`.
+    private static func metadataEntries(_ properties: [PersistedProperty], className: String) -> String {
         let entries = properties.map { property in
             var entry = "PGModel.Schema.PropertyMetadata(name: \(stringLiteral(property.name)), keypath: \\\(className).\(property.identifier), codec: \(codec(property))"
-            if let arguments = property.attributeArguments {
+            switch property.metadata {
+            case .attribute(let arguments):
                 entry += ", metadata: PGModel.Schema.Attribute(\(arguments.trimmedDescription))"
+            case .relationship(let arguments):
+                entry += ", metadata: PGModel.Schema.Relationship(\(arguments.trimmedDescription))"
+            case nil:
+                break
             }
             return entry + ")"
         }
-        let list = entries.isEmpty ? "[]" : "[\n" + entries.joined(separator: ",\n") + "\n]"
-        return """
-            \(raw: access)static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
-            \(raw: list)
-            }
-            """
+        return entries.isEmpty ? "[]" : "[\n" + entries.joined(separator: ",\n") + "\n]"
     }
 
     /// The overloads of `_AttributeCodecs.codec` pick the conversion from the static type, so the macro
-    /// never has to know whether a named type is a supported value type or a raw-value enum.
+    /// never has to know whether a named type is a supported value type, a raw-value enum or a model.
     private static func codec(_ property: PersistedProperty) -> String {
         "PGModel._AttributeCodecs.codec(\(property.type.trimmedDescription).self)"
     }
@@ -109,6 +154,11 @@ extension ModelMacro: MemberMacro {
 
     private static func stringLiteral(_ text: String) -> String {
         StringLiteralExprSyntax(content: text).description
+    }
+
+    /// Members a subclass overrides: `open` in an open class, so subclasses in other modules can.
+    private static func overridablePrefix(of model: ClassDeclSyntax, access: String) -> String {
+        model.modifiers.contains { $0.name.tokenKind == .keyword(.open) } ? "open " : access
     }
 
     /// Generated members must be as visible as the conformance: public for a public or open class.
@@ -180,12 +230,13 @@ extension ModelMacro: ExtensionMacro {
         // The members of a `@MainActor` class are isolated, so its PersistentModel conformance can only
         // be an isolated one (usable on that actor), as with SwiftData under Swift 6.
         let isolation = globalActor(of: model).map { "@\($0) " } ?? ""
-        // One extension per protocol the class does not conform to yet. PersistentModel refines
+        // One extension per protocol the class does not conform to yet; none for a subclass, which
+        // inherits both conformances (the compiler passes no protocols then). PersistentModel refines
         // Observable, but the compiler still wants every listed conformance spelled out, as SwiftData does.
         let qualified = ["PersistentModel": isolation + "PGModel.PersistentModel", "Observable": "Observation.Observable"]
         var extensions: [ExtensionDeclSyntax] = []
         for proto in protocols {
-            guard let name = qualified[lastComponent(of: proto)] else { continue }
+            guard let name = qualified[ModelInheritance.lastComponent(of: proto)] else { continue }
             let decl: DeclSyntax = "extension \(type.trimmed): \(raw: name) {}"
             if let ext = decl.as(ExtensionDeclSyntax.self) { extensions.append(ext) }
         }
@@ -201,11 +252,5 @@ extension ModelMacro: ExtensionMacro {
             if name.hasSuffix("Actor") { return name }
         }
         return nil
-    }
-
-    private static func lastComponent(of type: TypeSyntax) -> String {
-        if let member = type.as(MemberTypeSyntax.self) { return member.name.text }
-        if let identifier = type.as(IdentifierTypeSyntax.self) { return identifier.name.text }
-        return type.trimmedDescription
     }
 }

@@ -9,10 +9,18 @@ struct PersistedProperty {
     let name: String
     /// The declared type, trimmed.
     let type: TypeSyntax
-    /// `@Attribute(...)`'s arguments; nil when the property has no `@Attribute`.
-    let attributeArguments: LabeledExprListSyntax?
+    /// What `@Attribute(...)` or `@Relationship(...)` says about the property; nil when it has neither.
+    let metadata: PropertyMetadataAttribute?
     /// Whether the declaration already carries `@_PersistedProperty` (written by hand or by an earlier pass).
     let isAlreadyPersisted: Bool
+}
+
+/// The marker attribute whose arguments `@Model` copies into the property's schema metadata.
+enum PropertyMetadataAttribute {
+    /// `@Attribute(args)`: becomes `metadata: PGModel.Schema.Attribute(args)`.
+    case attribute(LabeledExprListSyntax)
+    /// `@Relationship(args)`: becomes `metadata: PGModel.Schema.Relationship(args)`.
+    case relationship(LabeledExprListSyntax)
 }
 
 /// How `@Model` treats one member of the class. Both the member role (which emits the diagnostics) and
@@ -26,6 +34,7 @@ enum ModelMember {
 
     static let transientNames: Set<String> = ["Transient"]
     static let attributeNames: Set<String> = ["Attribute"]
+    static let relationshipNames: Set<String> = ["Relationship"]
     static let persistedPropertyNames: Set<String> = ["_PersistedProperty"]
 
     static func classify(_ member: some DeclSyntaxProtocol, in model: String) -> ModelMember {
@@ -48,6 +57,10 @@ enum ModelMember {
         let isTransient = variable.attributes.contains(named: transientNames)
         let isUnderscored = names.contains { plainName($0).hasPrefix("_") }
         if isTransient || isUnderscored {
+            if isTransient, let relationship = variable.attributes.first(named: relationshipNames) {
+                let name = names.first.map(plainName) ?? "?"
+                return .invalid([Diagnostic(node: relationship, message: ModelDiagnostic.transientRelationship(name, of: model))])
+            }
             return checkDefaultValues(variable, isTransient: isTransient)
         }
 
@@ -56,7 +69,14 @@ enum ModelMember {
         }
         let name = plainName(identifier)
         var diagnostics: [Diagnostic] = []
+        let attribute = variable.attributes.first(named: attributeNames)
+        let relationship = variable.attributes.first(named: relationshipNames)
 
+        if let attribute, let relationship {
+            // Either would be a guess at what the user meant; say so rather than ignore one of them.
+            diagnostics.append(Diagnostic(node: attribute.position < relationship.position ? relationship : attribute,
+                                          message: ModelDiagnostic.attributeAndRelationship(name, of: model)))
+        }
         if variable.bindingSpecifier.tokenKind == .keyword(.let) {
             let fixIt = FixIt(
                 message: ModelFixIt("Replace 'let' with 'var'"),
@@ -65,7 +85,10 @@ enum ModelMember {
                     newNode: Syntax(variable.bindingSpecifier.with(\.tokenKind, .keyword(.var)))
                 )]
             )
-            diagnostics.append(Diagnostic(node: variable.bindingSpecifier, message: ModelDiagnostic.letProperty(name, of: model), fixIts: [fixIt]))
+            let message = relationship != nil
+                ? ModelDiagnostic.letRelationship(name, of: model)
+                : ModelDiagnostic.letProperty(name, of: model)
+            diagnostics.append(Diagnostic(node: variable.bindingSpecifier, message: message, fixIts: [fixIt]))
         }
         if let lazy = variable.modifiers.first(where: { $0.name.tokenKind == .keyword(.lazy) }) {
             // Keep the modifier's leading trivia (the line break and indentation before it).
@@ -74,7 +97,7 @@ enum ModelMember {
             diagnostics.append(Diagnostic(node: lazy, message: ModelDiagnostic.lazyProperty(name, of: model), fixIts: [fixIt]))
         }
         for reference in variable.modifiers where reference.name.tokenKind == .keyword(.weak) || reference.name.tokenKind == .keyword(.unowned) {
-            diagnostics.append(Diagnostic(node: reference, message: ModelDiagnostic.referenceNotSupportedYet(name, of: model, modifier: reference.name.text)))
+            diagnostics.append(Diagnostic(node: reference, message: ModelDiagnostic.referenceModifier(name, of: model, modifier: reference.name.text)))
         }
         if let accessors = binding.accessorBlock {
             let fixIt = FixIt(
@@ -92,8 +115,6 @@ enum ModelMember {
         switch AttributeTypeCheck.check(annotation.type) {
         case .plausible:
             break
-        case .notSupportedYet:
-            diagnostics.append(Diagnostic(node: annotation.type, message: ModelDiagnostic.notSupportedYet(name, of: model, type: type.description)))
         case .unsupported(let reason, let fix):
             var fixIts: [FixIt] = []
             if let fix {
@@ -111,16 +132,22 @@ enum ModelMember {
         }
         guard diagnostics.isEmpty else { return .invalid(diagnostics) }
 
-        let attribute = variable.attributes.first(named: attributeNames)
-        let arguments: LabeledExprListSyntax? = attribute.map { attribute in
+        func arguments(of attribute: AttributeSyntax) -> LabeledExprListSyntax {
             if case .argumentList(let list) = attribute.arguments { return list.trimmed }
             return LabeledExprListSyntax([])
+        }
+        let metadata: PropertyMetadataAttribute? = if let relationship {
+            .relationship(arguments(of: relationship))
+        } else if let attribute {
+            .attribute(arguments(of: attribute))
+        } else {
+            nil
         }
         return .persisted(PersistedProperty(
             identifier: identifier.text,
             name: name,
             type: type,
-            attributeArguments: arguments,
+            metadata: metadata,
             isAlreadyPersisted: variable.attributes.contains(named: persistedPropertyNames)
         ))
     }

@@ -4,15 +4,23 @@ import SwiftSyntaxMacros
 /// `@_PersistedProperty`, which `@Model` puts on every stored property it persists: moves the value
 /// into a private `_name` peer and routes reads and writes through Observation and change tracking.
 ///
+/// Every persisted property gets the same accessors, attribute or relationship: whether `Album?` is a
+/// model cannot be told from syntax, so the runtime's overloads of `_$willRead` and
+/// `_$didChange(_:from:to:)` decide by the property's type.
+///
 /// ```swift
-/// var name: String
+/// var album: Album?
 /// // becomes
-/// var name: String {
-///     @storageRestrictions(initializes: _name) init(initialValue) { _name = initialValue }
-///     get { _$observationRegistrar.access(self, keyPath: \.name); return _name }
-///     set { _$observationRegistrar.withMutation(of: self, keyPath: \.name) { _name = newValue }; self._$didChange("name") }
+/// var album: Album? {
+///     @storageRestrictions(initializes: _album) init(initialValue) { _album = initialValue }
+///     get { _$observationRegistrar.access(self, keyPath: \.album); self._$willRead("album"); return _album }
+///     set {
+///         self._$willRead("album"); let oldValue = _album
+///         _$observationRegistrar.withMutation(of: self, keyPath: \.album) { _album = newValue }
+///         self._$didChange("album", from: oldValue, to: newValue)
+///     }
 /// }
-/// @Transient private var _name: String
+/// @Transient private var _album: Album?
 /// ```
 public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
     /// The property this macro can rewrite: one named, typed, stored `var`. Anything else is left
@@ -43,7 +51,9 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
         guard let target = target(declaration) else { return [] }
         let storage = "_" + target.name
         // The init accessor lets user initializers (and default values) assign the property before
-        // `self` is available, without counting as a change.
+        // `self` is available, without counting as a change. `_$willRead` resolves a value the store has
+        // not loaded yet (a fault); the setter needs it too, so `oldValue` is the real previous value
+        // that `_$didChange` uses to update the old related model's inverse.
         return [
             """
             @storageRestrictions(initializes: \(raw: storage))
@@ -54,15 +64,18 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
             """
             get {
                 _$observationRegistrar.access(self, keyPath: \\.\(raw: target.identifier))
+                self._$willRead(\(literal: target.name))
                 return \(raw: storage)
             }
             """,
             """
             set {
+                self._$willRead(\(literal: target.name))
+                let oldValue = \(raw: storage)
                 _$observationRegistrar.withMutation(of: self, keyPath: \\.\(raw: target.identifier)) {
                     \(raw: storage) = newValue
                 }
-                self._$didChange(\(literal: target.name))
+                self._$didChange(\(literal: target.name), from: oldValue, to: newValue)
             }
             """,
         ]

@@ -1,8 +1,8 @@
 import PGModelMacros
 import SwiftSyntaxMacroExpansion
 
-/// The macros as the compiler sees them. `@Attribute` and `@Transient` are left out on purpose so the
-/// snapshots show them in place; MarkerMacroTests expands them on their own.
+/// The macros as the compiler sees them. `@Attribute`, `@Relationship` and `@Transient` are left out on
+/// purpose so the snapshots show them in place; MarkerMacroTests expands them on their own.
 let modelMacroSpecs: [String: MacroSpec] = [
     "Model": MacroSpec(type: ModelMacro.self, conformances: ["PersistentModel", "Observable"]),
     "_PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self),
@@ -22,13 +22,16 @@ func persisted(_ name: String, _ type: String, attributes: [String] = [], modifi
         "        }",
         "        get {",
         "            _$observationRegistrar.access(self, keyPath: \\.\(name))",
+        "            self._$willRead(\"\(name)\")",
         "            return _\(name)",
         "        }",
         "        set {",
+        "            self._$willRead(\"\(name)\")",
+        "            let oldValue = _\(name)",
         "            _$observationRegistrar.withMutation(of: self, keyPath: \\.\(name)) {",
         "                _\(name) = newValue",
         "            }",
-        "            self._$didChange(\"\(name)\")",
+        "            self._$didChange(\"\(name)\", from: oldValue, to: newValue)",
         "        }",
         "    }",
         "",
@@ -37,18 +40,43 @@ func persisted(_ name: String, _ type: String, attributes: [String] = [], modifi
     return lines.joined(separator: "\n")
 }
 
-/// The members `@Model` adds, in order, for a class with the given persisted properties
-/// (name, type, `@Attribute` arguments or nil).
+/// The shape `@Model` gives a class's generated members (see ModelInheritance in the plugin).
+enum ModelShape {
+    /// A final class: `static` members, constraint lists only when declared.
+    case final
+    /// A non-final class at the top of a hierarchy: overridable `class var`s, always with constraint lists.
+    case base
+    /// A model subclass of the named class.
+    case subclass(of: String)
+}
+
+/// A persisted property as the helpers below describe it: name, type, and the metadata expression
+/// (`PGModel.Schema.Attribute(.unique)`) or nil.
+typealias PropertySpec = (name: String, type: String, metadata: String?)
+
+/// `@Attribute(arguments)` as schema metadata.
+func attribute(_ arguments: String) -> String { "PGModel.Schema.Attribute(\(arguments))" }
+
+/// `@Relationship(arguments)` as schema metadata.
+func relationship(_ arguments: String) -> String { "PGModel.Schema.Relationship(\(arguments))" }
+
+/// The members `@Model` adds, in order, for a class with the given persisted properties.
+/// `overridable` is the access of members subclasses override (`open ` in an open class).
 func generatedMembers(
     _ className: String,
-    _ properties: [(name: String, type: String, attribute: String?)],
+    _ properties: [PropertySpec],
     access: String = "",
+    overridable: String? = nil,
     uniqueness: String? = nil,
-    indexes: String? = nil
+    indexes: String? = nil,
+    shape: ModelShape = .final
 ) -> String {
-    var lines = [
-        "    @Transient \(access)var _$backingData = PGModel.ModelBackingData()",
-        "",
+    let overridable = overridable ?? access
+    var lines: [String] = []
+    if case .subclass = shape {} else {
+        lines += ["    @Transient \(access)var _$backingData = PGModel.ModelBackingData()", ""]
+    }
+    lines += [
         "    @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()",
         "",
         "    \(access)required init(backingData: PGModel.ModelBackingData) throws {",
@@ -56,30 +84,48 @@ func generatedMembers(
     for property in properties {
         lines.append("        self._\(property.name) = try backingData.value(forKey: \"\(property.name)\", codec: PGModel._AttributeCodecs.codec(\(property.type).self))")
     }
-    lines += [
-        "        self._$backingData = backingData",
-        "    }",
-        "",
-        "    \(access)static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {",
-    ]
-    if properties.isEmpty {
-        lines.append("        []")
+    if case .subclass = shape {
+        lines.append("        try super.init(backingData: backingData)")
     } else {
-        lines.append("        [")
+        lines.append("        self._$backingData = backingData")
+    }
+    lines.append("    }")
+    lines.append("")
+    switch shape {
+    case .final: lines.append("    \(access)static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {")
+    case .base: lines.append("    \(overridable)class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {")
+    case .subclass: lines.append("    \(overridable)override class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {")
+    }
+    let prefix: String
+    if case .subclass = shape { prefix = properties.isEmpty ? "super.schemaMetadata" : "super.schemaMetadata + " } else { prefix = "" }
+    if properties.isEmpty {
+        lines.append("        " + (prefix.isEmpty ? "[]" : prefix))
+    } else {
+        lines.append("        \(prefix)[")
         let entries = properties.map { property in
             var entry = "            PGModel.Schema.PropertyMetadata(name: \"\(property.name)\", keypath: \\\(className).\(property.name), codec: PGModel._AttributeCodecs.codec(\(property.type).self)"
-            if let attribute = property.attribute { entry += ", metadata: PGModel.Schema.Attribute(\(attribute))" }
+            if let metadata = property.metadata { entry += ", metadata: \(metadata)" }
             return entry + ")"
         }
         lines.append(entries.joined(separator: ",\n"))
         lines.append("        ]")
     }
     lines.append("    }")
-    if let uniqueness {
-        lines += ["", "    \(access)static var _$uniquenessConstraints: [[String]] {", "        \(uniqueness)", "    }"]
+    func member(_ declaration: String, _ body: String) {
+        lines += ["", "    \(declaration) {", "        \(body)", "    }"]
     }
-    if let indexes {
-        lines += ["", "    \(access)static var _$indexes: [[String]] {", "        \(indexes)", "    }"]
+    switch shape {
+    case .final:
+        if let uniqueness { member("\(access)static var _$uniquenessConstraints: [[String]]", uniqueness) }
+        if let indexes { member("\(access)static var _$indexes: [[String]]", indexes) }
+    case .base:
+        member("\(overridable)class var _$uniquenessConstraints: [[String]]", uniqueness ?? "[]")
+        member("\(overridable)class var _$indexes: [[String]]", indexes ?? "[]")
+        member("\(overridable)class var _$superentity: (any PGModel.PersistentModel.Type)?", "nil")
+    case .subclass(let superclass):
+        member("\(overridable)override class var _$superentity: (any PGModel.PersistentModel.Type)?", "\(superclass).self")
+        if let uniqueness { member("\(overridable)override class var _$uniquenessConstraints: [[String]]", "super._$uniquenessConstraints + \(uniqueness)") }
+        if let indexes { member("\(overridable)override class var _$indexes: [[String]]", "super._$indexes + \(indexes)") }
     }
     return lines.joined(separator: "\n")
 }

@@ -7,6 +7,7 @@ import XCTest
 final class MarkerMacroTests: XCTestCase {
     private let markers: [String: MacroSpec] = [
         "Attribute": MacroSpec(type: AttributeMacro.self),
+        "Relationship": MacroSpec(type: RelationshipMacro.self),
         "Transient": MacroSpec(type: TransientMacro.self),
         "Unique": MacroSpec(type: UniqueMacro.self),
         "Index": MacroSpec(type: IndexMacro.self),
@@ -19,6 +20,18 @@ final class MarkerMacroTests: XCTestCase {
             """,
             expandedSource: """
             var name: String
+            """,
+            macroSpecs: markers
+        )
+    }
+
+    func testRelationshipExpandsToNothing() {
+        assertMacroExpansion(
+            #"""
+            @Relationship(.unique, deleteRule: .cascade, inverse: \Album.tracks) var album: Album?
+            """#,
+            expandedSource: """
+            var album: Album?
             """,
             macroSpecs: markers
         )

@@ -8,7 +8,8 @@ import XCTest
 /// generated members, so the only errors a user sees are these.
 final class ModelMacroDiagnosticTests: XCTestCase {
     private let supported = "Supported types are String, Bool, Int, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, "
-        + "Double, Float, Decimal, Date, UUID, Data, URL, enums with String or Int raw values, and Optional of each."
+        + "Double, Float, Decimal, Date, UUID, Data, URL, enums with String or Int raw values, "
+        + "Optional of each, other @Model classes (a to-one relationship), and arrays of them (a to-many relationship)."
 
     /// A model with one bad member line: the member stays as written and nothing is generated for it.
     private func assertRejected(
@@ -333,32 +334,72 @@ final class ModelMacroDiagnosticTests: XCTestCase {
         )
     }
 
-    func testArrayIsNotSupportedYet() {
+    func testSetIsRejectedWithFixIt() {
         assertRejected(
-            "var bucketList: [BucketListItem] = [BucketListItem]()",
-            diagnostics: [DiagnosticSpec(
-                message: "Property 'bucketList' of @Model class 'Trip' has type '[BucketListItem]': arrays, sets and to-many relationships are not supported yet in this version of PGModel. Mark it @Transient with a default value to keep it out of the store for now.",
-                line: 2, column: 21
-            )]
+            "var tags: Set<Tag>?",
+            diagnostics: [unsupported("tags", "Set<Tag>?", "sets are not stored; declare a to-many relationship as an array of models", column: 15, fixIt: "Use '[Tag]'")],
+            fixedMember: "var tags: [Tag]?"
         )
     }
 
-    func testSetIsNotSupportedYet() {
+    func testContiguousArrayIsRejectedWithFixIt() {
         assertRejected(
-            "var tags: Set<String>?",
-            diagnostics: [DiagnosticSpec(
-                message: "Property 'tags' of @Model class 'Trip' has type 'Set<String>?': arrays, sets and to-many relationships are not supported yet in this version of PGModel. Mark it @Transient with a default value to keep it out of the store for now.",
-                line: 2, column: 15
-            )]
+            "var tracks: ContiguousArray<Track>",
+            diagnostics: [unsupported("tracks", "ContiguousArray<Track>", "to-many relationships are stored as arrays; declare it as an Array", column: 17, fixIt: "Use '[Track]'")],
+            fixedMember: "var tracks: [Track]"
         )
     }
 
-    func testWeakReferenceIsNotSupportedYet() {
+    func testWeakReferenceIsRejected() {
         assertRejected(
             "weak var accommodation: LivingAccommodation?",
             diagnostics: [DiagnosticSpec(
-                message: "Property 'accommodation' of @Model class 'Trip' is a `weak` reference: relationships between models are not supported yet in this version of PGModel. Mark it @Transient to keep it out of the store for now.",
+                message: "Property 'accommodation' of @Model class 'Trip' is a `weak` reference; PGModel keeps related models alive through their context and keeps inverses in step itself, so declare the relationship as a plain `var` (an Optional for to-one, an array for to-many).",
                 line: 2, column: 5
+            )]
+        )
+    }
+
+    func testUnownedReferenceIsRejected() {
+        assertRejected(
+            "unowned var owner: User",
+            diagnostics: [DiagnosticSpec(
+                message: "Property 'owner' of @Model class 'Trip' is a `unowned` reference; PGModel keeps related models alive through their context and keeps inverses in step itself, so declare the relationship as a plain `var` (an Optional for to-one, an array for to-many).",
+                line: 2, column: 5
+            )]
+        )
+    }
+
+    // MARK: @Relationship
+
+    func testRelationshipAndAttributeOnOneProperty() {
+        assertRejected(
+            "@Attribute(.unique) @Relationship(deleteRule: .cascade) var album: Album?",
+            diagnostics: [DiagnosticSpec(
+                message: "Property 'album' of @Model class 'Trip' has both @Attribute and @Relationship; a property is either an attribute or a relationship to other models, so keep only the one that describes it.",
+                line: 2, column: 25
+            )]
+        )
+    }
+
+    func testRelationshipOnLetIsRejectedWithFixIt() {
+        assertRejected(
+            "@Relationship(inverse: \\Album.tracks) let album: Album?",
+            diagnostics: [DiagnosticSpec(
+                message: "Relationship 'album' of @Model class 'Trip' is a `let`; PGModel sets relationships when it fetches a model and when it keeps an inverse relationship in step, so declare it with `var`.",
+                line: 2, column: 43,
+                fixIts: [FixItSpec(message: "Replace 'let' with 'var'")]
+            )],
+            fixedMember: "@Relationship(inverse: \\Album.tracks) var album: Album?"
+        )
+    }
+
+    func testRelationshipOnTransientProperty() {
+        assertRejected(
+            "@Transient @Relationship var album: Album? = nil",
+            diagnostics: [DiagnosticSpec(
+                message: "Property 'album' of @Model class 'Trip' has both @Transient and @Relationship; a @Transient property is not stored, so it cannot be a relationship. Remove one of them.",
+                line: 2, column: 16
             )]
         )
     }

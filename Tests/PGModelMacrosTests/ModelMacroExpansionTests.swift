@@ -22,13 +22,16 @@ final class ModelMacroExpansionTests: XCTestCase {
                     }
                     get {
                         _$observationRegistrar.access(self, keyPath: \.text)
+                        self._$willRead("text")
                         return _text
                     }
                     set {
+                        self._$willRead("text")
+                        let oldValue = _text
                         _$observationRegistrar.withMutation(of: self, keyPath: \.text) {
                             _text = newValue
                         }
-                        self._$didChange("text")
+                        self._$didChange("text", from: oldValue, to: newValue)
                     }
                 }
 
@@ -85,13 +88,16 @@ final class ModelMacroExpansionTests: XCTestCase {
                     }
                     get {
                         _$observationRegistrar.access(self, keyPath: \.name)
+                        self._$willRead("name")
                         return _name
                     }
                     set {
+                        self._$willRead("name")
+                        let oldValue = _name
                         _$observationRegistrar.withMutation(of: self, keyPath: \.name) {
                             _name = newValue
                         }
-                        self._$didChange("name")
+                        self._$didChange("name", from: oldValue, to: newValue)
                     }
                 }
 
@@ -103,13 +109,16 @@ final class ModelMacroExpansionTests: XCTestCase {
                     }
                     get {
                         _$observationRegistrar.access(self, keyPath: \.startDate)
+                        self._$willRead("startDate")
                         return _startDate
                     }
                     set {
+                        self._$willRead("startDate")
+                        let oldValue = _startDate
                         _$observationRegistrar.withMutation(of: self, keyPath: \.startDate) {
                             _startDate = newValue
                         }
-                        self._$didChange("startDate")
+                        self._$didChange("startDate", from: oldValue, to: newValue)
                     }
                 }
 
@@ -121,13 +130,16 @@ final class ModelMacroExpansionTests: XCTestCase {
                     }
                     get {
                         _$observationRegistrar.access(self, keyPath: \.rating)
+                        self._$willRead("rating")
                         return _rating
                     }
                     set {
+                        self._$willRead("rating")
+                        let oldValue = _rating
                         _$observationRegistrar.withMutation(of: self, keyPath: \.rating) {
                             _rating = newValue
                         }
-                        self._$didChange("rating")
+                        self._$didChange("rating", from: oldValue, to: newValue)
                     }
                 }
 
@@ -139,13 +151,16 @@ final class ModelMacroExpansionTests: XCTestCase {
                     }
                     get {
                         _$observationRegistrar.access(self, keyPath: \.kind)
+                        self._$willRead("kind")
                         return _kind
                     }
                     set {
+                        self._$willRead("kind")
+                        let oldValue = _kind
                         _$observationRegistrar.withMutation(of: self, keyPath: \.kind) {
                             _kind = newValue
                         }
-                        self._$didChange("kind")
+                        self._$didChange("kind", from: oldValue, to: newValue)
                     }
                 }
 
@@ -232,7 +247,7 @@ final class ModelMacroExpansionTests: XCTestCase {
             \(persisted("text", "String"))
                 init(text: String) { self.text = text }
 
-            \(generatedMembers("Note", [("text", "String", nil)], access: "public "))
+            \(generatedMembers("Note", [("text", "String", nil)], access: "public ", overridable: "open ", shape: .base))
             }
 
             extension Note: PGModel.PersistentModel {
@@ -260,7 +275,7 @@ final class ModelMacroExpansionTests: XCTestCase {
             \(persisted("destination", "String"))
                 init(name: String, destination: String) { self.name = name; self.destination = destination }
 
-            \(generatedMembers("Trip", [("name", "String", nil), ("destination", "String", nil)]))
+            \(generatedMembers("Trip", [("name", "String", nil), ("destination", "String", nil)], shape: .base))
             }
 
             extension Trip: PGModel.PersistentModel {
@@ -404,11 +419,11 @@ final class ModelMacroExpansionTests: XCTestCase {
                 init() { name = ""; destination = ""; startDate = .now; endDate = .now }
 
             \(generatedMembers("Trip", [
-                ("name", "String", ".preserveValueOnDeletion"),
-                ("destination", "String", "hashModifier: \"v3\""),
-                ("startDate", "Date", ".preserveValueOnDeletion, .spotlight, originalName: \"start_date\""),
-                ("endDate", "Date", ""),
-            ]))
+                ("name", "String", attribute(".preserveValueOnDeletion")),
+                ("destination", "String", attribute("hashModifier: \"v3\"")),
+                ("startDate", "Date", attribute(".preserveValueOnDeletion, .spotlight, originalName: \"start_date\"")),
+                ("endDate", "Date", attribute("")),
+            ], shape: .base))
             }
 
             extension Trip: PGModel.PersistentModel {
@@ -481,7 +496,7 @@ final class ModelMacroExpansionTests: XCTestCase {
                 ("startDate", "Date", nil), ("endDate", "Date", nil),
             ],
             uniqueness: #"[["name", "startDate", "endDate"], ["code"], ["destination"]]"#,
-            indexes: #"[["name"], ["startDate"], ["endDate"], ["name", "startDate", "endDate"]]"#))
+            indexes: #"[["name"], ["startDate"], ["endDate"], ["name", "startDate", "endDate"]]"#, shape: .base))
             }
 
             extension Trip: PGModel.PersistentModel {
@@ -590,13 +605,16 @@ final class ModelMacroExpansionTests: XCTestCase {
                         }
                         get {
                             _$observationRegistrar.access(self, keyPath: \\.name)
+                            self._$willRead("name")
                             return _name
                         }
                         set {
+                            self._$willRead("name")
+                            let oldValue = _name
                             _$observationRegistrar.withMutation(of: self, keyPath: \\.name) {
                                 _name = newValue
                             }
-                            self._$didChange("name")
+                            self._$didChange("name", from: oldValue, to: newValue)
                         }
                     }
 
@@ -612,10 +630,22 @@ final class ModelMacroExpansionTests: XCTestCase {
                         self._$backingData = backingData
                     }
 
-                    static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
                         [
                             PGModel.Schema.PropertyMetadata(name: "name", keypath: \\Trip.name, codec: PGModel._AttributeCodecs.codec(String.self))
                         ]
+                    }
+
+                    class var _$uniquenessConstraints: [[String]] {
+                        []
+                    }
+
+                    class var _$indexes: [[String]] {
+                        []
+                    }
+
+                    class var _$superentity: (any PGModel.PersistentModel.Type)? {
+                        nil
                     }
                 }
             }
@@ -696,13 +726,16 @@ final class ModelMacroExpansionTests: XCTestCase {
                     }
                     get {
                         _$observationRegistrar.access(self, keyPath: \.`default`)
+                        self._$willRead("default")
                         return _default
                     }
                     set {
+                        self._$willRead("default")
+                        let oldValue = _default
                         _$observationRegistrar.withMutation(of: self, keyPath: \.`default`) {
                             _default = newValue
                         }
-                        self._$didChange("default")
+                        self._$didChange("default", from: oldValue, to: newValue)
                     }
                 }
 
