@@ -89,6 +89,8 @@ extension SchemaDescription {
     /// - to-many without inverse, and many-to-many: a join table `<table>_<relationship>` named after the
     ///   owning side (the one that sorts first), with columns `<table>_id` and `<relationship>_id`.
     public func storage(of relationship: RelationshipDescription, in entity: EntityDescription) -> RelationshipStorage {
+        // An inherited relationship is stored as its declaring class stores it.
+        let entity = declaringEntity(of: relationship.name, from: entity)
         let inverse = self.inverse(of: relationship)
         let destinationName = relationship.destination
         switch (relationship.isToMany, inverse?.isToMany) {
@@ -97,18 +99,32 @@ extension SchemaDescription {
         case (true, false?):
             return .inverseForeignKey(column: inverse!.foreignKeyColumn)
         case (false, false?):
-            return (entity.name, relationship.name) <= (destinationName, inverse!.name)
+            let destination = self.entity(named: destinationName).map { declaringEntity(of: inverse!.name, from: $0).name } ?? destinationName
+            return (entity.name, relationship.name) <= (destination, inverse!.name)
                 ? .foreignKey(column: relationship.foreignKeyColumn)
                 : .inverseForeignKey(column: inverse!.foreignKeyColumn)
         case (true, nil):
             return Self.joinTable(owner: entity, relationship: relationship, reversed: false)
         case (true, true?):
-            if (entity.name, relationship.name) <= (destinationName, inverse!.name) {
+            let destination = self.entity(named: destinationName).map { declaringEntity(of: inverse!.name, from: $0) }
+            if (entity.name, relationship.name) <= (destination?.name ?? destinationName, inverse!.name) {
                 return Self.joinTable(owner: entity, relationship: relationship, reversed: false)
             }
-            let owner = self.entity(named: destinationName) ?? entity
-            return Self.joinTable(owner: owner, relationship: inverse!, reversed: true)
+            return Self.joinTable(owner: destination ?? entity, relationship: inverse!, reversed: true)
         }
+    }
+
+    /// The most distant ancestor of `entity` (or `entity` itself) that has relationship `name`: the class
+    /// that declares it.
+    public func declaringEntity(of relationship: String, from entity: EntityDescription) -> EntityDescription {
+        var declaring = entity
+        var steps = 0
+        while let parentName = declaring.superentity, let parent = self.entity(named: parentName),
+              parent.relationship(named: relationship) != nil, steps < entities.count {
+            declaring = parent
+            steps += 1
+        }
+        return declaring
     }
 
     private static func joinTable(owner: EntityDescription, relationship: RelationshipDescription, reversed: Bool) -> RelationshipStorage {
