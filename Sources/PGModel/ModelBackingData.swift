@@ -31,6 +31,8 @@ public final class ModelBackingData {
     var stateBeforeDelete: State = .detached
     /// While true, property writes are the store's own (fetch, rollback) and are not changes.
     var isApplyingStoredValues = false
+    /// Built from a row read with `propertiesToFetch`: missing attributes are faults, not errors.
+    var isPartial = false
     /// Relationship properties not loaded yet: the first read loads them (a fault).
     var faults: Set<String> = []
     /// Whether any property is still a fault; generated getters test it before anything else.
@@ -57,6 +59,11 @@ public final class ModelBackingData {
     /// The stored value of `key`, converted by `codec`. Generated `init(backingData:)` calls it.
     public func value<Value>(forKey key: String, codec: AttributeCodec<Value>) throws -> Value {
         guard let stored = storedValues[key] else {
+            // Left out by `propertiesToFetch`: a fault, loaded on first access.
+            if isPartial, let placeholder = codec.placeholder {
+                faults.insert(key)
+                return placeholder
+            }
             if codec.isOptional { return try codec.decode(.null) }
             throw PGModelError(.typeMismatch, "the store returned no value for non-optional property '\(key)'", keyPath: key)
         }

@@ -9,8 +9,10 @@ extension ModelContext {
     /// let paris = try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.destination == "Paris" }))
     /// ```
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
-        let (entity, request, pending) = try prepare(descriptor)
+        let (_, request, pending) = try prepare(descriptor)
         let store = container.store
+        materializingPartialRows = request.properties != nil
+        defer { materializingPartialRows = false }
         if !pending {
             let rows = try roundTrip { try await store.fetch(request) }
             let models = try rows.map { try typed($0, as: T.self) }
@@ -44,6 +46,25 @@ extension ModelContext {
         let page = Array(candidates[start..<end])
         try prefetch(descriptor.relationshipKeyPathsForPrefetching, for: page)
         return page
+    }
+
+    /// The attribute names to read for `propertiesToFetch`: the listed attributes plus those that cannot
+    /// wait behind a placeholder; nil (everything) when the list is empty.
+    private func propertiesToFetch<T: PersistentModel>(_ keyPaths: [PartialKeyPath<T>], of entity: Schema.Entity) throws -> [String]? {
+        guard !keyPaths.isEmpty else { return nil }
+        var names: [String] = []
+        for keyPath in keyPaths {
+            guard let property = entity.property(for: keyPath) else {
+                throw PGModelError(.invalidField, "propertiesToFetch of \(entity.name) names something that is not a stored property", model: entity.name)
+            }
+            if !property.isRelationship { names.append(property.name) }
+        }
+        // Subclass attributes of a deep fetch are read too: their classes are only known per row.
+        let descendants = container.schema.entities(inHierarchyOf: entity).dropFirst().flatMap(\.attributes)
+        for property in entity.attributes + descendants where !property.canBeFault && !names.contains(property.name) {
+            names.append(property.name)
+        }
+        return names
     }
 
     /// A fetched row as its concrete class, which must be `T` or a subclass.
@@ -89,7 +110,8 @@ extension ModelContext {
             predicate: try descriptor.predicate.map { try translator.translate($0) },
             sort: try translator.translate(descriptor.sortBy),
             limit: descriptor.fetchLimit,
-            offset: descriptor.fetchOffset)
+            offset: descriptor.fetchOffset,
+            properties: try propertiesToFetch(descriptor.propertiesToFetch, of: entity))
         let changes = pendingModels(of: T.self)
         let pending = descriptor.includePendingChanges
             && !(changes.inserted.isEmpty && changes.changed.isEmpty && changes.deleted.isEmpty)

@@ -37,11 +37,38 @@ extension ModelContext {
     /// registered already. A failure leaves the placeholder (`nil`, `[]`) and is kept in `lastFaultError`.
     func loadRelationship(_ key: String, of model: any PersistentModel) {
         do {
+            if let property = ModelGraph.entity(for: type(of: model)).property(named: key), !property.isRelationship {
+                try loadAttributes(of: model)
+                return
+            }
             try loadRelationships(key, of: [model])
         } catch let error as PGModelError {
             lastFaultError = error
         } catch {
             lastFaultError = PGModelError(.internalError, "loading '\(key)' failed: \(type(of: error))")
+        }
+    }
+
+    /// Loads every attribute `propertiesToFetch` left out of `model`, with one query.
+    func loadAttributes(of model: any PersistentModel) throws {
+        let data = model._$backingData
+        let entity = ModelGraph.entity(for: type(of: model))
+        let missing = entity.attributes.filter { data.faults.contains($0.name) || data.storedValues[$0.name] == nil }
+        for property in missing { data.faults.remove(property.name) }
+        guard !missing.isEmpty else { return }
+        let request = FetchRequest(entity: entity.name, identifiers: [data.id], properties: missing.map(\.name))
+        let store = container.store
+        guard let row = try roundTrip({ try await store.fetch(request) }).first else {
+            throw PGModelError(.notFound, "the \(entity.name) being loaded no longer exists", model: entity.name)
+        }
+        let wasApplying = data.isApplyingStoredValues
+        data.isApplyingStoredValues = true
+        defer { data.isApplyingStoredValues = wasApplying }
+        for property in missing {
+            guard let value = row.values[property.name] else { continue }
+            data.storedValues[property.name] = value
+            // A property the app changed meanwhile keeps the app's value.
+            if !data.changedKeys.contains(property.name) { try property.write(model, value) }
         }
     }
 

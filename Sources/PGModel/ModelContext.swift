@@ -26,6 +26,8 @@ public final class ModelContext {
     public internal(set) var lastFaultError: PGModelError?
     /// Store round trips made by this context (tests assert query counts with it).
     var storeRoundTrips = 0
+    /// Set while rows of a `propertiesToFetch` fetch are turned into models.
+    var materializingPartialRows = false
 
     var isMainContext = false
     private var isAutosaveScheduled = false
@@ -357,8 +359,10 @@ public final class ModelContext {
                 continue
             }
             try? property.write(model, value)
+            data.faults.remove(property.name)
         }
-        data.storedValues = row.values
+        // A partial row (`propertiesToFetch`) refreshes only what it has.
+        data.storedValues.merge(row.values) { _, new in new }
     }
 
     func materialize<T: PersistentModel>(_ row: FetchedRow, as type: T.Type) throws -> T {
@@ -371,6 +375,7 @@ public final class ModelContext {
         }
         // The context is set before the model's init runs: a non-optional to-one loads its partner there.
         let data = ModelBackingData(row: row)
+        data.isPartial = materializingPartialRows
         data.context = self
         let model = try T(backingData: data)
         model._$backingData.context = self

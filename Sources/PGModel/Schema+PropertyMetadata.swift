@@ -24,6 +24,8 @@ extension Schema {
         public let isOptional: Bool
         /// Set for relationship properties; `attributeType` is then `.uuid` (a to-one's foreign key).
         public let relationship: RelationshipMetadata?
+        /// Whether the attribute can wait unloaded (left out by `propertiesToFetch`) behind a placeholder.
+        public let canBeFault: Bool
         /// Attributes: the stored form. To-one relationships: the related model's id (`.null` for none);
         /// reading it resolves a fault, so callers skip faulted keys. To-many: `nil`.
         let read: @Sendable (any PersistentModel) -> PGValue?
@@ -42,6 +44,7 @@ extension Schema {
             self.attributeType = codec.attributeType
             self.isOptional = codec.isOptional
             self.relationship = nil
+            self.canBeFault = codec.placeholder != nil
             nonisolated(unsafe) let keypath = keypath
             self.read = { model in
                 guard let model = model as? Model else { return nil }
@@ -65,6 +68,7 @@ extension Schema {
             self.name = name
             self.keypath = keypath
             self.metadata = nil
+            self.canBeFault = true
             self.attributeType = .uuid
             self.isOptional = codec.isOptional || codec.isToMany
             nonisolated(unsafe) let keypath = keypath
