@@ -31,6 +31,16 @@ public final class ModelBackingData {
     var stateBeforeDelete: State = .detached
     /// While true, property writes are the store's own (fetch, rollback) and are not changes.
     var isApplyingStoredValues = false
+    /// Built from a row read with `propertiesToFetch`: missing attributes are faults, not errors.
+    var isPartial = false
+    /// Relationship properties not loaded yet: the first read loads them (a fault).
+    var faults: Set<String> = []
+    /// Whether any property is still a fault; generated getters test it before anything else.
+    public var hasFaults: Bool { !faults.isEmpty }
+    /// The destination ids of join-table relationships as of the last load or save, to diff links.
+    var storedLinks: [String: Set<UUID>] = [:]
+    /// Set while an inverse relationship is being updated on this model: the model whose change caused it.
+    weak var inverseInitiator: (any PersistentModel)?
 
     /// A new model's backing data with a fresh time-ordered id.
     public init() {
@@ -49,6 +59,11 @@ public final class ModelBackingData {
     /// The stored value of `key`, converted by `codec`. Generated `init(backingData:)` calls it.
     public func value<Value>(forKey key: String, codec: AttributeCodec<Value>) throws -> Value {
         guard let stored = storedValues[key] else {
+            // Left out by `propertiesToFetch`: a fault, loaded on first access.
+            if isPartial, let placeholder = codec.placeholder {
+                faults.insert(key)
+                return placeholder
+            }
             if codec.isOptional { return try codec.decode(.null) }
             throw PGModelError(.typeMismatch, "the store returned no value for non-optional property '\(key)'", keyPath: key)
         }
@@ -58,6 +73,52 @@ public final class ModelBackingData {
             error.keyPath = key
             throw error
         }
+    }
+
+    /// The value of relationship `key` for a model being built from a row: a placeholder (`nil`, `[]`),
+    /// and the key becomes a fault loaded on first access. A non-optional to-one cannot be a
+    /// placeholder, so it is loaded now.
+    public func value<Value>(forKey key: String, codec: RelationshipCodec<Value>) throws -> Value {
+        if let placeholder = codec.make([]) {
+            faults.insert(key)
+            return placeholder
+        }
+        guard let context, case .uuid(let id)? = storedValues[key] else {
+            throw PGModelError(.typeMismatch, "the store returned no \(codec.destination._$entityName) for non-optional relationship '\(key)'", keyPath: key)
+        }
+        let related = try context.model(forRowID: id, declaredType: codec.destination)
+        guard let value = codec.make([related]) else {
+            throw PGModelError(.typeMismatch, "relationship '\(key)' cannot hold a \(type(of: related))", keyPath: key)
+        }
+        return value
+    }
+
+    /// Loads fault `key` of `model` through its context; without a context the placeholder stays.
+    public func resolveFault(_ key: String, of model: any PersistentModel) {
+        guard faults.remove(key) != nil else { return }
+        context?.loadRelationship(key, of: model)
+    }
+
+    func noteChange<Value>(_ key: String, of model: any PersistentModel, from oldValue: Value, to newValue: Value) {
+        guard !isApplyingStoredValues else { return }
+        noteChange(key, of: model)
+        let entity = ModelGraph.entity(for: type(of: model))
+        guard let property = entity.property(named: key), let relationship = property.relationship,
+              let description = entity.relationshipDescription(named: key), let inverse = description.inverse,
+              let old = relationship.modelsOfValue(oldValue), let new = relationship.modelsOfValue(newValue)
+        else { return }
+        let removed = old.filter { o in !new.contains { $0 === o } }
+        let added = new.filter { n in !old.contains { $0 === n } }
+        if let initiator = inverseInitiator {
+            // This write keeps `initiator`'s change in step; only a to-one's previous partner still
+            // needs to let go of this model.
+            for partner in removed where partner !== initiator {
+                RelationshipMaintenance.unlink(partner, inverse, from: model)
+            }
+            return
+        }
+        for partner in removed { RelationshipMaintenance.unlink(partner, inverse, from: model) }
+        for partner in added { RelationshipMaintenance.link(partner, inverse, to: model) }
     }
 
     func noteChange(_ key: String, of model: any PersistentModel) {

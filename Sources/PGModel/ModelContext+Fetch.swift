@@ -9,23 +9,27 @@ extension ModelContext {
     /// let paris = try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.destination == "Paris" }))
     /// ```
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
-        let (entity, request, pending) = try prepare(descriptor)
+        let (_, request, pending) = try prepare(descriptor)
         let store = container.store
+        materializingPartialRows = request.properties != nil
+        defer { materializingPartialRows = false }
         if !pending {
-            let rows = try container.bridge.run { try await store.fetch(request) }
-            return try rows.map { try materialize($0, as: T.self) }
+            let rows = try roundTrip { try await store.fetch(request) }
+            let models = try rows.map { try typed($0, as: T.self) }
+            try prefetch(descriptor.relationshipKeyPathsForPrefetching, for: models)
+            return models
         }
         // Unsaved changes of this entity: fetch every match without paging, merge in memory, then page.
         var unpaged = request
         unpaged.limit = nil
         unpaged.offset = nil
         let unpagedRequest = unpaged
-        let rows = try container.bridge.run { try await store.fetch(unpagedRequest) }
-        let changes = pendingModels(of: entity.name)
+        let rows = try roundTrip { try await store.fetch(unpagedRequest) }
+        let changes = pendingModels(of: T.self)
         var seen = Set<UUID>()
         var candidates: [T] = []
         for row in rows where !changes.deleted.contains(row.id) {
-            let model = try materialize(row, as: T.self)
+            let model = try typed(row, as: T.self)
             if model.hasChanges, let predicate = descriptor.predicate, !(try predicate.evaluate(model)) { continue }
             if seen.insert(model._$backingData.id).inserted { candidates.append(model) }
         }
@@ -39,7 +43,37 @@ extension ModelContext {
         }
         let start = min(descriptor.fetchOffset ?? 0, candidates.count)
         let end = descriptor.fetchLimit.map { min(start + $0, candidates.count) } ?? candidates.count
-        return Array(candidates[start..<end])
+        let page = Array(candidates[start..<end])
+        try prefetch(descriptor.relationshipKeyPathsForPrefetching, for: page)
+        return page
+    }
+
+    /// The attribute names to read for `propertiesToFetch`: the listed attributes plus those that cannot
+    /// wait behind a placeholder; nil (everything) when the list is empty.
+    private func propertiesToFetch<T: PersistentModel>(_ keyPaths: [PartialKeyPath<T>], of entity: Schema.Entity) throws -> [String]? {
+        guard !keyPaths.isEmpty else { return nil }
+        var names: [String] = []
+        for keyPath in keyPaths {
+            guard let property = entity.property(for: keyPath) else {
+                throw PGModelError(.invalidField, "propertiesToFetch of \(entity.name) names something that is not a stored property", model: entity.name)
+            }
+            if !property.isRelationship { names.append(property.name) }
+        }
+        // Subclass attributes of a deep fetch are read too: their classes are only known per row.
+        let descendants = container.schema.entities(inHierarchyOf: entity).dropFirst().flatMap(\.attributes)
+        for property in entity.attributes + descendants where !property.canBeFault && !names.contains(property.name) {
+            names.append(property.name)
+        }
+        return names
+    }
+
+    /// A fetched row as its concrete class, which must be `T` or a subclass.
+    func typed<T: PersistentModel>(_ row: FetchedRow, as type: T.Type) throws -> T {
+        let model = try materializeConcrete(row)
+        guard let typed = model as? T else {
+            throw PGModelError(.typeMismatch, "row \(row.id) is a \(Swift.type(of: model)), not a \(T.self)", model: T._$entityName)
+        }
+        return typed
     }
 
     /// The number of models matching `descriptor`, counted in PostgreSQL unless unsaved changes of the
@@ -48,7 +82,7 @@ extension ModelContext {
         let (_, request, pending) = try prepare(descriptor)
         if pending { return try fetch(descriptor).count }
         let store = container.store
-        return try container.bridge.run { try await store.count(request) }
+        return try roundTrip { try await store.count(request) }
     }
 
     /// The identifiers of the models matching `descriptor`, without materializing them.
@@ -56,7 +90,7 @@ extension ModelContext {
         let (_, request, pending) = try prepare(descriptor)
         if pending { return try fetch(descriptor).map(\.persistentModelID) }
         let store = container.store
-        let references = try container.bridge.run { try await store.fetchIdentifiers(request) }
+        let references = try roundTrip { try await store.fetchIdentifiers(request) }
         return references.map { PersistentIdentifier(entityName: $0.entity, id: $0.id) }
     }
 
@@ -76,8 +110,9 @@ extension ModelContext {
             predicate: try descriptor.predicate.map { try translator.translate($0) },
             sort: try translator.translate(descriptor.sortBy),
             limit: descriptor.fetchLimit,
-            offset: descriptor.fetchOffset)
-        let changes = pendingModels(of: entity.name)
+            offset: descriptor.fetchOffset,
+            properties: try propertiesToFetch(descriptor.propertiesToFetch, of: entity))
+        let changes = pendingModels(of: T.self)
         let pending = descriptor.includePendingChanges
             && !(changes.inserted.isEmpty && changes.changed.isEmpty && changes.deleted.isEmpty)
         return (entity, request, pending)

@@ -22,15 +22,24 @@ public final class ModelContext {
     /// The error of the last failed autosave, if any; the changes stay pending and the next `save()` retries.
     public private(set) var lastAutosaveError: PGModelError?
 
+    /// The error of the last relationship fault that could not be loaded (its placeholder stayed).
+    public internal(set) var lastFaultError: PGModelError?
+    /// Store round trips made by this context (tests assert query counts with it).
+    var storeRoundTrips = 0
+    /// Set while rows of a `propertiesToFetch` fetch are turned into models.
+    var materializingPartialRows = false
+
     var isMainContext = false
     private var isAutosaveScheduled = false
 
     /// One weak entry per registered identifier: the context does not keep clean models alive.
     private var registry: [UUID: WeakModel] = [:]
     /// Pending changes, in the order they happened, keyed by row id.
-    private var inserted = OrderedModels()
-    private var changed = OrderedModels()
-    private var deleted = OrderedModels()
+    private(set) var inserted = OrderedModels()
+    private(set) var changed = OrderedModels()
+    private(set) var deleted = OrderedModels()
+    /// `delete(model:where:)` requests for the next save.
+    private var batchDeletes: [FetchRequest] = []
 
     /// A context on `container`.
     public init(_ container: ModelContainer) {
@@ -40,7 +49,7 @@ public final class ModelContext {
     // MARK: Pending changes
 
     /// Whether there are unsaved inserts, changes or deletes.
-    public var hasChanges: Bool { !inserted.isEmpty || !changed.isEmpty || !deleted.isEmpty }
+    public var hasChanges: Bool { !inserted.isEmpty || !changed.isEmpty || !deleted.isEmpty || !batchDeletes.isEmpty }
 
     /// Models inserted and not yet saved.
     public var insertedModelsArray: [any PersistentModel] { inserted.models }
@@ -70,6 +79,13 @@ public final class ModelContext {
         data.state = .inserted
         register(model)
         inserted.add(model, id: data.id)
+        // SwiftData inserts the graph reachable from an inserted model.
+        for property in ModelGraph.entity(for: type(of: model)).relationships
+        where !data.faults.contains(property.name) {
+            for related in property.relationship?.models(model) ?? [] where related._$backingData.state == .detached {
+                insertModel(related)
+            }
+        }
         scheduleAutosave()
     }
 
@@ -104,13 +120,17 @@ public final class ModelContext {
         guard container.allowsSave else {
             throw PGModelError(.saveNotAllowed, "this ModelContainer's configuration has allowsSave: false")
         }
+        insertReachableGraph()
+        try validateRelationshipCounts()
         let schema = container.schema
         var request = SaveRequest(author: author)
+        request.batchDeletes = batchDeletes
         var insertedValues: [UUID: [String: PGValue]] = [:]
         for model in inserted.models {
             let values = try storedValues(of: model, in: schema, keys: nil)
             insertedValues[model._$backingData.id] = values
             request.inserts.append(RowValues(entity: type(of: model)._$entityName, id: model._$backingData.id, values: values))
+            request.links += linkChanges(of: model, isInsert: true)
         }
         var updatedValues: [UUID: [String: PGValue]] = [:]
         for model in changed.models {
@@ -118,6 +138,7 @@ public final class ModelContext {
             let values = try storedValues(of: model, in: schema, keys: data.changedKeys)
             // Setting a property to the value it already has is no change worth a round trip.
             let changes = values.filter { data.storedValues[$0.key] != $0.value }
+            request.links += linkChanges(of: model, isInsert: false)
             guard !changes.isEmpty else { continue }
             updatedValues[data.id] = changes
             request.updates.append(RowValues(entity: type(of: model)._$entityName, id: data.id, values: changes))
@@ -127,12 +148,13 @@ public final class ModelContext {
         }
         let store = container.store
         let finalRequest = request
-        let result = try container.bridge.run { try await store.save(finalRequest) }
+        let result = try roundTrip { try await store.save(finalRequest) }
 
         for model in inserted.models {
             let data = model._$backingData
             let oldID = data.id
             data.storedValues = insertedValues[oldID] ?? [:]
+            recordSavedLinks(of: model)
             data.changedKeys = []
             data.state = .persisted
             if let existing = result.remappedIdentifiers[oldID] {
@@ -145,6 +167,7 @@ public final class ModelContext {
         for model in changed.models {
             let data = model._$backingData
             for (key, value) in updatedValues[data.id] ?? [:] { data.storedValues[key] = value }
+            recordSavedLinks(of: model)
             data.changedKeys = []
         }
         for model in deleted.models {
@@ -154,13 +177,38 @@ public final class ModelContext {
         inserted = OrderedModels()
         changed = OrderedModels()
         deleted = OrderedModels()
+        batchDeletes = []
         lastAutosaveError = nil
+        forgetDeleted(Set(result.deleted.map(\.id)))
+    }
+
+    /// Deletes every `T` matching `predicate` at the next save, in one statement per table plus delete
+    /// rules, without fetching them. Registered models that match are marked deleted after the save.
+    ///
+    /// ```swift
+    /// try context.delete(model: Track.self, where: #Predicate { $0.genre == "Classical" })
+    /// try context.save()
+    /// ```
+    public func delete<T: PersistentModel>(model: T.Type, where predicate: Predicate<T>? = nil, includeSubclasses: Bool = true) throws {
+        guard let entity = container.schema.entity(for: T.self) else {
+            throw PGModelError(.unknownEntity, "\(T._$entityName) is not in this container's schema; add it to the ModelContainer", model: T._$entityName)
+        }
+        var condition = try predicate.map { try PredicateTranslator<T>(entity: entity).translate($0) }
+        if !includeSubclasses, container.schema.schemaDescription.entityNames(inHierarchyOf: entity.name).count > 1 {
+            // Only rows of exactly this class: not of any subclass.
+            let exact = QueryExpression.and([.isKind(entity.name)] + container.schema.schemaDescription
+                .entityNames(inHierarchyOf: entity.name).dropFirst().map { QueryExpression.not(.isKind($0)) })
+            condition = condition.map { .and([$0, exact]) } ?? exact
+        }
+        batchDeletes.append(FetchRequest(entity: entity.name, predicate: condition))
+        scheduleAutosave()
     }
 
     /// Discards every pending change: inserts are forgotten, changed properties get their stored values
     /// back, deletes are undone.
     public func rollback() {
         pendingError = nil
+        batchDeletes = []
         for model in inserted.models {
             let data = model._$backingData
             registry[data.id] = nil
@@ -204,11 +252,11 @@ public final class ModelContext {
         }
         let request = FetchRequest(entity: entity.name, identifiers: [persistentModelID.id])
         let store = container.store
-        let rows = try container.bridge.run { try await store.fetch(request) }
+        let rows = try roundTrip { try await store.fetch(request) }
         guard let row = rows.first else {
             throw PGModelError(.notFound, "no \(entity.name) with id \(persistentModelID.id.uuidString.lowercased()) exists", model: entity.name)
         }
-        return try materializeAny(row, as: entity.type)
+        return try materializeConcrete(row)
     }
 
     // MARK: Internals
@@ -230,6 +278,14 @@ public final class ModelContext {
         registry[id]?.model
     }
 
+    func unregister(_ id: UUID) {
+        registry[id] = nil
+    }
+
+    func registeredModels() -> [any PersistentModel] {
+        registry.values.compactMap(\.model)
+    }
+
     private func undelete(_ model: any PersistentModel) {
         let data = model._$backingData
         deleted.remove(data.id)
@@ -244,7 +300,19 @@ public final class ModelContext {
             throw PGModelError(.unknownEntity, "\(type._$entityName) is not in this container's schema; add it to the ModelContainer", model: type._$entityName)
         }
         var values: [String: PGValue] = [:]
+        let data = model._$backingData
         for property in entity.properties where keys == nil || keys?.contains(property.name) == true {
+            if let relationship = property.relationship {
+                // To-many links are saved as join rows or as the other side's key; a to-one fault is unchanged.
+                guard !relationship.isToMany, let (_, storage) = self.storage(of: property.name, in: entity),
+                      case .foreignKey = storage else { continue }
+                if data.faults.contains(property.name) {
+                    values[property.name] = data.storedValues[property.name] ?? .null
+                } else {
+                    values[property.name] = property.read(model) ?? .null
+                }
+                continue
+            }
             guard let value = property.read(model) else {
                 throw PGModelError(.internalError, "property '\(property.name)' of \(entity.name) could not be read", model: entity.name, keyPath: property.name)
             }
@@ -259,6 +327,16 @@ public final class ModelContext {
         data.isApplyingStoredValues = true
         defer { data.isApplyingStoredValues = false }
         for property in entity.properties where data.changedKeys.contains(property.name) {
+            if let relationship = property.relationship {
+                // The stored side is reloaded on next access.
+                if relationship.isToMany || relationship.isOptional {
+                    try? relationship.assign(model, [])
+                    data.faults.insert(property.name)
+                } else if case .uuid(let id)? = data.storedValues[property.name], let target = registered(id) {
+                    try? relationship.assign(model, [target])
+                }
+                continue
+            }
             if let stored = data.storedValues[property.name] {
                 try? property.write(model, stored)
             }
@@ -275,9 +353,16 @@ public final class ModelContext {
         defer { data.isApplyingStoredValues = false }
         for property in entity.properties {
             guard let value = row.values[property.name], data.storedValues[property.name] != value else { continue }
+            if let relationship = property.relationship {
+                // Another context relinked it: load the new partner on next access.
+                if relationship.isOptional { try? relationship.assign(model, []); data.faults.insert(property.name) }
+                continue
+            }
             try? property.write(model, value)
+            data.faults.remove(property.name)
         }
-        data.storedValues = row.values
+        // A partial row (`propertiesToFetch`) refreshes only what it has.
+        data.storedValues.merge(row.values) { _, new in new }
     }
 
     func materialize<T: PersistentModel>(_ row: FetchedRow, as type: T.Type) throws -> T {
@@ -288,7 +373,11 @@ public final class ModelContext {
             if let entity = container.schema.entity(for: T.self) { refresh(typed, with: row, entity: entity) }
             return typed
         }
-        let model = try T(backingData: ModelBackingData(row: row))
+        // The context is set before the model's init runs: a non-optional to-one loads its partner there.
+        let data = ModelBackingData(row: row)
+        data.isPartial = materializingPartialRows
+        data.context = self
+        let model = try T(backingData: data)
         model._$backingData.context = self
         register(model)
         return model
@@ -298,10 +387,11 @@ public final class ModelContext {
         try materialize(row, as: type)
     }
 
-    func pendingModels(of entityName: String) -> (inserted: [any PersistentModel], changed: [any PersistentModel], deleted: Set<UUID>) {
-        (inserted.models.filter { Swift.type(of: $0)._$entityName == entityName },
-         changed.models.filter { Swift.type(of: $0)._$entityName == entityName },
-         Set(deleted.models.filter { Swift.type(of: $0)._$entityName == entityName }.map { $0._$backingData.id }))
+    /// Pending models of `T` or a subclass of it.
+    func pendingModels<T: PersistentModel>(of type: T.Type) -> (inserted: [any PersistentModel], changed: [any PersistentModel], deleted: Set<UUID>) {
+        (inserted.models.filter { $0 is T },
+         changed.models.filter { $0 is T },
+         Set(deleted.models.filter { $0 is T }.map { $0._$backingData.id }))
     }
 
     private func scheduleAutosave() {

@@ -1,3 +1,4 @@
+import Foundation
 import PGModelCore
 
 /// A Swift type that PGModel stores in one column.
@@ -156,6 +157,9 @@ public struct AttributeCodec<Value>: Sendable {
     public let isOptional: Bool
     public let encode: @Sendable (Value) -> PGValue
     public let decode: @Sendable (PGValue) throws -> Value
+    /// What an attribute left out by `propertiesToFetch` holds until it is loaded: the decoded form of
+    /// a neutral stored value (`nil`, `""`, `0`, …); nil when the type has none, so it is always fetched.
+    public var placeholder: Value? { try? decode(PlaceholderValues.value(for: attributeType, isOptional: isOptional)) }
 
     /// The codec of a ``PersistableAttribute``.
     public static func attribute(_: Value.Type = Value.self) -> AttributeCodec where Value: PersistableAttribute {
@@ -195,5 +199,22 @@ public enum _AttributeCodecs {
     }
     public static func codec<V: RawRepresentable>(_: V?.Type) -> AttributeCodec<V?> where V.RawValue: PersistableAttribute {
         AttributeCodec<V?>.optionalRawRepresentable(V.self)
+    }
+}
+
+/// Neutral stored values, one per column type, for attributes not fetched yet.
+enum PlaceholderValues {
+    static func value(for type: AttributeType, isOptional: Bool) -> PGValue {
+        if isOptional { return .null }
+        switch type {
+        case .string, .url: return type == .url ? .string("about:blank") : .string("")
+        case .bool: return .bool(false)
+        case .int16, .int32, .int64: return .int(0)
+        case .float, .double: return .double(0)
+        case .decimal: return .decimal(0)
+        case .date: return .date(Date(timeIntervalSince1970: 0))
+        case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        case .data: return .data(Data())
+        }
     }
 }

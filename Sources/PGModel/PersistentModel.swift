@@ -20,11 +20,14 @@ public protocol PersistentModel: AnyObject, Observable, Hashable, Identifiable {
     static var _$uniquenessConstraints: [[String]] { get }
     /// Groups of property names to index (`#Index`); `@Model` generates it.
     static var _$indexes: [[String]] { get }
+    /// The `@Model` superclass of a model subclass (`BusinessTrip` → `Trip`); `@Model` generates it.
+    static var _$superentity: (any PersistentModel.Type)? { get }
 }
 
 extension PersistentModel {
     public static var _$uniquenessConstraints: [[String]] { [] }
     public static var _$indexes: [[String]] { [] }
+    public static var _$superentity: (any PersistentModel.Type)? { nil }
 
     /// The entity name: the class name.
     public static var _$entityName: String { String(describing: self) }
@@ -47,6 +50,18 @@ extension PersistentModel {
     /// Called by generated setters: records that `key` changed so the next save writes it.
     public func _$didChange(_ key: String) {
         _$backingData.noteChange(key, of: self)
+    }
+
+    /// Called by generated setters with the old and new value: records the change and, for a
+    /// relationship, keeps the inverse side of every added or removed model in step.
+    public func _$didChange<Value>(_ key: String, from oldValue: Value, to newValue: Value) {
+        _$backingData.noteChange(key, of: self, from: oldValue, to: newValue)
+    }
+
+    /// Called by generated getters and setters: loads `key` first if it is not loaded yet (a fault).
+    @inlinable
+    public func _$willRead(_ key: String) {
+        if _$backingData.hasFaults { _$backingData.resolveFault(key, of: self) }
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs === rhs }

@@ -22,6 +22,12 @@ extension Schema {
         public let attributeType: AttributeType
         /// Whether the property is optional.
         public let isOptional: Bool
+        /// Set for relationship properties; `attributeType` is then `.uuid` (a to-one's foreign key).
+        public let relationship: RelationshipMetadata?
+        /// Whether the attribute can wait unloaded (left out by `propertiesToFetch`) behind a placeholder.
+        public let canBeFault: Bool
+        /// Attributes: the stored form. To-one relationships: the related model's id (`.null` for none);
+        /// reading it resolves a fault, so callers skip faulted keys. To-many: `nil`.
         let read: @Sendable (any PersistentModel) -> PGValue?
         let write: @Sendable (any PersistentModel, PGValue) throws -> Void
 
@@ -37,6 +43,8 @@ extension Schema {
             self.metadata = metadata
             self.attributeType = codec.attributeType
             self.isOptional = codec.isOptional
+            self.relationship = nil
+            self.canBeFault = codec.placeholder != nil
             nonisolated(unsafe) let keypath = keypath
             self.read = { model in
                 guard let model = model as? Model else { return nil }
@@ -50,6 +58,51 @@ extension Schema {
             }
         }
 
+        /// Describes a relationship property of `Model`.
+        public init<Model: PersistentModel, Value>(
+            name: String,
+            keypath: ReferenceWritableKeyPath<Model, Value>,
+            codec: RelationshipCodec<Value>,
+            metadata: Relationship? = nil
+        ) {
+            self.name = name
+            self.keypath = keypath
+            self.metadata = nil
+            self.canBeFault = true
+            self.attributeType = .uuid
+            self.isOptional = codec.isOptional || codec.isToMany
+            nonisolated(unsafe) let keypath = keypath
+            self.relationship = RelationshipMetadata(
+                destination: codec.destination, isToMany: codec.isToMany, isOptional: codec.isOptional, options: metadata,
+                models: { model in
+                    guard let model = model as? Model else { return [] }
+                    return codec.models(model[keyPath: keypath])
+                },
+                modelsOfValue: { value in
+                    guard let value = value as? Value else { return nil }
+                    return codec.models(value)
+                },
+                assign: { model, related in
+                    guard let model = model as? Model else {
+                        throw PGModelError(.internalError, "relationship '\(name)' of \(Model.self) written on a \(type(of: model))")
+                    }
+                    guard let value = codec.make(related) else {
+                        throw PGModelError(.typeMismatch, "relationship '\(name)' of \(Model.self) cannot hold \(related.map { "\(type(of: $0))" })", model: "\(Model.self)", keyPath: name)
+                    }
+                    model[keyPath: keypath] = value
+                })
+            self.read = { model in
+                guard !codec.isToMany, let model = model as? Model else { return nil }
+                return codec.models(model[keyPath: keypath]).first.map { .uuid($0._$backingData.id) } ?? .null
+            }
+            self.write = { _, _ in
+                throw PGModelError(.internalError, "relationship '\(name)' of \(Model.self) is not written from a stored value")
+            }
+        }
+
+        /// Whether this is a relationship rather than an attribute.
+        public var isRelationship: Bool { relationship != nil }
+
         var attributeDescription: AttributeDescription {
             AttributeDescription(
                 name: name,
@@ -59,6 +112,23 @@ extension Schema {
                 originalName: metadata?.originalName
             )
         }
+    }
+
+    /// What PGModel knows about a relationship property.
+    public struct RelationshipMetadata: @unchecked Sendable {
+        // @unchecked: a metatype and @Sendable closures.
+        /// The declared destination class.
+        public let destination: any PersistentModel.Type
+        public let isToMany: Bool
+        public let isOptional: Bool
+        /// `@Relationship`'s options, if the property has them.
+        public let options: Relationship?
+        /// The related models (reads through the property: resolves a fault).
+        let models: @Sendable (any PersistentModel) -> [any PersistentModel]
+        /// The related models in a value of the property's type (`_$didChange(_:from:to:)` passes them).
+        let modelsOfValue: @Sendable (Any) -> [any PersistentModel]?
+        /// Sets the property to hold exactly `related`.
+        let assign: @Sendable (any PersistentModel, [any PersistentModel]) throws -> Void
     }
 
     /// `@Attribute` options of a property.

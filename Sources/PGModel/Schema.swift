@@ -16,11 +16,24 @@ public final class Schema: Sendable, CustomStringConvertible {
 
     /// A schema of `types`. Duplicates are dropped.
     public init(_ types: [any PersistentModel.Type], version: Version = Version(1, 0, 0)) {
+        // A model's relationships and superclasses belong to the schema even when not listed, as in SwiftData.
         var seen = Set<ObjectIdentifier>()
-        let unique = types.filter { seen.insert(ObjectIdentifier($0)).inserted }
+        var unique: [any PersistentModel.Type] = []
+        var pending = types
+        while !pending.isEmpty {
+            let type = pending.removeFirst()
+            guard seen.insert(ObjectIdentifier(type)).inserted else { continue }
+            unique.append(type)
+            if let parent = type._$superentity { pending.append(parent) }
+            pending.append(contentsOf: type.schemaMetadata.compactMap { $0.relationship?.destination })
+        }
         self.types = unique
         self.entities = unique.map { Entity($0) }
         self.version = version
+        var byName: [String: Int] = [:]
+        for (i, entity) in entities.enumerated() where byName[entity.name] == nil { byName[entity.name] = i }
+        self.byName = byName
+        self.schemaDescription = SchemaDescription(entities: entities.map(\.entityDescription), version: version.description)
     }
 
     /// A schema of `types`.
@@ -30,18 +43,22 @@ public final class Schema: Sendable, CustomStringConvertible {
 
     /// The entity of `type`, if the schema has it.
     public func entity(for type: any PersistentModel.Type) -> Entity? {
-        entities.first { $0.type == type }
+        byName[type._$entityName].flatMap { entities[$0].type == type ? entities[$0] : nil }
     }
 
     /// The entity named `name`, if the schema has it.
     public func entity(named name: String) -> Entity? {
-        entities.first { $0.name == name }
+        byName[name].map { entities[$0] }
+    }
+
+    /// The entities whose classes are `entity`'s class or inherit from it.
+    func entities(inHierarchyOf entity: Entity) -> [Entity] {
+        schemaDescription.entityNames(inHierarchyOf: entity.name).compactMap { self.entity(named: $0) }
     }
 
     /// The Codable description the stores create tables from.
-    public var schemaDescription: SchemaDescription {
-        SchemaDescription(entities: entities.map(\.entityDescription), version: version.description)
-    }
+    public let schemaDescription: SchemaDescription
+    private let byName: [String: Int]
 
     public var description: String { "Schema(\(entities.map(\.name).joined(separator: ", ")))" }
 
@@ -61,28 +78,47 @@ public final class Schema: Sendable, CustomStringConvertible {
 }
 
 extension Schema {
-    /// One model type: its name, attributes and constraints.
+    /// One model type: its name, attributes, relationships and constraints.
     public struct Entity: Sendable, Hashable {
         /// The class name.
         public let name: String
         /// The model type.
         public let type: any PersistentModel.Type
-        /// The stored properties, in declaration order.
+        /// The stored properties (attributes and relationships), inherited ones first, in declaration order.
         public let properties: [PropertyMetadata]
+        /// The parent class's entity name for a `@Model` subclass.
+        public let superentityName: String?
         /// What the SQL renderer sees.
         public let entityDescription: EntityDescription
+        private let propertyIndex: [String: Int]
 
         init(_ type: any PersistentModel.Type) {
             self.name = type._$entityName
             self.type = type
-            self.properties = type.schemaMetadata
+            // A subclass's metadata repeats what it inherits; the first declaration wins.
+            var seen = Set<String>()
+            let properties = type.schemaMetadata.filter { seen.insert($0.name).inserted }
+            self.properties = properties
+            self.superentityName = type._$superentity?._$entityName
+            var index: [String: Int] = [:]
+            for (i, property) in properties.enumerated() { index[property.name] = i }
+            self.propertyIndex = index
             self.entityDescription = EntityDescription(
                 name: name,
-                attributes: properties.map(\.attributeDescription),
+                attributes: properties.filter { !$0.isRelationship }.map(\.attributeDescription),
                 uniquenessConstraints: type._$uniquenessConstraints,
-                indexes: type._$indexes
+                indexes: type._$indexes,
+                relationships: properties.compactMap { property in
+                    property.relationship.map { Self.describe(property.name, $0, keypath: property.keypath, in: type) }
+                },
+                superentity: superentityName
             )
         }
+
+        /// Stored attributes (not relationships).
+        public var attributes: [PropertyMetadata] { properties.filter { !$0.isRelationship } }
+        /// Relationship properties.
+        public var relationships: [PropertyMetadata] { properties.filter(\.isRelationship) }
 
         /// The stored property whose key path is `keyPath`.
         public func property(for keyPath: AnyKeyPath) -> PropertyMetadata? {
@@ -91,10 +127,44 @@ extension Schema {
 
         /// The stored property named `name`.
         public func property(named name: String) -> PropertyMetadata? {
-            properties.first { $0.name == name }
+            propertyIndex[name].map { properties[$0] }
+        }
+
+        /// The description of relationship `name`, with its inverse resolved.
+        public func relationshipDescription(named name: String) -> RelationshipDescription? {
+            entityDescription.relationship(named: name)
         }
 
         public static func == (l: Entity, r: Entity) -> Bool { l.type == r.type }
         public func hash(into h: inout Hasher) { h.combine(ObjectIdentifier(type)) }
+
+        /// The relationship's description, its inverse found from either side's `inverse:` key path or,
+        /// failing that, inferred when exactly one relationship on each side connects the two classes.
+        private static func describe(_ name: String, _ r: RelationshipMetadata, keypath: AnyKeyPath,
+                                     in type: any PersistentModel.Type) -> RelationshipDescription {
+            let destination = r.destination
+            let destinationProperties = destination.schemaMetadata
+            var inverse: String?
+            if let declared = r.options?.inverseKeyPath {
+                inverse = destinationProperties.first { $0.keypath == declared }?.name
+            }
+            if inverse == nil {
+                inverse = destinationProperties.first { $0.relationship?.options?.inverseKeyPath == keypath }?.name
+            }
+            if inverse == nil, destination != type {
+                let mine = type.schemaMetadata.filter { $0.relationship.map { $0.destination == destination } ?? false }
+                let theirs = destinationProperties.filter { $0.relationship.map { $0.destination == type } ?? false }
+                if mine.count == 1, theirs.count == 1, let candidate = theirs.first,
+                   candidate.relationship?.options?.inverseKeyPath == nil {
+                    inverse = candidate.name
+                }
+            }
+            func count(_ n: Int?) -> Int? { n.flatMap { $0 > 0 ? $0 : nil } }
+            return RelationshipDescription(
+                name: name, destination: destination._$entityName, isToMany: r.isToMany, isOptional: r.isOptional,
+                inverse: inverse, deleteRule: r.options?.deleteRule ?? .nullify,
+                minimumModelCount: count(r.options?.minimumModelCount), maximumModelCount: count(r.options?.maximumModelCount),
+                originalName: r.options?.originalName)
+        }
     }
 }

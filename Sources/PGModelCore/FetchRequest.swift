@@ -20,14 +20,23 @@ public struct FetchRequest: Codable, Hashable, Sendable {
     public var offset: Int?
     /// Only rows with these ids (`model(for:)`, refetches); `nil` for no such restriction.
     public var identifiers: [UUID]?
+    /// Only rows related to some source rows through one relationship (faulting and prefetching); each
+    /// returned row's ``RowValues/via`` names the source row it was reached from. A row related to several
+    /// sources comes once per source.
+    public var related: RelatedScope?
+    /// `propertiesToFetch`: only these attributes (by Swift name) are read; `nil` reads all. Foreign keys
+    /// of to-one relationships are always read.
+    public var properties: [String]?
 
     private enum CodingKeys: String, CodingKey {
-        case entity, predicate = "where", sort, limit, offset, identifiers = "ids"
+        case entity, predicate = "where", sort, limit, offset, identifiers = "ids", related, properties
     }
 
     public init(entity: String, predicate: QueryExpression? = nil, sort: [SortKey] = [], limit: Int? = nil, offset: Int? = nil,
-                identifiers: [UUID]? = nil) {
+                identifiers: [UUID]? = nil, related: RelatedScope? = nil, properties: [String]? = nil) {
         self.entity = entity
+        self.related = related
+        self.properties = properties
         self.identifiers = identifiers
         self.predicate = predicate
         self.sort = sort
@@ -43,6 +52,8 @@ public struct FetchRequest: Codable, Hashable, Sendable {
         limit = try c.decodeIfPresent(Int.self, forKey: .limit)
         offset = try c.decodeIfPresent(Int.self, forKey: .offset)
         identifiers = try c.decodeIfPresent([UUID].self, forKey: .identifiers)
+        related = try c.decodeIfPresent(RelatedScope.self, forKey: .related)
+        properties = try c.decodeIfPresent([String].self, forKey: .properties)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -53,6 +64,29 @@ public struct FetchRequest: Codable, Hashable, Sendable {
         try c.encodeIfPresent(limit, forKey: .limit)
         try c.encodeIfPresent(offset, forKey: .offset)
         try c.encodeIfPresent(identifiers, forKey: .identifiers)
+        try c.encodeIfPresent(related, forKey: .related)
+        try c.encodeIfPresent(properties, forKey: .properties)
+    }
+}
+
+/// "The models that these source rows reach through this relationship": the rows of a fault or a prefetch.
+///
+/// ```swift
+/// // the tracks of two albums, in one query
+/// FetchRequest(entity: "Track", related: RelatedScope(entity: "Album", relationship: "tracks", ids: [a, b]))
+/// ```
+public struct RelatedScope: Codable, Hashable, Sendable {
+    /// The source entity, which declares ``relationship``.
+    public var entity: String
+    /// The relationship of ``entity`` whose destination is the fetched entity.
+    public var relationship: String
+    /// The source rows.
+    public var ids: [UUID]
+
+    public init(entity: String, relationship: String, ids: [UUID]) {
+        self.entity = entity
+        self.relationship = relationship
+        self.ids = ids
     }
 }
 

@@ -56,6 +56,10 @@ public struct PGModelError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unsupportedProtocol = Code(rawValue: "unsupported_protocol")
         /// A blocking call made on a thread that the call itself needs (an event loop).
         public static let wouldDeadlock = Code(rawValue: "would_deadlock")
+        /// A delete refused by a `.deny` relationship that still reaches models; nothing was written.
+        public static let deleteDenied = Code(rawValue: "delete_denied")
+        /// A relationship holds fewer models than `minimumModelCount` or more than `maximumModelCount`.
+        public static let relationshipCount = Code(rawValue: "relationship_count")
         /// Any other database error; ``PGModelError/sqlState`` tells which.
         public static let databaseError = Code(rawValue: "database_error")
         /// A bug in PGModel: please report it.

@@ -8,8 +8,16 @@
 /// let ir: QueryExpression = .compare(.equal, .key("destination"), .value(.string("Paris")))
 /// ```
 public indirect enum QueryExpression: Hashable, Sendable {
-    /// An attribute of the fetched entity, by Swift property name.
+    /// An attribute of the fetched entity, by Swift property name. A dotted path follows to-one
+    /// relationships: `album.title` is the title of the track's album (NULL when there is none). A key
+    /// naming a to-one relationship is the related model's id (`album == nil`, `album == <uuid>`).
     case key(String)
+    /// `$0 is PersonalTrip`: true for rows of that class or any of its subclasses. `{"is":"PersonalTrip"}`
+    case isKind(String)
+    /// A to-many relationship (reached by `relationship`, a key path whose last step is to-many) folded
+    /// into one value: `.count`, `contains(where:)`, `allSatisfy`, `min()`/`max()` of a value. Keys inside
+    /// `predicate` and `value` name the destination entity's properties.
+    case aggregate(Aggregate)
     /// A literal or captured value; always rendered as a bind parameter (``PGValue/null`` as `NULL`).
     case value(PGValue)
     /// `==`, `!=`, `<`, `<=`, `>`, `>=`. Equality treats `nil == nil` as true, as Swift does.
@@ -37,6 +45,68 @@ public indirect enum QueryExpression: Hashable, Sendable {
     public static let `true` = QueryExpression.value(.bool(true))
     /// The constant `false`.
     public static let `false` = QueryExpression.value(.bool(false))
+}
+
+/// A to-many relationship folded into one value, rendered as a correlated subquery.
+///
+/// ```swift
+/// // album.tracks.filter { $0.duration > 180 }.count  → {"count":{"rel":"tracks","where":{"gt":[…]}}}
+/// Aggregate(.count, relationship: "tracks", predicate: .compare(.greater, .key("duration"), .value(.double(180))))
+/// ```
+public struct Aggregate: Hashable, Sendable {
+    /// What to compute.
+    public enum Function: String, Codable, Hashable, Sendable, CaseIterable {
+        /// The number of related models (matching ``predicate``).
+        case count
+        /// Whether any related model matches ``predicate`` (`contains(where:)`, `!isEmpty`).
+        case any
+        /// Whether every related model matches ``predicate`` (`allSatisfy`); true when there are none.
+        case all
+        /// The smallest ``value`` among related models (matching ``predicate``); NULL when there are none.
+        case min
+        /// The largest ``value``.
+        case max
+        /// The sum of ``value``; 0 when there are none.
+        case sum
+    }
+    public var function: Function
+    /// The to-many relationship, as a key path from the fetched entity (`tracks`, `album.tracks`).
+    public var relationship: String
+    /// A filter over the related models.
+    public var predicate: QueryExpression?
+    /// The value to fold for `min`, `max` and `sum`.
+    public var value: QueryExpression?
+
+    public init(_ function: Function, relationship: String, predicate: QueryExpression? = nil, value: QueryExpression? = nil) {
+        self.function = function
+        self.relationship = relationship
+        self.predicate = predicate
+        self.value = value
+    }
+}
+
+extension Aggregate: Codable {
+    private enum CodingKeys: String, CodingKey { case relationship = "rel", predicate = "where", value = "of" }
+
+    // The function is the enclosing object's key, so the payload holds only its operands.
+    init(function: Function, from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.function = function
+        relationship = try c.decode(String.self, forKey: .relationship)
+        predicate = try c.decodeIfPresent(QueryExpression.self, forKey: .predicate)
+        value = try c.decodeIfPresent(QueryExpression.self, forKey: .value)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "an aggregate is decoded by its enclosing expression"))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(relationship, forKey: .relationship)
+        try c.encodeIfPresent(predicate, forKey: .predicate)
+        try c.encodeIfPresent(value, forKey: .value)
+    }
 }
 
 /// Comparison operators of ``QueryExpression/compare(_:_:_:)``.
@@ -98,8 +168,12 @@ extension QueryExpression: Codable {
         if let op = StringOperator(rawValue: name) {
             let (a, b) = try pair(); self = .string(op, a, b); return
         }
+        if let function = Aggregate.Function(rawValue: name) {
+            self = .aggregate(try Aggregate(function: function, from: c.superDecoder(forKey: key))); return
+        }
         switch name {
         case "key": self = .key(try c.decode(String.self, forKey: key))
+        case "is": self = .isKind(try c.decode(String.self, forKey: key))
         case "value": self = .value(try c.decode(PGValue.self, forKey: key))
         case "and": self = .and(try c.decode([QueryExpression].self, forKey: key))
         case "or": self = .or(try c.decode([QueryExpression].self, forKey: key))
@@ -124,6 +198,8 @@ extension QueryExpression: Codable {
         var c = encoder.container(keyedBy: Key.self)
         switch self {
         case .key(let k): try c.encode(k, forKey: Key("key"))
+        case .isKind(let name): try c.encode(name, forKey: Key("is"))
+        case .aggregate(let a): try c.encode(a, forKey: Key(a.function.rawValue))
         case .value(let v): try c.encode(v, forKey: Key("value"))
         case .compare(let op, let a, let b): try c.encode([a, b], forKey: Key(op.rawValue))
         case .and(let ops): try c.encode(ops, forKey: Key("and"))

@@ -48,11 +48,12 @@ public struct SchemaDescription: Codable, Hashable, Sendable {
                 }
             }
             for group in entity.uniquenessConstraints + entity.indexes {
-                for name in group where entity.attribute(named: name) == nil {
+                for name in group where entity.attribute(named: name) == nil && entity.relationship(named: name) == nil {
                     throw PGModelError(.invalidSchema, "constraint on \(entity.name) names unknown attribute '\(name)'", model: entity.name, keyPath: name)
                 }
             }
         }
+        try validateGraph()
     }
 }
 
@@ -68,6 +69,11 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     public var uniquenessConstraints: [[String]]
     /// Groups of attribute names to index (`#Index`).
     public var indexes: [[String]]
+    /// Relationships, inherited ones included, in declaration order.
+    public var relationships: [RelationshipDescription]
+    /// The parent entity for a `@Model` subclass (`BusinessTrip` → `Trip`); `nil` for a hierarchy's root.
+    /// A hierarchy shares its root's table (single-table inheritance); the `entity` column names the class.
+    public var superentity: String?
 
     /// Columns every model table has besides its attributes.
     public static let reservedColumns: Set<String> = ["id", "entity", "owner_id"]
@@ -77,9 +83,13 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         tableName: String? = nil,
         attributes: [AttributeDescription],
         uniquenessConstraints: [[String]] = [],
-        indexes: [[String]] = []
+        indexes: [[String]] = [],
+        relationships: [RelationshipDescription] = [],
+        superentity: String? = nil
     ) {
         self.name = name
+        self.relationships = relationships
+        self.superentity = superentity
         self.tableName = tableName ?? Naming.snakeCase(name)
         self.attributes = attributes
         // `.unique` attributes are uniqueness constraints of one.
@@ -94,6 +104,26 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     /// The attribute whose Swift property name is `name`.
     public func attribute(named name: String) -> AttributeDescription? {
         attributes.first { $0.name == name }
+    }
+
+    /// The relationship whose Swift property name is `name`.
+    public func relationship(named name: String) -> RelationshipDescription? {
+        relationships.first { $0.name == name }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, tableName, attributes, uniquenessConstraints, indexes, relationships, superentity
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        tableName = try c.decode(String.self, forKey: .tableName)
+        attributes = try c.decode([AttributeDescription].self, forKey: .attributes)
+        uniquenessConstraints = try c.decodeIfPresent([[String]].self, forKey: .uniquenessConstraints) ?? []
+        indexes = try c.decodeIfPresent([[String]].self, forKey: .indexes) ?? []
+        relationships = try c.decodeIfPresent([RelationshipDescription].self, forKey: .relationships) ?? []
+        superentity = try c.decodeIfPresent(String.self, forKey: .superentity)
     }
 }
 

@@ -19,6 +19,8 @@ extension SQLRenderer {
             return Naming.quoted(try attribute(name, of: entity).columnName)
         case .value(let value):
             return value.isNull ? "NULL" : b.bind(value)
+        case .isKind, .aggregate:
+            throw PGModelError(.unsupportedPredicate, "relationship and inheritance predicates are not rendered yet", model: entity.name)
         case .compare(let op, let lhs, let rhs):
             return try renderComparison(op, lhs, rhs, in: entity, &b)
         case .and(let operands):
@@ -112,7 +114,8 @@ extension SQLRenderer {
         case .negate(let e): return mayBeNull(e, in: entity)
         case .conditional(_, let t, let e): return mayBeNull(t, in: entity) || mayBeNull(e, in: entity)
         case .coalesce(_, let r): return mayBeNull(r, in: entity)
-        case .compare, .and, .or, .not, .in: return false
+        case .compare, .and, .or, .not, .in, .isKind: return false
+        case .aggregate(let a): return a.function == .min || a.function == .max
         }
     }
 }

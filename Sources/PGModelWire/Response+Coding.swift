@@ -13,7 +13,7 @@ extension Response: Codable {
     }
 
     private enum Field: String {
-        case id, ok, error, server, user, userID, pong, entities, rows, count, ids, remapped
+        case id, ok, error, server, user, userID, pong, entities, rows, count, ids, remapped, deleted
         var key: DynamicKey { DynamicKey(rawValue) }
     }
 
@@ -50,7 +50,8 @@ extension Response: Codable {
                 }
                 remapped[oldID] = newID
             }
-            self.init(id: id, .saved(SaveResult(remappedIdentifiers: remapped)))
+            let deleted = try c.decodeIfPresent([WireReference].self, forKey: Field.deleted.key)?.map(\.reference) ?? []
+            self.init(id: id, .saved(SaveResult(remappedIdentifiers: remapped, deleted: deleted)))
         } else {
             self.init(id: id, .acknowledged)
         }
@@ -90,6 +91,9 @@ extension Response: Codable {
                     texts[old.uuidString.lowercased()] = new.uuidString.lowercased()
                 }
                 try c.encode(texts, forKey: Field.remapped.key)
+                if !result.deleted.isEmpty {
+                    try c.encode(result.deleted.map(WireReference.init), forKey: Field.deleted.key)
+                }
             case .acknowledged:
                 break
             }

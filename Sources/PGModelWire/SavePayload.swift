@@ -7,7 +7,7 @@ struct SavePayload: Codable {
 
     init(_ request: SaveRequest) { self.request = request }
 
-    private enum CodingKeys: String, CodingKey { case inserts, updates, deletes, author }
+    private enum CodingKeys: String, CodingKey { case inserts, updates, deletes, links, batchDeletes, author }
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -16,6 +16,8 @@ struct SavePayload: Codable {
         let deletes = try c.decodeIfPresent([WireReference].self, forKey: .deletes) ?? []
         request = SaveRequest(
             inserts: inserts.map(\.row), updates: updates.map(\.row), deletes: deletes.map(\.reference),
+            links: try c.decodeIfPresent([LinkChange].self, forKey: .links) ?? [],
+            batchDeletes: try c.decodeIfPresent([FetchRequest].self, forKey: .batchDeletes) ?? [],
             author: try c.decodeIfPresent(String.self, forKey: .author))
     }
 
@@ -24,6 +26,8 @@ struct SavePayload: Codable {
         try c.encode(request.inserts.map(WireRow.init), forKey: .inserts)
         try c.encode(request.updates.map(WireRow.init), forKey: .updates)
         try c.encode(request.deletes.map(WireReference.init), forKey: .deletes)
+        if !request.links.isEmpty { try c.encode(request.links, forKey: .links) }
+        if !request.batchDeletes.isEmpty { try c.encode(request.batchDeletes, forKey: .batchDeletes) }
         try c.encodeIfPresent(request.author, forKey: .author)
     }
 }

@@ -52,6 +52,12 @@ struct RequestCodingTests {
         .ids(fetch),
         .save(save),
         .save(SaveRequest()),
+        .save(SaveRequest(
+            links: [LinkChange(entity: "User", relationship: "following", source: WireTest.tripID, destination: WireTest.otherID, isAdded: true)],
+            batchDeletes: [FetchRequest(entity: "Track", predicate: .aggregate(Aggregate(.any, relationship: "tags",
+                predicate: .compare(.equal, .key("name"), .value(.string("x"))))))])),
+        .fetch(FetchRequest(entity: "Track", predicate: .and([.isKind("LiveTrack"), .compare(.equal, .key("album.title"), .value(.string("X")))]),
+                            related: RelatedScope(entity: "Album", relationship: "tracks", ids: [WireTest.tripID]), properties: ["title"])),
         .bye,
     ]
 

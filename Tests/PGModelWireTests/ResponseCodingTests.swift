@@ -16,6 +16,8 @@ struct ResponseCodingTests {
         .registered(entities: ["Trip", "BucketListItem"]),
         .rows([row, RowValues(entity: "Trip", id: WireTest.otherID, values: [:])]),
         .rows([]),
+        .rows([RowValues(entity: "Track", id: WireTest.tripID, values: ["album": .uuid(WireTest.otherID)], via: WireTest.otherID)]),
+        .saved(SaveResult(deleted: [RowReference(entity: "Album", id: WireTest.tripID), RowReference(entity: "Track", id: WireTest.otherID)])),
         .count(42),
         .ids([RowReference(entity: "Trip", id: WireTest.tripID)]),
         .saved(SaveResult(remappedIdentifiers: [WireTest.tripID: WireTest.otherID])),

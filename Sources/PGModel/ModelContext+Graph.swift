@@ -1,0 +1,256 @@
+import Foundation
+import PGModelCore
+
+/// Relationships inside a context: faults, prefetching, the inserted graph, links and delete cleanup.
+extension ModelContext {
+    /// Runs one store request; every round trip goes through here so tests can count them.
+    func roundTrip<R: Sendable>(_ body: @escaping @Sendable () async throws -> R) throws -> R {
+        storeRoundTrips += 1
+        return try container.bridge.run(body)
+    }
+
+    /// Inserts `model` and every detached model its loaded relationships reach.
+    func insertModel(_ model: any PersistentModel) {
+        insert(model)
+    }
+
+    /// The storage of relationship `name` of `entity`.
+    func storage(of name: String, in entity: Schema.Entity) -> (RelationshipDescription, RelationshipStorage)? {
+        guard let description = container.schema.entity(named: entity.name)?.relationshipDescription(named: name)
+            ?? entity.relationshipDescription(named: name) else { return nil }
+        let schema = container.schema.schemaDescription
+        return (description, schema.storage(of: description, in: entity.entityDescription))
+    }
+
+    /// The registered model for a row id, or the row fetched as its concrete class.
+    func model(forRowID id: UUID, declaredType: any PersistentModel.Type) throws -> any PersistentModel {
+        if let model = registered(id) { return model }
+        let request = FetchRequest(entity: declaredType._$entityName, identifiers: [id])
+        let store = container.store
+        guard let row = try roundTrip({ try await store.fetch(request) }).first else {
+            throw PGModelError(.notFound, "no \(declaredType._$entityName) with id \(id.uuidString.lowercased()) exists", model: declaredType._$entityName)
+        }
+        return try materializeConcrete(row)
+    }
+
+    /// Loads relationship `key` of `model` (a fault) with one query — none when a to-one's model is
+    /// registered already. A failure leaves the placeholder (`nil`, `[]`) and is kept in `lastFaultError`.
+    func loadRelationship(_ key: String, of model: any PersistentModel) {
+        do {
+            if let property = ModelGraph.entity(for: type(of: model)).property(named: key), !property.isRelationship {
+                try loadAttributes(of: model)
+                return
+            }
+            try loadRelationships(key, of: [model])
+        } catch let error as PGModelError {
+            lastFaultError = error
+        } catch {
+            lastFaultError = PGModelError(.internalError, "loading '\(key)' failed: \(type(of: error))")
+        }
+    }
+
+    /// Loads every attribute `propertiesToFetch` left out of `model`, with one query.
+    func loadAttributes(of model: any PersistentModel) throws {
+        let data = model._$backingData
+        let entity = ModelGraph.entity(for: type(of: model))
+        let missing = entity.attributes.filter { data.faults.contains($0.name) || data.storedValues[$0.name] == nil }
+        for property in missing { data.faults.remove(property.name) }
+        guard !missing.isEmpty else { return }
+        let request = FetchRequest(entity: entity.name, identifiers: [data.id], properties: missing.map(\.name))
+        let store = container.store
+        guard let row = try roundTrip({ try await store.fetch(request) }).first else {
+            throw PGModelError(.notFound, "the \(entity.name) being loaded no longer exists", model: entity.name)
+        }
+        let wasApplying = data.isApplyingStoredValues
+        data.isApplyingStoredValues = true
+        defer { data.isApplyingStoredValues = wasApplying }
+        for property in missing {
+            guard let value = row.values[property.name] else { continue }
+            data.storedValues[property.name] = value
+            // A property the app changed meanwhile keeps the app's value.
+            if !data.changedKeys.contains(property.name) { try property.write(model, value) }
+        }
+    }
+
+    /// Loads relationship `key` for all of `models` (same class) at once: one query for the lot.
+    func loadRelationships(_ key: String, of models: [any PersistentModel]) throws {
+        guard let first = models.first else { return }
+        let entity = ModelGraph.entity(for: type(of: first))
+        guard let property = entity.property(named: key), let relationship = property.relationship,
+              let (description, storage) = storage(of: key, in: entity) else { return }
+        for model in models { model._$backingData.faults.remove(key) }
+        let store = container.store
+        var related: [UUID: [any PersistentModel]] = [:]
+        if case .foreignKey = storage {
+            var wanted: [UUID: UUID] = [:]
+            for model in models {
+                if case .uuid(let id)? = model._$backingData.storedValues[key] { wanted[model._$backingData.id] = id }
+            }
+            let missing = Array(Set(wanted.values.filter { registered($0) == nil }))
+            if !missing.isEmpty {
+                let request = FetchRequest(entity: description.destination, identifiers: missing)
+                for row in try roundTrip({ try await store.fetch(request) }) { _ = try materializeConcrete(row) }
+            }
+            for (source, target) in wanted {
+                if let target = registered(target) { related[source] = [target] }
+            }
+        } else {
+            let ids = models.map { $0._$backingData.id }
+            let request = FetchRequest(entity: description.destination, sort: [],
+                                       related: RelatedScope(entity: entity.name, relationship: key, ids: ids))
+            for row in try roundTrip({ try await store.fetch(request) }) {
+                guard let via = row.via else { continue }
+                let target = try materializeConcrete(row)
+                if related[via]?.contains(where: { $0 === target }) != true { related[via, default: []].append(target) }
+            }
+        }
+        for model in models {
+            var targets = related[model._$backingData.id] ?? []
+            if case .inverseForeignKey = storage, let inverse = description.inverse {
+                // Unsaved changes win over the database: a registered model whose inverse now points
+                // elsewhere is not here any more.
+                targets = targets.filter { target in
+                    guard target._$backingData.changedKeys.contains(inverse),
+                          let back = ModelGraph.entity(for: type(of: target)).property(named: inverse)?.relationship else { return true }
+                    return back.models(target).contains { $0 === model }
+                }
+            }
+            if case .joinTable = storage {
+                model._$backingData.storedLinks[key] = Set(targets.map { $0._$backingData.id })
+            }
+            let data = model._$backingData
+            let wasApplying = data.isApplyingStoredValues
+            data.isApplyingStoredValues = true
+            defer { data.isApplyingStoredValues = wasApplying }
+            if !relationship.isToMany && targets.isEmpty && !relationship.isOptional { continue }
+            try relationship.assign(model, targets)
+        }
+    }
+
+    /// Prefetches `keyPaths` for `models`: one query per key path.
+    func prefetch<T: PersistentModel>(_ keyPaths: [PartialKeyPath<T>], for models: [T]) throws {
+        guard !models.isEmpty else { return }
+        for keyPath in keyPaths {
+            // Models of several subclasses: group by class so each group shares one entity.
+            var groups: [ObjectIdentifier: [any PersistentModel]] = [:]
+            var name: String?
+            for model in models {
+                let entity = ModelGraph.entity(for: type(of: model))
+                guard let property = entity.property(for: keyPath), property.isRelationship else {
+                    throw PGModelError(.invalidField, "relationshipKeyPathsForPrefetching of \(T._$entityName) names something that is not a relationship", model: T._$entityName)
+                }
+                name = property.name
+                if model._$backingData.faults.contains(property.name) {
+                    groups[ObjectIdentifier(type(of: model)), default: []].append(model)
+                }
+            }
+            guard let name else { continue }
+            let all = groups.values.flatMap { $0 }
+            // Subclasses share their parent's relationship storage, so one query serves them all.
+            try loadRelationships(name, of: all)
+        }
+    }
+
+    /// Builds a fetched row as its concrete class (a fetch of `Trip` returns `BusinessTrip`s as such).
+    func materializeConcrete(_ row: FetchedRow) throws -> any PersistentModel {
+        guard let entity = container.schema.entity(named: row.entity) else {
+            throw PGModelError(.unknownEntity, "the store returned a \(row.entity), which is not in this container's schema", model: row.entity)
+        }
+        return try materializeAny(row, as: entity.type)
+    }
+
+    /// Inserts every detached model reachable through loaded relationships of pending models.
+    func insertReachableGraph() {
+        var frontier = inserted.models + changed.models
+        var visited = Set<ObjectIdentifier>()
+        while let model = frontier.popLast() {
+            guard visited.insert(ObjectIdentifier(model)).inserted else { continue }
+            let data = model._$backingData
+            for property in ModelGraph.entity(for: type(of: model)).relationships where !data.faults.contains(property.name) {
+                guard let relationship = property.relationship else { continue }
+                for related in relationship.models(model) where related._$backingData.state == .detached {
+                    insert(related)
+                    frontier.append(related)
+                }
+            }
+        }
+    }
+
+    /// Checks `minimumModelCount` / `maximumModelCount` and non-optional to-ones of pending models.
+    func validateRelationshipCounts() throws {
+        for model in inserted.models + changed.models {
+            let data = model._$backingData
+            let entity = ModelGraph.entity(for: type(of: model))
+            for property in entity.relationships where !data.faults.contains(property.name) {
+                guard let relationship = property.relationship,
+                      data.state == .inserted || data.changedKeys.contains(property.name),
+                      let description = entity.relationshipDescription(named: property.name) else { continue }
+                let count = relationship.models(model).count
+                if let minimum = description.minimumModelCount, count < minimum {
+                    throw PGModelError(.relationshipCount, "\(entity.name).\(property.name) holds \(count) models, fewer than its minimumModelCount \(minimum)", model: entity.name, keyPath: property.name)
+                }
+                if let maximum = description.maximumModelCount, count > maximum {
+                    throw PGModelError(.relationshipCount, "\(entity.name).\(property.name) holds \(count) models, more than its maximumModelCount \(maximum)", model: entity.name, keyPath: property.name)
+                }
+            }
+        }
+    }
+
+    /// Link changes of join-table relationships of `model` (all current links for an insert).
+    func linkChanges(of model: any PersistentModel, isInsert: Bool) -> [LinkChange] {
+        let data = model._$backingData
+        let entity = ModelGraph.entity(for: type(of: model))
+        var changes: [LinkChange] = []
+        for property in entity.relationships where !data.faults.contains(property.name) {
+            guard let relationship = property.relationship, relationship.isToMany,
+                  isInsert || data.changedKeys.contains(property.name),
+                  let (_, storage) = storage(of: property.name, in: entity), case .joinTable = storage else { continue }
+            let current = Set(relationship.models(model).map { $0._$backingData.id })
+            let stored = isInsert ? [] : (data.storedLinks[property.name] ?? [])
+            for id in current.subtracting(stored).sorted(by: { $0.uuidString < $1.uuidString }) {
+                changes.append(LinkChange(entity: entity.name, relationship: property.name, source: data.id, destination: id, isAdded: true))
+            }
+            for id in stored.subtracting(current).sorted(by: { $0.uuidString < $1.uuidString }) {
+                changes.append(LinkChange(entity: entity.name, relationship: property.name, source: data.id, destination: id, isAdded: false))
+            }
+        }
+        return changes
+    }
+
+    /// Remembers the links just saved, so the next save diffs against them.
+    func recordSavedLinks(of model: any PersistentModel) {
+        let data = model._$backingData
+        let entity = ModelGraph.entity(for: type(of: model))
+        for property in entity.relationships where !data.faults.contains(property.name) {
+            guard let relationship = property.relationship, relationship.isToMany,
+                  let (_, storage) = storage(of: property.name, in: entity), case .joinTable = storage else { continue }
+            data.storedLinks[property.name] = Set(relationship.models(model).map { $0._$backingData.id })
+        }
+    }
+
+    /// After a save deleted `ids`: registered models drop every loaded reference to them, as the
+    /// database did (`ON DELETE SET NULL`, join rows cascaded); cascaded models become deleted.
+    func forgetDeleted(_ ids: Set<UUID>) {
+        guard !ids.isEmpty else { return }
+        for id in ids {
+            if let model = registered(id) {
+                model._$backingData.state = .deleted
+                unregister(id)
+            }
+        }
+        for model in registeredModels() {
+            let data = model._$backingData
+            for property in ModelGraph.entity(for: type(of: model)).relationships where !data.faults.contains(property.name) {
+                guard let relationship = property.relationship else { continue }
+                let current = relationship.models(model)
+                let kept = current.filter { !ids.contains($0._$backingData.id) }
+                guard kept.count != current.count else { continue }
+                data.isApplyingStoredValues = true
+                if relationship.isToMany || relationship.isOptional { try? relationship.assign(model, kept) }
+                data.isApplyingStoredValues = false
+                if !relationship.isToMany { data.storedValues[property.name] = .null }
+                if data.storedLinks[property.name] != nil { data.storedLinks[property.name]?.subtract(ids) }
+            }
+        }
+    }
+}
