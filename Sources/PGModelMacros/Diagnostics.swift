@@ -109,7 +109,7 @@ struct ModelDiagnostic: DiagnosticMessage {
         Self("constraintOutsideModel", "#\(macro) can only be written inside the body of a @Model class.")
     }
 
-    static func article(_ word: String) -> String {
+    private static func article(_ word: String) -> String {
         word.first.map { "aeiou".contains($0) } == true ? "an" : "a"
     }
 }

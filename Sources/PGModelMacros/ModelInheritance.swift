@@ -17,9 +17,11 @@ import SwiftSyntax
 /// not end in `Protocol`. Swift requires a superclass to be listed first, so a class that lists only
 /// protocols is never mistaken for a subclass unless its first protocol is one of the user's own.
 ///
-/// The compiler's own answer corrects that case: it passes `@Model` the conformances the class does
-/// not have yet, and a class that still needs `PersistentModel` cannot inherit from a model, whatever
-/// its first inherited type is.
+/// The compiler's own answer corrects that case: when the `@Model` declaration lists
+/// `conformances: PersistentModel, Observable` on its member role (SE-0407), the member role is passed
+/// the conformances the class does not have yet, and a class that still needs `PersistentModel` cannot
+/// inherit from a model, whatever its first inherited type is. Without that list the member role is
+/// passed nothing and the name heuristic alone decides.
 enum ModelInheritance: Equatable {
     /// The top of a hierarchy (or a model with none). A non-final root's subclasses override its members.
     case root(isFinal: Bool)

@@ -200,7 +200,8 @@ final class InheritanceExpansionTests: XCTestCase {
 
     func testUnknownFirstProtocolIsNotTakenForASuperclassWhenTheCompilerAsksForPersistentModel() {
         // `Named` could be a class by its spelling, but a class that still needs PersistentModel does
-        // not inherit from a model.
+        // not inherit from a model. (The compiler passes the member role this list only when the
+        // `@Model` declaration's member role lists `conformances:`.)
         assertMacroExpansion(
             """
             @Model final class Trip: Named {
