@@ -27,8 +27,9 @@
 /// need default values.
 @attached(
     member,
+    conformances: PersistentModel, Observable,
     names: named(_$backingData), named(_$observationRegistrar), named(init(backingData:)),
-    named(schemaMetadata), named(_$uniquenessConstraints), named(_$indexes)
+    named(schemaMetadata), named(_$uniquenessConstraints), named(_$indexes), named(_$superentity)
 )
 @attached(memberAttribute)
 @attached(extension, conformances: PersistentModel, Observable)

@@ -18,14 +18,16 @@ struct StoreFixture {
     let container: ModelContainer
     let token: String
 
-    static func make(_ kind: StoreKind, _ types: [any PersistentModel.Type]) async throws -> StoreFixture {
+    static func make(_ kind: StoreKind, _ types: [any PersistentModel.Type], service: TestService? = nil) async throws -> StoreFixture {
         let token = String(UUID().uuidString.prefix(8)).lowercased()
         switch kind {
         case .direct:
             let url = try TestDatabase.schemaURL()
             return StoreFixture(container: try ModelContainer(for: Schema(types), configurations: ModelConfiguration(url: url)), token: token)
         case .service:
-            let service = try await TestService.shared()
+            let chosen: TestService
+            if let service { chosen = service } else { chosen = try await TestService.shared() }
+            let service = chosen
             let url = try await service.newUserURL()
             let schema = Schema(types)
             let container = try await offCooperativePool { try ModelContainer(for: schema, configurations: ModelConfiguration(url: url)) }

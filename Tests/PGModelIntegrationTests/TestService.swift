@@ -9,6 +9,9 @@ import ServiceLifecycle
 /// test process exits. Each test logs in as a fresh user, so tests are isolated by ownership.
 actor TestService {
     private static let instance = TestService()
+    /// A second server with a schema of its own, for model sets whose entity names clash with the
+    /// behaviour suite's (the seed ports' `Trip` hierarchy versus the README tour's `Trip`).
+    private static let seedInstance = TestService()
     /// The start-up, shared by every caller: actor methods are reentrant across `await`, so a plain
     /// "port == nil" check would let concurrent first callers start several servers.
     private var starting: Task<Int, any Error>?
@@ -17,6 +20,11 @@ actor TestService {
     static func shared() async throws -> TestService {
         try await instance.start()
         return instance
+    }
+
+    static func seeds() async throws -> TestService {
+        try await seedInstance.start()
+        return seedInstance
     }
 
     private func start() async throws {
