@@ -81,6 +81,21 @@ extension SchemaDescription {
         return destination.relationship(named: inverseName)
     }
 
+    /// The class that declares `relationship` for `entity`: the topmost ancestor of `entity` (itself
+    /// included) that has a relationship of that name. A subclass inherits its superclass's
+    /// relationships, and their storage must not depend on which class of the hierarchy asks.
+    public func declaringEntity(of relationship: String, in entity: EntityDescription) -> EntityDescription {
+        var result = entity
+        var current = entity
+        var steps = 0
+        while let parentName = current.superentity, let parent = self.entity(named: parentName), steps <= entities.count {
+            steps += 1
+            if parent.relationship(named: relationship) != nil { result = parent }
+            current = parent
+        }
+        return result
+    }
+
     /// Where `relationship` of `entity` keeps its links.
     ///
     /// - to-one without inverse, or whose inverse is to-many: a foreign key here (`<name>_id`).
@@ -88,23 +103,32 @@ extension SchemaDescription {
     /// - one-to-one: the side whose `Entity.property` sorts first holds the key.
     /// - to-many without inverse, and many-to-many: a join table `<table>_<relationship>` named after the
     ///   owning side (the one that sorts first), with columns `<table>_id` and `<relationship>_id`.
+    ///
+    /// Sides are named by the class that *declares* the relationship (``declaringEntity(of:in:)``), so a
+    /// subclass and its superclass agree on the storage of an inherited relationship.
     public func storage(of relationship: RelationshipDescription, in entity: EntityDescription) -> RelationshipStorage {
         let inverse = self.inverse(of: relationship)
-        let destinationName = relationship.destination
+        let declaring = declaringEntity(of: relationship.name, in: entity)
+        let destinationName: String
+        if let inverse, let destination = self.entity(named: relationship.destination) {
+            destinationName = declaringEntity(of: inverse.name, in: destination).name
+        } else {
+            destinationName = relationship.destination
+        }
         switch (relationship.isToMany, inverse?.isToMany) {
         case (false, nil), (false, true?):
             return .foreignKey(column: relationship.foreignKeyColumn)
         case (true, false?):
             return .inverseForeignKey(column: inverse!.foreignKeyColumn)
         case (false, false?):
-            return (entity.name, relationship.name) <= (destinationName, inverse!.name)
+            return (declaring.name, relationship.name) <= (destinationName, inverse!.name)
                 ? .foreignKey(column: relationship.foreignKeyColumn)
                 : .inverseForeignKey(column: inverse!.foreignKeyColumn)
         case (true, nil):
-            return Self.joinTable(owner: entity, relationship: relationship, reversed: false)
+            return Self.joinTable(owner: declaring, relationship: relationship, reversed: false)
         case (true, true?):
-            if (entity.name, relationship.name) <= (destinationName, inverse!.name) {
-                return Self.joinTable(owner: entity, relationship: relationship, reversed: false)
+            if (declaring.name, relationship.name) <= (destinationName, inverse!.name) {
+                return Self.joinTable(owner: declaring, relationship: relationship, reversed: false)
             }
             let owner = self.entity(named: destinationName) ?? entity
             return Self.joinTable(owner: owner, relationship: inverse!, reversed: true)
@@ -113,13 +137,14 @@ extension SchemaDescription {
 
     private static func joinTable(owner: EntityDescription, relationship: RelationshipDescription, reversed: Bool) -> RelationshipStorage {
         let ownerName = Naming.snakeCase(owner.name)
-        let table = ownerName + "_" + Naming.snakeCase(relationship.name)
+        let table = Naming.shortened(ownerName + "_" + Naming.snakeCase(relationship.name))
         var source = ownerName + "_id"
         let destination = Naming.snakeCase(relationship.name) + "_id"
         if source == destination { source = "source_" + source }
+        source = Naming.shortened(source)
         return reversed
-            ? .joinTable(table: table, sourceColumn: destination, destinationColumn: source)
-            : .joinTable(table: table, sourceColumn: source, destinationColumn: destination)
+            ? .joinTable(table: table, sourceColumn: Naming.shortened(destination), destinationColumn: source)
+            : .joinTable(table: table, sourceColumn: source, destinationColumn: Naming.shortened(destination))
     }
 
     /// Checks the class hierarchy and every relationship: superentities and destinations exist, no cycle,
