@@ -17,6 +17,13 @@ public struct SelectLayout: Hashable, Sendable {
         public var type: AttributeType
         /// A to-one relationship's foreign key rather than an attribute.
         public var isRelationship: Bool
+
+        public init(name: String, index: Int, type: AttributeType, isRelationship: Bool) {
+            self.name = name
+            self.index = index
+            self.type = type
+            self.isRelationship = isRelationship
+        }
     }
 
     /// The fetched entity.

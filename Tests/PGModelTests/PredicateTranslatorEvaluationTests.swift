@@ -24,6 +24,8 @@ struct ReferenceEvaluator {
             return stored
         case .value(let v):
             return v
+        case .isKind, .aggregate:
+            throw Failure(description: "relationship and inheritance expressions are not evaluated here")
         case .compare(let op, let a, let b):
             return .bool(try compare(op, try value(of: a), try value(of: b)))
         case .and(let operands):
