@@ -32,6 +32,16 @@ public enum Naming {
         return name.unicodeScalars.allSatisfy { $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) }
     }
 
+    /// `name` if it fits PostgreSQL's 63-byte identifier limit; otherwise a prefix and a short FNV-1a hash of
+    /// the whole name, so two long names stay distinct and the result is the same in every process.
+    public static func shortened(_ name: String) -> String {
+        guard name.utf8.count > 63 else { return name }
+        var hash: UInt32 = 2166136261
+        for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 16777619 }
+        let tag = String(hash, radix: 16)
+        return String(decoding: name.utf8.prefix(63 - tag.count - 1), as: UTF8.self) + "_" + tag
+    }
+
     /// A double-quoted SQL identifier. Callers pass only names from a validated schema; quoting
     /// makes reserved words (`user`, `order`) safe as table and column names.
     public static func quoted(_ identifier: String) -> String {

@@ -45,7 +45,7 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
     }
 
     /// The foreign-key column this relationship uses when it holds the key: `album` → `album_id`.
-    public var foreignKeyColumn: String { Naming.snakeCase(name) + "_id" }
+    public var foreignKeyColumn: String { Naming.shortened(Naming.snakeCase(name) + "_id") }
 
     /// SwiftData's delete rules.
     public enum DeleteRule: String, Codable, Hashable, Sendable, CaseIterable {

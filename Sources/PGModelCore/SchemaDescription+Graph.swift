@@ -81,6 +81,21 @@ extension SchemaDescription {
         return destination.relationship(named: inverseName)
     }
 
+    /// The class that declares `relationship` for `entity`: the topmost ancestor of `entity` (itself
+    /// included) that has a relationship of that name. A subclass inherits its superclass's
+    /// relationships, and their storage must not depend on which class of the hierarchy asks.
+    public func declaringEntity(of relationship: String, in entity: EntityDescription) -> EntityDescription {
+        var result = entity
+        var current = entity
+        var steps = 0
+        while let parentName = current.superentity, let parent = self.entity(named: parentName), steps <= entities.count {
+            steps += 1
+            if parent.relationship(named: relationship) != nil { result = parent }
+            current = parent
+        }
+        return result
+    }
+
     /// Where `relationship` of `entity` keeps its links.
     ///
     /// - to-one without inverse, or whose inverse is to-many: a foreign key here (`<name>_id`).
@@ -88,54 +103,48 @@ extension SchemaDescription {
     /// - one-to-one: the side whose `Entity.property` sorts first holds the key.
     /// - to-many without inverse, and many-to-many: a join table `<table>_<relationship>` named after the
     ///   owning side (the one that sorts first), with columns `<table>_id` and `<relationship>_id`.
+    ///
+    /// Sides are named by the class that *declares* the relationship (``declaringEntity(of:in:)``), so a
+    /// subclass and its superclass agree on the storage of an inherited relationship.
     public func storage(of relationship: RelationshipDescription, in entity: EntityDescription) -> RelationshipStorage {
-        // An inherited relationship is stored as its declaring class stores it.
-        let entity = declaringEntity(of: relationship.name, from: entity)
         let inverse = self.inverse(of: relationship)
-        let destinationName = relationship.destination
+        let declaring = declaringEntity(of: relationship.name, in: entity)
+        let destinationName: String
+        if let inverse, let destination = self.entity(named: relationship.destination) {
+            destinationName = declaringEntity(of: inverse.name, in: destination).name
+        } else {
+            destinationName = relationship.destination
+        }
         switch (relationship.isToMany, inverse?.isToMany) {
         case (false, nil), (false, true?):
             return .foreignKey(column: relationship.foreignKeyColumn)
         case (true, false?):
             return .inverseForeignKey(column: inverse!.foreignKeyColumn)
         case (false, false?):
-            let destination = self.entity(named: destinationName).map { declaringEntity(of: inverse!.name, from: $0).name } ?? destinationName
-            return (entity.name, relationship.name) <= (destination, inverse!.name)
+            return (declaring.name, relationship.name) <= (destinationName, inverse!.name)
                 ? .foreignKey(column: relationship.foreignKeyColumn)
                 : .inverseForeignKey(column: inverse!.foreignKeyColumn)
         case (true, nil):
-            return Self.joinTable(owner: entity, relationship: relationship, reversed: false)
+            return Self.joinTable(owner: declaring, relationship: relationship, reversed: false)
         case (true, true?):
-            let destination = self.entity(named: destinationName).map { declaringEntity(of: inverse!.name, from: $0) }
-            if (entity.name, relationship.name) <= (destination?.name ?? destinationName, inverse!.name) {
-                return Self.joinTable(owner: entity, relationship: relationship, reversed: false)
+            if (declaring.name, relationship.name) <= (destinationName, inverse!.name) {
+                return Self.joinTable(owner: declaring, relationship: relationship, reversed: false)
             }
-            return Self.joinTable(owner: destination ?? entity, relationship: inverse!, reversed: true)
+            let owner = self.entity(named: destinationName) ?? entity
+            return Self.joinTable(owner: owner, relationship: inverse!, reversed: true)
         }
-    }
-
-    /// The most distant ancestor of `entity` (or `entity` itself) that has relationship `name`: the class
-    /// that declares it.
-    public func declaringEntity(of relationship: String, from entity: EntityDescription) -> EntityDescription {
-        var declaring = entity
-        var steps = 0
-        while let parentName = declaring.superentity, let parent = self.entity(named: parentName),
-              parent.relationship(named: relationship) != nil, steps < entities.count {
-            declaring = parent
-            steps += 1
-        }
-        return declaring
     }
 
     private static func joinTable(owner: EntityDescription, relationship: RelationshipDescription, reversed: Bool) -> RelationshipStorage {
         let ownerName = Naming.snakeCase(owner.name)
-        let table = ownerName + "_" + Naming.snakeCase(relationship.name)
+        let table = Naming.shortened(ownerName + "_" + Naming.snakeCase(relationship.name))
         var source = ownerName + "_id"
         let destination = Naming.snakeCase(relationship.name) + "_id"
         if source == destination { source = "source_" + source }
+        source = Naming.shortened(source)
         return reversed
-            ? .joinTable(table: table, sourceColumn: destination, destinationColumn: source)
-            : .joinTable(table: table, sourceColumn: source, destinationColumn: destination)
+            ? .joinTable(table: table, sourceColumn: Naming.shortened(destination), destinationColumn: source)
+            : .joinTable(table: table, sourceColumn: source, destinationColumn: Naming.shortened(destination))
     }
 
     /// Checks the class hierarchy and every relationship: superentities and destinations exist, no cycle,

@@ -8,6 +8,7 @@ extension PostgresStoreEngine {
     public func fetch(_ request: FetchRequest, in schema: SchemaDescription, scope: AccessScope, on connection: PostgresConnection) async throws -> [RowValues] {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         let entity = try renderer.entity(request.entity)
+        let layout = try renderer.selectLayout(request)
         let rows = try await query(try renderer.select(request, ownerID: scope.ownerFilter), on: connection, model: entity.name)
         var result: [RowValues] = []
         result.reserveCapacity(rows.count)
@@ -15,13 +16,17 @@ extension PostgresStoreEngine {
             let cells = row.makeRandomAccess()
             do {
                 let id = try cells[0].decode(UUID.self)
-                let concrete = try cells[1].decode(String.self)
+                let stored = try cells[1].decode(String.self)
+                // Rows are decoded as their concrete class; a class no longer registered reads as the fetched one.
+                let concrete = layout.fieldsByEntity[stored] == nil ? entity.name : stored
+                let fields = layout.fields(of: concrete)
                 var values: [String: PGValue] = [:]
-                values.reserveCapacity(entity.attributes.count)
-                for (offset, attribute) in entity.attributes.enumerated() {
-                    values[attribute.name] = try PostgresValueCoding.decode(cells[offset + 2], as: attribute.type)
+                values.reserveCapacity(fields.count)
+                for field in fields {
+                    values[field.name] = try PostgresValueCoding.decode(cells[field.index], as: field.type)
                 }
-                result.append(RowValues(entity: concrete, id: id, values: values))
+                let via = try layout.viaIndex.map { try cells[$0].decode(UUID.self) }
+                result.append(RowValues(entity: concrete, id: id, values: values, via: via))
             } catch let error as PGModelError {
                 throw error
             } catch {
@@ -44,8 +49,8 @@ extension PostgresStoreEngine {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         let rows = try await query(try renderer.selectIdentifiers(request, ownerID: scope.ownerFilter), on: connection, model: request.entity)
         return try rows.map { row in
-            let (id, entity) = try row.decode((UUID, String).self)
-            return RowReference(entity: entity, id: id)
+            let cells = row.makeRandomAccess()   // a related fetch adds `via`
+            return RowReference(entity: try cells[1].decode(String.self), id: try cells[0].decode(UUID.self))
         }
     }
 }

@@ -4,23 +4,19 @@ import PGModelSQL
 import PostgresNIO
 
 extension PostgresStoreEngine {
-    /// Applies `request` in one transaction: deletes, then updates, then inserts — so a model renamed
-    /// away from a unique value frees it for an insert in the same save. An insert that meets a
-    /// uniqueness constraint updates the existing row (SwiftData's upsert) and is reported in
-    /// ``SaveResult/remappedIdentifiers``. Any failure rolls back everything.
+    /// Applies `request` in one transaction: deletes and batch deletes (with delete rules), then updates,
+    /// then inserts, then join-table links — so a model renamed away from a unique value frees it for an
+    /// insert in the same save. An insert that meets a uniqueness constraint updates the existing row
+    /// (SwiftData's upsert) and is reported in ``SaveResult/remappedIdentifiers``. Every deleted row,
+    /// cascades included, is reported in ``SaveResult/deleted``. Any failure rolls back everything.
     public func save(_ request: SaveRequest, in schema: SchemaDescription, scope: AccessScope, on connection: PostgresConnection) async throws -> SaveResult {
         guard !request.isEmpty else { return SaveResult() }
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         let owner = scope.ownerFilter
         return try await transaction(on: connection) {
             var result = SaveResult()
-            for reference in request.deletes {
-                let deleted = try await query(try renderer.delete(reference, ownerID: owner), on: connection, model: reference.entity)
-                // Deleting a row that is already gone is not an error (another context won the race);
-                // deleting someone else's row is.
-                if deleted.isEmpty, owner != nil, try await exists(reference, renderer, connection) {
-                    throw PGModelError(.forbidden, "this \(reference.entity) belongs to another user", model: reference.entity)
-                }
+            if !request.deletes.isEmpty || !request.batchDeletes.isEmpty {
+                result.deleted = try await applyDeletes(request, renderer, owner, connection)
             }
             for row in request.updates {
                 let updated = try await query(try renderer.update(row, ownerID: owner), on: connection, model: row.entity)
@@ -45,8 +41,121 @@ extension PostgresStoreEngine {
                 let existing = try first.decode(UUID.self)
                 if existing != row.id { result.remappedIdentifiers[row.id] = existing }
             }
+            for change in request.links {
+                if let owner {
+                    let rows = try await query(try renderer.linkEndsOwned(change, ownerID: owner), on: connection, model: change.entity)
+                    guard let row = rows.first, try row.decode(Bool.self) else {
+                        throw PGModelError(.forbidden, "a link of \(change.entity).\(change.relationship) names a row this user does not own",
+                                           model: change.entity, keyPath: change.relationship)
+                    }
+                }
+                try await execute(try renderer.link(change), on: connection, model: change.entity)
+            }
             return result
         }
+    }
+
+    /// Deletes the requested rows and every row `.cascade` relationships reach (the caller's own rows only),
+    /// after checking `.deny` relationships, set-based: one statement per class and relationship per wave.
+    /// Returns every deleted row.
+    private func applyDeletes(_ request: SaveRequest, _ renderer: SQLRenderer, _ owner: UUID?,
+                              _ connection: PostgresConnection) async throws -> [RowReference] {
+        let schema = renderer.schema
+        var targets: [UUID: String] = [:]   // id → concrete class
+        var order: [UUID] = []
+        func add(_ id: UUID, _ entity: String) -> Bool {
+            guard targets[id] == nil else { return false }
+            targets[id] = entity
+            order.append(id)
+            return true
+        }
+        // 1. The requested rows, locked, as the classes the database says they are.
+        var byTable: [(root: String, references: [RowReference])] = []
+        for reference in request.deletes {
+            let root = schema.rootEntity(of: reference.entity)?.name ?? reference.entity
+            if let i = byTable.firstIndex(where: { $0.root == root }) { byTable[i].references.append(reference) }
+            else { byTable.append((root, [reference])) }
+        }
+        for (root, references) in byTable {
+            let rows = try await query(try renderer.lockRows(of: root, ids: references.map(\.id), ownerID: owner), on: connection, model: root)
+            var found = Set<UUID>()
+            for row in rows {
+                let (id, entity) = try row.decode((UUID, String).self)
+                found.insert(id)
+                _ = add(id, entity)
+            }
+            // Deleting a row that is already gone is not an error (another context won the race);
+            // deleting someone else's row is.
+            if owner != nil {
+                for reference in references where !found.contains(reference.id) {
+                    if try await exists(reference, renderer, connection) {
+                        throw PGModelError(.forbidden, "this \(reference.entity) belongs to another user", model: reference.entity)
+                    }
+                }
+            }
+        }
+        for fetch in request.batchDeletes {
+            for row in try await query(try renderer.selectForDelete(fetch, ownerID: owner), on: connection, model: fetch.entity) {
+                let cells = row.makeRandomAccess()
+                _ = add(try cells[0].decode(UUID.self), try cells[1].decode(String.self))
+            }
+        }
+        // 2. Cascades, wave by wave, until no new row is reached (the visited set ends cycles).
+        var frontier = order
+        while !frontier.isEmpty {
+            var next: [UUID] = []
+            for (entityName, ids) in group(frontier, targets) {
+                guard let entity = schema.entity(named: entityName) else { continue }
+                for relationship in entity.relationships where relationship.deleteRule == .cascade {
+                    let statement = try renderer.relatedRows(relationship.name, of: entity.name, ids: ids, ownerID: owner)
+                    for row in try await query(statement, on: connection, model: entity.name) {
+                        let (id, concrete) = try row.decode((UUID, String).self)
+                        if add(id, concrete) { next.append(id) }
+                    }
+                }
+            }
+            frontier = next
+        }
+        guard !order.isEmpty else { return [] }
+        // 3. Deny rules: related rows that this save does not delete too.
+        for (entityName, ids) in group(order, targets) {
+            guard let entity = schema.entity(named: entityName) else { continue }
+            for relationship in entity.relationships where relationship.deleteRule == .deny {
+                let statement = try renderer.countRelated(relationship.name, of: entity.name, ids: ids, excluding: order, ownerID: owner)
+                let count = try await query(statement, on: connection, model: entity.name).first?.decode(Int64.self) ?? 0
+                if count > 0 {
+                    throw PGModelError(.deleteDenied,
+                        "cannot delete \(entity.name): its relationship '\(relationship.name)' (deleteRule .deny) still reaches \(count) \(relationship.destination)",
+                        model: entity.name, keyPath: relationship.name)
+                }
+            }
+        }
+        // 4. The deletes, one statement per hierarchy table; foreign keys nullify, join rows cascade.
+        var deleted: [RowReference] = []
+        var roots: [String: [UUID]] = [:]
+        var rootOrder: [String] = []
+        for id in order {
+            let root = schema.rootEntity(of: targets[id]!)?.name ?? targets[id]!
+            if roots[root] == nil { rootOrder.append(root) }
+            roots[root, default: []].append(id)
+        }
+        for root in rootOrder {
+            for row in try await query(try renderer.deleteRows(of: root, ids: roots[root]!, ownerID: owner), on: connection, model: root) {
+                let (id, entity) = try row.decode((UUID, String).self)
+                deleted.append(RowReference(entity: entity, id: id))
+            }
+        }
+        return deleted
+    }
+
+    /// `ids` grouped by their class, in first-seen order.
+    private func group(_ ids: [UUID], _ classes: [UUID: String]) -> [(String, [UUID])] {
+        var result: [(String, [UUID])] = []
+        for id in ids {
+            let entity = classes[id]!
+            if let i = result.firstIndex(where: { $0.0 == entity }) { result[i].1.append(id) } else { result.append((entity, [id])) }
+        }
+        return result
     }
 
     private func exists(_ reference: RowReference, _ renderer: SQLRenderer, _ connection: PostgresConnection) async throws -> Bool {

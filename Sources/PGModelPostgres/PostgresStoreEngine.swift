@@ -45,10 +45,10 @@ public struct PostgresStoreEngine: Sendable {
         try await transaction(on: connection) {
             try await execute(SQLStatement(sql: "SELECT pg_advisory_xact_lock(\(Self.bootstrapLock))"), on: connection)
             var changed = false
+            for sql in renderer.createStatements() {
+                try await execute(SQLStatement(sql: sql), on: connection)
+            }
             for entity in schema.entities {
-                for sql in renderer.createStatements(for: entity) {
-                    try await execute(SQLStatement(sql: sql), on: connection, model: entity.name)
-                }
                 let json = String(decoding: try Self.encoder.encode(entity), as: UTF8.self)
                 let rows = try await query(SQLStatement(sql: """
                     INSERT INTO pgmodel.entities (schema_name, name, table_name, description) VALUES ($1, $2, $3, $4::jsonb) \

@@ -1,64 +1,202 @@
 import PGModelCore
 
 extension SQLRenderer {
-    /// Idempotent DDL that creates `entity`'s table, adds missing columns, constraints and indexes, and
-    /// comments naming the Swift type and properties. Statements run in order in one transaction.
+    /// Idempotent DDL for the whole schema, in dependency order: every hierarchy table (columns, checks,
+    /// uniqueness constraints, indexes, comments), then foreign keys, then join tables, then one view per
+    /// subclass. Running it again on an existing database changes nothing; a grown schema adds what is new.
+    ///
+    /// ```swift
+    /// for sql in renderer.createStatements() { try await execute(sql) }
+    /// ```
+    public func createStatements() -> [String] {
+        let roots = schema.entities.filter { $0.superentity == nil }
+        var statements = ["CREATE SCHEMA IF NOT EXISTS \(Naming.quoted(schemaName))"]
+        for root in roots { statements += tableStatements(root) }
+        for root in roots { statements += foreignKeyStatements(root) }
+        statements += joinTableStatements()
+        for entity in schema.entities where entity.superentity != nil {
+            statements += viewStatements(entity)
+        }
+        return statements
+    }
+
+    /// Idempotent DDL of one entity: for a hierarchy's root, its table (every class's columns, foreign-key
+    /// columns without their constraints); for a subclass, its view. ``createStatements()`` adds the
+    /// constraints that need other tables; use it for a whole schema.
     ///
     /// ```swift
     /// for sql in renderer.createStatements(for: try renderer.entity("Trip")) { … }
     /// ```
     public func createStatements(for entity: EntityDescription) -> [String] {
-        let table = qualifiedTable(entity)
+        if entity.superentity != nil, schema.entity(named: entity.name) != nil { return viewStatements(entity) }
+        return ["CREATE SCHEMA IF NOT EXISTS \(Naming.quoted(schemaName))"] + tableStatements(entity)
+    }
+
+    /// The table of `root`'s hierarchy: system columns, every class's attributes (a column only some classes
+    /// store is nullable, with a CHECK that those classes fill it), foreign-key columns, constraints, comments.
+    private func tableStatements(_ root: EntityDescription) -> [String] {
+        let table = qualifiedTable(named: root.tableName)
+        let hierarchy = schema.entityNames(inHierarchyOf: root.name).compactMap { schema.entity(named: $0) }
+        let classes = hierarchy.isEmpty ? [root] : hierarchy
+        let attributes = hierarchy.isEmpty ? root.attributes.map { ($0, root.name) } : schema.tableAttributes(ofRoot: root.name)
         var statements: [String] = []
-        statements.append("CREATE SCHEMA IF NOT EXISTS \(Naming.quoted(schemaName))")
         statements.append("""
             CREATE TABLE IF NOT EXISTS \(table) (\
             "id" uuid PRIMARY KEY, \
             "entity" text NOT NULL, \
             "owner_id" uuid REFERENCES pgmodel.users ("id"))
             """)
-        for attribute in entity.attributes {
-            let null = attribute.isOptional ? "" : " NOT NULL"
-            statements.append("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(Naming.quoted(attribute.columnName)) \(attribute.type.postgresType)\(null)")
+        var checks: [(column: String, classes: [String])] = []
+        for (attribute, _) in attributes {
+            // The classes that store this column as non-optional (subclasses inherit it, so they are included).
+            let required = classes.filter { c in c.attributes.contains { $0.columnName == attribute.columnName && !$0.isOptional } }.map(\.name)
+            let notNull = required.count == classes.count
+            statements.append("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(Naming.quoted(attribute.columnName)) \(attribute.type.postgresType)\(notNull ? " NOT NULL" : "")")
+            if !notNull && !required.isEmpty { checks.append((attribute.columnName, required)) }
         }
-        statements.append("CREATE INDEX IF NOT EXISTS \(Naming.quoted(objectName(entity.tableName, ["owner_id"], suffix: "idx"))) ON \(table) (\"owner_id\")")
-        for group in entity.uniquenessConstraints {
-            let columns = group.compactMap { entity.attribute(named: $0)?.columnName }
-            let name = objectName(entity.tableName, columns, suffix: "key")
-            // ADD CONSTRAINT has no IF NOT EXISTS; a real constraint (not just a unique index) is what
-            // admins expect to see in \d.
-            statements.append("""
-                DO $pgmodel$ BEGIN \
-                IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = \(literal(name)) AND conrelid = \(literal(table))::regclass) THEN \
-                ALTER TABLE \(table) ADD CONSTRAINT \(Naming.quoted(name)) UNIQUE (\(columns.map(Naming.quoted).joined(separator: ", "))); \
-                END IF; END $pgmodel$
-                """)
+        let foreignKeys = hierarchy.isEmpty ? [] : schema.tableForeignKeys(ofRoot: root.name)
+        for (relationship, _) in foreignKeys {
+            statements.append("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(Naming.quoted(relationship.foreignKeyColumn)) uuid")
         }
-        for group in entity.indexes {
-            let columns = group.compactMap { entity.attribute(named: $0)?.columnName }
-            let name = objectName(entity.tableName, columns, suffix: "idx")
-            statements.append("CREATE INDEX IF NOT EXISTS \(Naming.quoted(name)) ON \(table) (\(columns.map(Naming.quoted).joined(separator: ", ")))")
+        for (column, required) in checks {
+            let name = objectName(root.tableName, [column], suffix: "check")
+            let list = required.map(literal).joined(separator: ", ")
+            statements.append(addConstraint(name, on: table,
+                "CHECK (\"entity\" NOT IN (\(list)) OR \(Naming.quoted(column)) IS NOT NULL)"))
         }
-        statements.append("COMMENT ON TABLE \(table) IS \(literal("PGModel entity \(entity.name)"))")
-        statements.append("COMMENT ON COLUMN \(table).\"id\" IS \(literal("persistentModelID of \(entity.name) (UUIDv7)"))")
+        statements.append("CREATE INDEX IF NOT EXISTS \(Naming.quoted(objectName(root.tableName, ["owner_id"], suffix: "idx"))) ON \(table) (\"owner_id\")")
+        var seenGroups: [[String]] = []
+        for c in classes {
+            for group in c.uniquenessConstraints where !seenGroups.contains(group) {
+                seenGroups.append(group)
+                let columns = group.compactMap { constraintColumn($0, of: c) }
+                let name = objectName(root.tableName, columns, suffix: "key")
+                // ADD CONSTRAINT has no IF NOT EXISTS; a real constraint (not just a unique index) is what
+                // admins expect to see in \d.
+                statements.append(addConstraint(name, on: table, "UNIQUE (\(columns.map(Naming.quoted).joined(separator: ", ")))"))
+            }
+        }
+        seenGroups = []
+        for c in classes {
+            for group in c.indexes where !seenGroups.contains(group) {
+                seenGroups.append(group)
+                let columns = group.compactMap { constraintColumn($0, of: c) }
+                let name = objectName(root.tableName, columns, suffix: "idx")
+                statements.append("CREATE INDEX IF NOT EXISTS \(Naming.quoted(name)) ON \(table) (\(columns.map(Naming.quoted).joined(separator: ", ")))")
+            }
+        }
+        let names = classes.map(\.name)
+        let description = names.count == 1 ? "PGModel entity \(root.name)" : "PGModel entities \(names.joined(separator: ", ")) (column entity names the class)"
+        statements.append("COMMENT ON TABLE \(table) IS \(literal(description))")
+        statements.append("COMMENT ON COLUMN \(table).\"id\" IS \(literal("persistentModelID of \(root.name) (UUIDv7)"))")
         statements.append("COMMENT ON COLUMN \(table).\"entity\" IS \(literal("concrete Swift class of the row"))")
         statements.append("COMMENT ON COLUMN \(table).\"owner_id\" IS \(literal("pgmodel.users id of the user who created the row"))")
-        for attribute in entity.attributes {
+        for (attribute, declaredBy) in attributes {
             let optional = attribute.isOptional ? "?" : ""
-            statements.append("COMMENT ON COLUMN \(table).\(Naming.quoted(attribute.columnName)) IS \(literal("\(entity.name).\(attribute.name): \(attribute.type.rawValue)\(optional)"))")
+            statements.append("COMMENT ON COLUMN \(table).\(Naming.quoted(attribute.columnName)) IS \(literal("\(declaredBy).\(attribute.name): \(attribute.type.rawValue)\(optional)"))")
+        }
+        for (relationship, declaredBy) in foreignKeys {
+            let inverse = relationship.inverse.map { " (inverse \(relationship.destination).\($0))" } ?? ""
+            statements.append("COMMENT ON COLUMN \(table).\(Naming.quoted(relationship.foreignKeyColumn)) IS \(literal("\(declaredBy).\(relationship.name): \(relationship.destination)?\(inverse), deleteRule \(relationship.deleteRule.rawValue)"))")
         }
         return statements
     }
 
+    /// Foreign-key constraints (deferred to commit, so insert order inside a save never matters; `ON DELETE
+    /// SET NULL`, so a reference never dangles) and an index on each foreign-key column of `root`'s table.
+    private func foreignKeyStatements(_ root: EntityDescription) -> [String] {
+        let table = qualifiedTable(named: root.tableName)
+        var statements: [String] = []
+        for (relationship, _) in schema.tableForeignKeys(ofRoot: root.name) {
+            guard let destination = schema.rootEntity(of: relationship.destination) else { continue }
+            let column = relationship.foreignKeyColumn
+            statements.append(addConstraint(objectName(root.tableName, [column], suffix: "fkey"), on: table,
+                "FOREIGN KEY (\(Naming.quoted(column))) REFERENCES \(qualifiedTable(named: destination.tableName)) (\"id\") ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED"))
+            statements.append("CREATE INDEX IF NOT EXISTS \(Naming.quoted(objectName(root.tableName, [column], suffix: "idx"))) ON \(table) (\(Naming.quoted(column)))")
+        }
+        return statements
+    }
+
+    /// One join table per many-to-many pair or inverse-less to-many relationship: two cascading foreign
+    /// keys, the pair as primary key, an index on the destination column, a comment naming the relationship.
+    private func joinTableStatements() -> [String] {
+        struct JoinTable { var table, source, sourceTable, destination, destinationTable, comment: String; var canonical: Bool }
+        var tables: [JoinTable] = []
+        for entity in schema.entities {
+            for relationship in entity.relationships where schema.declaringEntity(of: relationship.name, in: entity).name == entity.name {
+                guard case .joinTable(let table, let source, let destination) = schema.storage(of: relationship, in: entity),
+                      let sourceRoot = schema.rootEntity(of: entity.name), let destinationRoot = schema.rootEntity(of: relationship.destination) else { continue }
+                let canonical = destination == Naming.shortened(Naming.snakeCase(relationship.name) + "_id")
+                let inverse = relationship.inverse.map { " (inverse \(relationship.destination).\($0))" } ?? ""
+                let entry = JoinTable(table: table, source: source, sourceTable: sourceRoot.tableName, destination: destination,
+                                      destinationTable: destinationRoot.tableName,
+                                      comment: "PGModel relationship \(entity.name).\(relationship.name)\(inverse): \(source) → \(destination)",
+                                      canonical: canonical)
+                if let i = tables.firstIndex(where: { $0.table == table }) {
+                    if canonical && !tables[i].canonical { tables[i] = entry }
+                } else {
+                    tables.append(entry)
+                }
+            }
+        }
+        var statements: [String] = []
+        for t in tables {
+            let table = qualifiedTable(named: t.table)
+            statements.append("""
+                CREATE TABLE IF NOT EXISTS \(table) (\
+                \(Naming.quoted(t.source)) uuid NOT NULL CONSTRAINT \(Naming.quoted(objectName(t.table, [t.source], suffix: "fkey"))) \
+                REFERENCES \(qualifiedTable(named: t.sourceTable)) ("id") ON DELETE CASCADE, \
+                \(Naming.quoted(t.destination)) uuid NOT NULL CONSTRAINT \(Naming.quoted(objectName(t.table, [t.destination], suffix: "fkey"))) \
+                REFERENCES \(qualifiedTable(named: t.destinationTable)) ("id") ON DELETE CASCADE, \
+                CONSTRAINT \(Naming.quoted(objectName(t.table, [], suffix: "pkey"))) PRIMARY KEY (\(Naming.quoted(t.source)), \(Naming.quoted(t.destination))))
+                """)
+            statements.append("CREATE INDEX IF NOT EXISTS \(Naming.quoted(objectName(t.table, [t.destination], suffix: "idx"))) ON \(table) (\(Naming.quoted(t.destination)))")
+            statements.append("COMMENT ON TABLE \(table) IS \(literal(t.comment))")
+        }
+        return statements
+    }
+
+    /// `CREATE OR REPLACE VIEW <subclass>`: the rows of that class and its subclasses, with its columns.
+    /// When the column list changed in a way PostgreSQL cannot replace in place, the view is recreated.
+    private func viewStatements(_ entity: EntityDescription) -> [String] {
+        guard let root = schema.rootEntity(of: entity.name), root.name != entity.name else { return [] }
+        let view = qualifiedTable(named: entity.tableName)
+        var columns = ["id", "entity", "owner_id"] + entity.attributes.map(\.columnName)
+        for (_, column) in foreignKeys(of: entity) where !columns.contains(column) { columns.append(column) }
+        let classes = schema.entityNames(inHierarchyOf: entity.name).map(literal).joined(separator: ", ")
+        let select = "SELECT \(columns.map(Naming.quoted).joined(separator: ", ")) FROM \(qualifiedTable(named: root.tableName)) WHERE \"entity\" IN (\(classes))"
+        return [
+            """
+            DO $pgmodel$ BEGIN \
+            CREATE OR REPLACE VIEW \(view) AS \(select); \
+            EXCEPTION WHEN invalid_table_definition THEN \
+            DROP VIEW \(view); CREATE VIEW \(view) AS \(select); \
+            END $pgmodel$
+            """,
+            "COMMENT ON VIEW \(view) IS \(literal("PGModel entity \(entity.name): rows of \(root.tableName) whose entity is \(schema.entityNames(inHierarchyOf: entity.name).joined(separator: ", "))"))",
+        ]
+    }
+
+    /// The column of a uniqueness or index group member: an attribute's column or a foreign key's.
+    private func constraintColumn(_ name: String, of entity: EntityDescription) -> String? {
+        if let attribute = entity.attribute(named: name) { return attribute.columnName }
+        if let relationship = entity.relationship(named: name), case .foreignKey(let column) = schema.storage(of: relationship, in: entity) { return column }
+        return nil
+    }
+
+    /// `ALTER TABLE … ADD CONSTRAINT` unless a constraint of that name exists (ADD CONSTRAINT has no IF NOT EXISTS).
+    private func addConstraint(_ name: String, on table: String, _ definition: String) -> String {
+        """
+        DO $pgmodel$ BEGIN \
+        IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = \(literal(name)) AND conrelid = \(literal(table))::regclass) THEN \
+        ALTER TABLE \(table) ADD CONSTRAINT \(Naming.quoted(name)) \(definition); \
+        END IF; END $pgmodel$
+        """
+    }
+
     /// A constraint or index name within PostgreSQL's 63-byte limit, stable for the same inputs.
     func objectName(_ table: String, _ columns: [String], suffix: String) -> String {
-        let full = ([table] + columns + [suffix]).joined(separator: "_")
-        guard full.utf8.count > 63 else { return full }
-        // FNV-1a: a short, deterministic disambiguator (Hasher is seeded per process).
-        var hash: UInt32 = 2166136261
-        for byte in full.utf8 { hash = (hash ^ UInt32(byte)) &* 16777619 }
-        let tag = String(hash, radix: 16)
-        return String(full.utf8.prefix(63 - tag.count - 1).map { Character(UnicodeScalar($0)) }) + "_" + tag
+        Naming.shortened(([table] + columns + [suffix]).joined(separator: "_"))
     }
 
     /// A SQL string literal. Used only for names from the validated schema (comments, catalog lookups).

@@ -1,87 +1,232 @@
+import Foundation
 import PGModelCore
 
+/// Which columns a ``SQLRenderer/select(_:ownerID:)`` returns and how each row maps back to values: cells
+/// 0 and 1 are `id` and `entity`, then ``attributes``, then ``foreignKeys``, then (for related fetches) `via`.
+/// A row fills `values` only with what its concrete class has (``fields(of:)``).
+///
+/// ```swift
+/// let layout = try renderer.selectLayout(request)
+/// for field in layout.fields(of: concreteEntity) { values[field.name] = decode(cells[field.index], field.type) }
+/// ```
+public struct SelectLayout: Hashable, Sendable {
+    /// One value of a row: its Swift name, its cell index, and its type (`.uuid` for a foreign key).
+    public struct Field: Hashable, Sendable {
+        public var name: String
+        public var index: Int
+        public var type: AttributeType
+        /// A to-one relationship's foreign key rather than an attribute.
+        public var isRelationship: Bool
+
+        public init(name: String, index: Int, type: AttributeType, isRelationship: Bool) {
+            self.name = name
+            self.index = index
+            self.type = type
+            self.isRelationship = isRelationship
+        }
+    }
+
+    /// The fetched entity.
+    public var entity: String
+    /// The attribute columns, after `id` and `entity`.
+    public var attributes: [AttributeDescription]
+    /// The foreign-key columns, after the attributes.
+    public var foreignKeys: [String]
+    /// The cell of `via` (the source row of a related fetch), if any.
+    public var viaIndex: Int?
+    /// Fields of each class the fetch can return.
+    public var fieldsByEntity: [String: [Field]]
+
+    /// The fields of a row whose `entity` is `concrete`; the fetched entity's for an unknown class.
+    public func fields(of concrete: String) -> [Field] {
+        fieldsByEntity[concrete] ?? fieldsByEntity[entity] ?? []
+    }
+}
+
 extension SQLRenderer {
-    /// `SELECT id, entity, <attributes>` for `request`. With `ownerID`, only that user's rows.
+    /// `SELECT id, entity, <columns of every class in the entity's subtree>, <foreign keys>[, via]` for
+    /// `request`. With `ownerID`, only that user's rows (and joined rows). Subclass rows are included;
+    /// a fetch of a subclass filters on `entity`.
     ///
     /// ```swift
     /// let s = try renderer.select(FetchRequest(entity: "Trip", limit: 10), ownerID: nil)
     /// ```
     public func select(_ request: FetchRequest, ownerID: UUID?) throws -> SQLStatement {
-        let entity = try self.entity(request.entity)
-        var b = SQLBuilder()
-        let columns = ["\"id\"", "\"entity\""] + entity.attributes.map { Naming.quoted($0.columnName) }
-        b.sql = "SELECT \(columns.joined(separator: ", ")) FROM \(qualifiedTable(entity))"
-        try appendFilterOrderAndPage(request, entity: entity, ownerID: ownerID, &b)
-        return b.statement
+        let layout = try selectLayout(request)
+        return try renderQuery(request, ownerID: ownerID, page: true, lock: false) { alias, via in
+            var columns = ["id", "entity"] + layout.attributes.map(\.columnName) + layout.foreignKeys
+            columns = columns.map { Self.column($0, alias) }
+            if let via { columns.append(via) }
+            return columns.joined(separator: ", ")
+        }
     }
 
-    /// `SELECT id, entity` for `request`, in its order.
-    public func selectIdentifiers(_ request: FetchRequest, ownerID: UUID?) throws -> SQLStatement {
+    /// The columns ``select(_:ownerID:)`` returns for `request`, and which of them each class's rows use.
+    public func selectLayout(_ request: FetchRequest) throws -> SelectLayout {
         let entity = try self.entity(request.entity)
-        var b = SQLBuilder()
-        b.sql = "SELECT \"id\", \"entity\" FROM \(qualifiedTable(entity))"
-        try appendFilterOrderAndPage(request, entity: entity, ownerID: ownerID, &b)
-        return b.statement
+        let classes = schema.entityNames(inHierarchyOf: entity.name).compactMap { schema.entity(named: $0) }
+        if let properties = request.properties {
+            for name in properties where !classes.contains(where: { $0.attribute(named: name) != nil || $0.relationship(named: name) != nil }) {
+                throw PGModelError(.unknownAttribute, "\(entity.name) has no stored property '\(name)'", model: entity.name, keyPath: name)
+            }
+        }
+        var attributes: [AttributeDescription] = []
+        var foreignKeys: [String] = []
+        for c in classes {
+            for attribute in c.attributes where !attributes.contains(where: { $0.columnName == attribute.columnName }) {
+                if let properties = request.properties, !properties.contains(attribute.name) { continue }
+                attributes.append(attribute)
+            }
+        }
+        for c in classes {
+            for relationship in c.relationships {
+                if case .foreignKey(let column) = schema.storage(of: relationship, in: c), !foreignKeys.contains(column) {
+                    foreignKeys.append(column)
+                }
+            }
+        }
+        var fields: [String: [SelectLayout.Field]] = [:]
+        for c in classes {
+            var list: [SelectLayout.Field] = []
+            for attribute in c.attributes {
+                guard let i = attributes.firstIndex(where: { $0.columnName == attribute.columnName }) else { continue }
+                list.append(.init(name: attribute.name, index: 2 + i, type: attribute.type, isRelationship: false))
+            }
+            for relationship in c.relationships {
+                guard case .foreignKey(let column) = schema.storage(of: relationship, in: c),
+                      let i = foreignKeys.firstIndex(of: column) else { continue }
+                list.append(.init(name: relationship.name, index: 2 + attributes.count + i, type: .uuid, isRelationship: true))
+            }
+            fields[c.name] = list
+        }
+        return SelectLayout(entity: entity.name, attributes: attributes, foreignKeys: foreignKeys,
+                            viaIndex: request.related == nil ? nil : 2 + attributes.count + foreignKeys.count, fieldsByEntity: fields)
+    }
+
+    /// `SELECT id, entity` for `request`, in its order (plus `via` for a related fetch).
+    public func selectIdentifiers(_ request: FetchRequest, ownerID: UUID?) throws -> SQLStatement {
+        try renderQuery(request, ownerID: ownerID, page: true, lock: false) { alias, via in
+            ([Self.column("id", alias), Self.column("entity", alias)] + (via.map { [$0] } ?? [])).joined(separator: ", ")
+        }
+    }
+
+    /// `SELECT id, entity … FOR UPDATE` of the rows a batch delete (`delete(model:where:)`) removes,
+    /// subclasses included, locked until the transaction ends.
+    public func selectForDelete(_ request: FetchRequest, ownerID: UUID?) throws -> SQLStatement {
+        try renderQuery(request, ownerID: ownerID, page: true, lock: true) { alias, _ in
+            "\(Self.column("id", alias)), \(Self.column("entity", alias))"
+        }
     }
 
     /// `SELECT count(*)` of `request`; limit and offset count as SwiftData's `fetchCount` does.
     public func count(_ request: FetchRequest, ownerID: UUID?) throws -> SQLStatement {
-        let entity = try self.entity(request.entity)
-        var b = SQLBuilder()
         if request.limit == nil && request.offset == nil {
-            b.sql = "SELECT count(*) FROM \(qualifiedTable(entity))"
-            try appendFilter(request, entity: entity, ownerID: ownerID, &b)
-        } else {
-            b.sql = "SELECT count(*) FROM (SELECT 1 FROM \(qualifiedTable(entity))"
-            try appendFilterOrderAndPage(request, entity: entity, ownerID: ownerID, &b)
-            b.sql += ") AS page"
+            return try renderQuery(request, ownerID: ownerID, page: false, lock: false) { _, _ in "count(*)" }
         }
-        return b.statement
+        var s = try renderQuery(request, ownerID: ownerID, page: true, lock: false) { _, _ in "1" }
+        s.sql = "SELECT count(*) FROM (" + s.sql + ") AS page"
+        return s
     }
 
-    private func appendFilter(_ request: FetchRequest, entity: EntityDescription, ownerID: UUID?, _ b: inout SQLBuilder) throws {
+    /// The one query shape behind every select: FROM the hierarchy table (aliased `t0` when anything else
+    /// is joined), the related scope, the subclass filter, the predicate, ids, owner, order and page.
+    private func renderQuery(_ request: FetchRequest, ownerID: UUID?, page: Bool, lock: Bool,
+                             columns: (_ alias: String?, _ via: String?) -> String) throws -> SQLStatement {
+        let entity = try self.entity(request.entity)
+        var b = SQLBuilder()
+        let qualified = request.related != nil
+            || request.predicate.map { needsQualification($0, in: entity) } ?? false
+            || request.sort.contains { $0.key.contains(".") || entity.relationship(named: $0.key) != nil }
+        let alias: String? = qualified ? "t0" : nil
+        var scope = RenderScope(entity: entity, alias: alias, ownerID: ownerID)
+        var from = qualifiedTable(entity) + (qualified ? " AS \"t0\"" : "")
         var conditions: [String] = []
+        var via: String?
+        if let related = request.related {
+            let (join, condition, viaColumn) = try renderRelated(related, destination: entity, ownerID: ownerID, &b)
+            from += join
+            conditions.append(condition)
+            via = viaColumn
+        }
+        if schema.needsEntityFilter(entity.name) {
+            conditions.append(entityFilter(entity.name, alias: alias, &b))
+        }
         if let predicate = request.predicate {
-            conditions.append(try render(predicate, in: entity, &b))
+            conditions.append(try render(predicate, &scope, &b))
         }
         if let ids = request.identifiers {
             guard ids.count <= Self.maximumInListCount else {
                 throw PGModelError(.invalidField, "a fetch of \(entity.name) names more than \(Self.maximumInListCount) ids", model: entity.name)
             }
-            conditions.append(ids.isEmpty ? "FALSE" : "\"id\" IN (\(ids.map { b.bind(.uuid($0)) }.joined(separator: ", ")))")
+            conditions.append(ids.isEmpty ? "FALSE" : "\(Self.column("id", alias)) IN (\(ids.map { b.bind(.uuid($0)) }.joined(separator: ", ")))")
         }
         if let ownerID {
-            conditions.append("\"owner_id\" = \(b.bind(.uuid(ownerID)))")
+            conditions.append("\(Self.column("owner_id", alias)) = \(b.bind(.uuid(ownerID)))")
         }
+        var tail = ""
         if !conditions.isEmpty {
-            b.sql += " WHERE " + conditions.joined(separator: " AND ")
+            tail += " WHERE " + conditions.joined(separator: " AND ")
         }
+        if page {
+            var order: [String] = []
+            for key in request.sort {
+                let column: String
+                do {
+                    column = try resolveKey(key.key, &scope, &b).sql
+                } catch let error as PGModelError where error.code == .unsupportedPredicate {
+                    throw PGModelError(.unsupportedSort, error.message, model: error.model, keyPath: error.keyPath)
+                }
+                // Swift orders nil before any value; PostgreSQL's default is the opposite.
+                order.append(key.ascending ? "\(column) ASC NULLS FIRST" : "\(column) DESC NULLS LAST")
+            }
+            // The id breaks ties so that pages (limit/offset) are stable across calls.
+            order.append("\(Self.column("id", alias)) ASC")
+            if let via { order.append("\(via) ASC") }
+            tail += " ORDER BY " + order.joined(separator: ", ")
+            if let limit = request.limit {
+                guard limit >= 0 else {
+                    throw PGModelError(.invalidField, "fetchLimit of a fetch of \(entity.name) must not be negative", model: entity.name)
+                }
+                tail += " LIMIT \(b.bind(.int(Int64(limit))))"
+            }
+            if let offset = request.offset {
+                guard offset >= 0 else {
+                    throw PGModelError(.invalidField, "fetchOffset of a fetch of \(entity.name) must not be negative", model: entity.name)
+                }
+                tail += " OFFSET \(b.bind(.int(Int64(offset))))"
+            }
+        }
+        if lock {
+            tail += qualified ? " FOR UPDATE OF \"t0\"" : " FOR UPDATE"
+        }
+        b.sql = "SELECT \(columns(alias, via)) FROM \(from)\(scope.joins.joined())\(tail)"
+        return b.statement
     }
 
-    private func appendFilterOrderAndPage(_ request: FetchRequest, entity: EntityDescription, ownerID: UUID?, _ b: inout SQLBuilder) throws {
-        try appendFilter(request, entity: entity, ownerID: ownerID, &b)
-        var order: [String] = []
-        for key in request.sort {
-            let column = Naming.quoted(try attribute(key.key, of: entity).columnName)
-            // Swift orders nil before any value; PostgreSQL's default is the opposite.
-            order.append(key.ascending ? "\(column) ASC NULLS FIRST" : "\(column) DESC NULLS LAST")
+    /// The join, condition and `via` column that restrict a fetch of `destination` (aliased `t0`) to the
+    /// rows `related.ids` reach through `related.relationship`.
+    private func renderRelated(_ related: RelatedScope, destination: EntityDescription, ownerID: UUID?,
+                               _ b: inout SQLBuilder) throws -> (join: String, condition: String, via: String) {
+        let source = try self.entity(related.entity)
+        guard let relationship = source.relationship(named: related.relationship) else {
+            throw PGModelError(.unknownAttribute, "\(source.name) has no relationship '\(related.relationship)'", model: source.name, keyPath: related.relationship)
         }
-        // The id breaks ties so that pages (limit/offset) are stable across calls.
-        order.append("\"id\" ASC")
-        b.sql += " ORDER BY " + order.joined(separator: ", ")
-        if let limit = request.limit {
-            guard limit >= 0 else {
-                throw PGModelError(.invalidField, "fetchLimit of a fetch of \(entity.name) must not be negative", model: entity.name)
-            }
-            b.sql += " LIMIT \(b.bind(.int(Int64(limit))))"
+        guard schema.rootEntity(of: relationship.destination)?.name == schema.rootEntity(of: destination.name)?.name else {
+            throw PGModelError(.invalidField, "\(source.name).\(relationship.name) leads to \(relationship.destination), not \(destination.name)",
+                               model: destination.name, keyPath: relationship.name)
         }
-        if let offset = request.offset {
-            guard offset >= 0 else {
-                throw PGModelError(.invalidField, "fetchOffset of a fetch of \(entity.name) must not be negative", model: entity.name)
-            }
-            b.sql += " OFFSET \(b.bind(.int(Int64(offset))))"
+        switch schema.storage(of: relationship, in: source) {
+        case .foreignKey(let column):
+            let s = b.nextAlias()
+            var condition = "\(Self.column("id", s)) = ANY(\(b.bindIDs(related.ids)))"
+            if let ownerID { condition += " AND \(Self.column("owner_id", s)) = \(b.bind(.uuid(ownerID)))" }
+            return (" JOIN \(qualifiedTable(source)) AS \(Naming.quoted(s)) ON \(Self.column(column, s)) = \"t0\".\"id\"", condition, Self.column("id", s))
+        case .inverseForeignKey(let column):
+            return ("", "\(Self.column(column, "t0")) = ANY(\(b.bindIDs(related.ids)))", Self.column(column, "t0"))
+        case .joinTable(let table, let sourceColumn, let destinationColumn):
+            let j = b.nextAlias()
+            return (" JOIN \(qualifiedTable(named: table)) AS \(Naming.quoted(j)) ON \(Self.column(destinationColumn, j)) = \"t0\".\"id\"",
+                    "\(Self.column(sourceColumn, j)) = ANY(\(b.bindIDs(related.ids)))", Self.column(sourceColumn, j))
         }
     }
 }
-
-import Foundation

@@ -20,8 +20,13 @@ extension SQLRenderer {
             columns.append(Naming.quoted(attribute.columnName))
             placeholders.append(value.isNull ? "NULL" : b.bind(value))
         }
+        for (relationship, column) in foreignKeys(of: entity) {
+            let value = try foreignKeyValue(row.values[relationship.name], relationship, entity)
+            columns.append(Naming.quoted(column))
+            placeholders.append(value.isNull ? "NULL" : b.bind(value))
+        }
         b.sql = "INSERT INTO \(qualifiedTable(entity)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders.joined(separator: ", ")))"
-        if !entity.uniquenessConstraints.isEmpty {
+        if !uniquenessConstraints(of: entity).isEmpty {
             b.sql += " ON CONFLICT DO NOTHING"
         }
         b.sql += " RETURNING \"id\""
@@ -39,8 +44,13 @@ extension SQLRenderer {
             let value = try coerced(row.values[attribute.name], attribute, entity, requirePresent: true)
             assignments.append("\(Naming.quoted(attribute.columnName)) = \(value.isNull ? "NULL" : b.bind(value))")
         }
+        for (relationship, column) in foreignKeys(of: entity) {
+            let value = try foreignKeyValue(row.values[relationship.name], relationship, entity)
+            assignments.append("\(Naming.quoted(column)) = \(value.isNull ? "NULL" : b.bind(value))")
+        }
         var matches: [String] = []
-        for group in entity.uniquenessConstraints {
+        // Groups naming a relationship are enforced by the database but not matched here.
+        for group in uniquenessConstraints(of: entity) where group.allSatisfy({ entity.attribute(named: $0) != nil }) {
             var pairs: [(column: String, value: PGValue)] = []
             for name in group {
                 let attribute = try self.attribute(name, of: entity)
@@ -72,6 +82,11 @@ extension SQLRenderer {
             let value = try coerced(raw, attribute, entity, requirePresent: true)
             assignments.append("\(Naming.quoted(attribute.columnName)) = \(value.isNull ? "NULL" : b.bind(value))")
         }
+        for (relationship, column) in foreignKeys(of: entity) {
+            guard let raw = row.values[relationship.name] else { continue }
+            let value = try foreignKeyValue(raw, relationship, entity)
+            assignments.append("\(Naming.quoted(column)) = \(value.isNull ? "NULL" : b.bind(value))")
+        }
         guard !assignments.isEmpty else {
             throw PGModelError(.missingField, "an update of \(entity.name) changes no attribute", model: entity.name)
         }
@@ -101,8 +116,104 @@ extension SQLRenderer {
 
     private func rejectUnknownKeys(_ row: RowValues, _ entity: EntityDescription) throws {
         for key in row.values.keys.sorted() where entity.attribute(named: key) == nil {
-            throw PGModelError(.unknownAttribute, "\(entity.name) has no stored property '\(key)'", model: entity.name, keyPath: key)
+            guard let relationship = entity.relationship(named: key) else {
+                throw PGModelError(.unknownAttribute, "\(entity.name) has no stored property '\(key)'", model: entity.name, keyPath: key)
+            }
+            switch schema.storage(of: relationship, in: entity) {
+            case .foreignKey: continue
+            case .inverseForeignKey(let column):
+                throw PGModelError(.invalidField,
+                    "\(entity.name).\(key) is stored as \(column) on \(relationship.destination): set \(relationship.destination).\(relationship.inverse ?? "?") instead",
+                    model: entity.name, keyPath: key)
+            case .joinTable:
+                throw PGModelError(.invalidField, "\(entity.name).\(key) is stored in a join table: send its changes as links", model: entity.name, keyPath: key)
+            }
         }
+    }
+
+    /// The to-one relationships of `entity` stored as a foreign key in its table, with their columns.
+    func foreignKeys(of entity: EntityDescription) -> [(RelationshipDescription, String)] {
+        entity.relationships.compactMap { relationship in
+            if case .foreignKey(let column) = schema.storage(of: relationship, in: entity) { return (relationship, column) }
+            return nil
+        }
+    }
+
+    /// The uniqueness constraints that apply to rows of `entity`: its own and its superclasses'.
+    func uniquenessConstraints(of entity: EntityDescription) -> [[String]] {
+        var groups: [[String]] = []
+        var current: EntityDescription? = entity
+        var steps = 0
+        while let e = current, steps <= schema.entities.count {
+            for group in e.uniquenessConstraints where !groups.contains(group) {
+                groups.append(group)
+            }
+            current = e.superentity.flatMap { schema.entity(named: $0) }
+            steps += 1
+        }
+        return groups
+    }
+
+    private func foreignKeyValue(_ value: PGValue?, _ relationship: RelationshipDescription, _ entity: EntityDescription) throws -> PGValue {
+        switch value {
+        case nil, .null?: return .null
+        case .uuid?: return value!
+        case .string(let text)?:
+            if let id = UUID(uuidString: text) { return .uuid(id) }
+        default: break
+        }
+        throw PGModelError(.typeMismatch,
+            "\(entity.name).\(relationship.name) is a reference to \(relationship.destination) (a uuid or null) but the value is a \(value!.kindName)",
+            model: entity.name, keyPath: relationship.name)
+    }
+
+    // MARK: Links
+
+    /// Adds (`INSERT … ON CONFLICT DO NOTHING`) or removes (`DELETE`) one link of a join-table relationship;
+    /// either side of a many-to-many pair may name it.
+    ///
+    /// ```swift
+    /// try renderer.link(LinkChange(entity: "User", relationship: "following", source: a, destination: b, isAdded: true))
+    /// // INSERT INTO "app"."user_followers" ("followers_id", "user_id") VALUES ($1, $2) ON CONFLICT DO NOTHING
+    /// ```
+    public func link(_ change: LinkChange) throws -> SQLStatement {
+        let (table, sourceColumn, destinationColumn) = try joinTable(of: change)
+        var b = SQLBuilder()
+        let s = b.bind(.uuid(change.source))
+        let d = b.bind(.uuid(change.destination))
+        if change.isAdded {
+            b.sql = "INSERT INTO \(qualifiedTable(named: table)) (\(Naming.quoted(sourceColumn)), \(Naming.quoted(destinationColumn))) VALUES (\(s), \(d)) ON CONFLICT DO NOTHING"
+        } else {
+            b.sql = "DELETE FROM \(qualifiedTable(named: table)) WHERE \(Naming.quoted(sourceColumn)) = \(s) AND \(Naming.quoted(destinationColumn)) = \(d)"
+        }
+        return b.statement
+    }
+
+    /// One boolean: whether both ends of `change` are rows of `ownerID`. A user links only their own rows.
+    public func linkEndsOwned(_ change: LinkChange, ownerID: UUID) throws -> SQLStatement {
+        let source = try self.entity(change.entity)
+        guard let relationship = source.relationship(named: change.relationship) else {
+            throw PGModelError(.unknownAttribute, "\(source.name) has no relationship '\(change.relationship)'", model: source.name, keyPath: change.relationship)
+        }
+        let destination = try self.entity(relationship.destination)
+        var b = SQLBuilder()
+        let owner = b.bind(.uuid(ownerID))
+        b.sql = "SELECT EXISTS (SELECT 1 FROM \(qualifiedTable(source)) WHERE \"id\" = \(b.bind(.uuid(change.source))) AND \"owner_id\" = \(owner)) " +
+            "AND EXISTS (SELECT 1 FROM \(qualifiedTable(destination)) WHERE \"id\" = \(b.bind(.uuid(change.destination))) AND \"owner_id\" = \(owner))"
+        return b.statement
+    }
+
+    private func joinTable(of change: LinkChange) throws -> (String, String, String) {
+        let entity = try self.entity(change.entity)
+        guard let relationship = entity.relationship(named: change.relationship) else {
+            throw PGModelError(.unknownAttribute, "\(entity.name) has no relationship '\(change.relationship)'", model: entity.name, keyPath: change.relationship)
+        }
+        guard case .joinTable(let table, let sourceColumn, let destinationColumn) = schema.storage(of: relationship, in: entity) else {
+            throw PGModelError(.invalidField,
+                "\(entity.name).\(relationship.name) is stored as a foreign key, not a join table: set the to-one side in the row's values",
+                model: entity.name, keyPath: relationship.name)
+        }
+        return (table, sourceColumn, destinationColumn)
     }
 
     private func coerced(_ value: PGValue?, _ attribute: AttributeDescription, _ entity: EntityDescription, requirePresent: Bool) throws -> PGValue {

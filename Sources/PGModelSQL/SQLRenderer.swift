@@ -28,9 +28,15 @@ public struct SQLRenderer: Sendable {
         self.schemaName = schemaName
     }
 
-    /// `"schema"."table"` of `entity`.
+    /// `"schema"."table"` of `entity`: the table of its class hierarchy (its root's table), since every
+    /// class of a hierarchy lives in one table.
     public func qualifiedTable(_ entity: EntityDescription) -> String {
-        Naming.quoted(schemaName) + "." + Naming.quoted(entity.tableName)
+        qualifiedTable(named: schema.tableName(of: entity.name) ?? entity.tableName)
+    }
+
+    /// `"schema"."name"`.
+    public func qualifiedTable(named name: String) -> String {
+        Naming.quoted(schemaName) + "." + Naming.quoted(name)
     }
 
     /// The entity named `name`, or `unknownEntity`.

@@ -1,3 +1,4 @@
+import Foundation
 import PGModelCore
 
 /// SQL text with `$1…$n` placeholders and the values bound to them, in order.
@@ -24,6 +25,19 @@ public struct SQLStatement: Hashable, Sendable, CustomStringConvertible {
 struct SQLBuilder {
     var sql = ""
     var binds: [PGValue] = []
+    /// Aliases handed out so far; the main table is `t0`.
+    var aliasCount = 0
+
+    /// A fresh table alias: `t1`, `t2`, …
+    mutating func nextAlias() -> String {
+        aliasCount += 1
+        return "t\(aliasCount)"
+    }
+
+    /// Binds `ids` as one `uuid[]` parameter (its text form), so any number of ids is one bind.
+    mutating func bindIDs(_ ids: [UUID]) -> String {
+        bind(.string("{" + ids.map { $0.uuidString.lowercased() }.joined(separator: ",") + "}")) + "::uuid[]"
+    }
 
     /// Appends `value` as the next bind and returns its placeholder.
     mutating func bind(_ value: PGValue) -> String {

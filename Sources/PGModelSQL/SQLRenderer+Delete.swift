@@ -1,0 +1,79 @@
+import Foundation
+import PGModelCore
+
+/// Set-based deletes with SwiftData's delete rules. The store gathers the rows to delete (locking them),
+/// follows `.cascade` relationships with ``relatedRows(_:of:ids:ownerID:)`` until nothing new is reached,
+/// checks every `.deny` relationship with ``countRelated(_:of:ids:excluding:ownerID:)``, and only then
+/// deletes with ``deleteRows(of:ids:ownerID:)``. `.nullify` and `.noAction` need no statement: foreign keys
+/// are `ON DELETE SET NULL` and join-table rows `ON DELETE CASCADE`.
+extension SQLRenderer {
+    /// `SELECT id, entity … FOR UPDATE` of the rows of `entity`'s hierarchy table with these ids (of
+    /// `ownerID` only, when given): the rows a save deletes, with their concrete classes.
+    ///
+    /// ```swift
+    /// try renderer.lockRows(of: "Album", ids: [a, b], ownerID: nil)
+    /// // SELECT "id", "entity" FROM "app"."album" WHERE "id" = ANY($1::uuid[]) FOR UPDATE
+    /// ```
+    public func lockRows(of entity: String, ids: [UUID], ownerID: UUID?) throws -> SQLStatement {
+        let entity = try self.entity(entity)
+        var b = SQLBuilder()
+        b.sql = "SELECT \"id\", \"entity\" FROM \(qualifiedTable(entity)) WHERE \"id\" = ANY(\(b.bindIDs(ids)))"
+        if let ownerID { b.sql += " AND \"owner_id\" = \(b.bind(.uuid(ownerID)))" }
+        b.sql += " FOR UPDATE"
+        return b.statement
+    }
+
+    /// `SELECT id, entity` of the rows that rows `ids` (of class `entity`) reach through `relationship`,
+    /// of `ownerID` only when given: the next wave of a cascade.
+    public func relatedRows(_ relationship: String, of entity: String, ids: [UUID], ownerID: UUID?) throws -> SQLStatement {
+        var b = SQLBuilder()
+        let (from, conditions) = try relatedFrom(relationship, of: entity, ids: ids, ownerID: ownerID, &b)
+        b.sql = "SELECT \"d\".\"id\", \"d\".\"entity\" FROM \(from) WHERE \(conditions.joined(separator: " AND "))"
+        return b.statement
+    }
+
+    /// `SELECT count(*)` of the rows that rows `ids` reach through `relationship`, leaving out `excluding`
+    /// (rows deleted by the same save): what a `.deny` rule checks.
+    public func countRelated(_ relationship: String, of entity: String, ids: [UUID], excluding: [UUID], ownerID: UUID?) throws -> SQLStatement {
+        var b = SQLBuilder()
+        var (from, conditions) = try relatedFrom(relationship, of: entity, ids: ids, ownerID: ownerID, &b)
+        if !excluding.isEmpty { conditions.append("NOT (\"d\".\"id\" = ANY(\(b.bindIDs(excluding))))") }
+        b.sql = "SELECT count(*) FROM \(from) WHERE \(conditions.joined(separator: " AND "))"
+        return b.statement
+    }
+
+    /// `DELETE … RETURNING id, entity` of the rows of `entity`'s hierarchy table with these ids.
+    public func deleteRows(of entity: String, ids: [UUID], ownerID: UUID?) throws -> SQLStatement {
+        let entity = try self.entity(entity)
+        var b = SQLBuilder()
+        b.sql = "DELETE FROM \(qualifiedTable(entity)) WHERE \"id\" = ANY(\(b.bindIDs(ids)))"
+        if let ownerID { b.sql += " AND \"owner_id\" = \(b.bind(.uuid(ownerID)))" }
+        b.sql += " RETURNING \"id\", \"entity\""
+        return b.statement
+    }
+
+    /// The destination table as `d`, restricted to the rows the source rows reach.
+    private func relatedFrom(_ name: String, of entityName: String, ids: [UUID], ownerID: UUID?,
+                             _ b: inout SQLBuilder) throws -> (String, [String]) {
+        let source = try self.entity(entityName)
+        guard let relationship = source.relationship(named: name) else {
+            throw PGModelError(.unknownAttribute, "\(source.name) has no relationship '\(name)'", model: source.name, keyPath: name)
+        }
+        let destination = try self.entity(relationship.destination)
+        let from = "\(qualifiedTable(destination)) AS \"d\""
+        var conditions: [String]
+        switch schema.storage(of: relationship, in: source) {
+        case .foreignKey(let column):
+            conditions = ["\"d\".\"id\" IN (SELECT \"s\".\(Naming.quoted(column)) FROM \(qualifiedTable(source)) AS \"s\" WHERE \"s\".\"id\" = ANY(\(b.bindIDs(ids))))"]
+        case .inverseForeignKey(let column):
+            conditions = ["\"d\".\(Naming.quoted(column)) = ANY(\(b.bindIDs(ids)))"]
+        case .joinTable(let table, let sourceColumn, let destinationColumn):
+            conditions = ["\"d\".\"id\" IN (SELECT \"j\".\(Naming.quoted(destinationColumn)) FROM \(qualifiedTable(named: table)) AS \"j\" WHERE \"j\".\(Naming.quoted(sourceColumn)) = ANY(\(b.bindIDs(ids))))"]
+        }
+        if schema.needsEntityFilter(destination.name) {
+            conditions.append(entityFilter(destination.name, alias: "d", &b))
+        }
+        if let ownerID { conditions.append("\"d\".\"owner_id\" = \(b.bind(.uuid(ownerID)))") }
+        return (from, conditions)
+    }
+}
