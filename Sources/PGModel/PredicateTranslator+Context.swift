@@ -13,8 +13,24 @@ protocol IRConvertibleExpression {
 struct TranslationContext {
     let entityName: String
     let keyPathName: (AnyKeyPath) -> String?
-    /// Variables bound to the fetched model; `KeyPath` nodes on them become `.key(name)`.
+    /// Variables bound to the fetched model when it is not a `PersistentModel` (rows described only by
+    /// `keyPathName`); `KeyPath` nodes on them become `.key(name)`.
     var rootVariables: Set<PredicateExpressions.VariableID>
+    /// Variables that denote a model: the fetched one, one reached through to-one relationships or a cast
+    /// (`OptionalFlatMap`'s variable), or an element of a to-many relationship inside a closure.
+    var modelVariables: [PredicateExpressions.VariableID: ModelReference] = [:]
+    /// Variables bound to a to-many relationship (`$0.tracks?.count` on an optional to-many).
+    var toManyVariables: [PredicateExpressions.VariableID: ToManyReference] = [:]
+    /// The closure being translated: 0 for the predicate itself, one more inside each `contains(where:)`,
+    /// `allSatisfy` or `filter` over a relationship, whose keys are the destination entity's.
+    var scope = 0
+
+    init(entityName: String, keyPathName: @escaping (AnyKeyPath) -> String?,
+         rootVariables: Set<PredicateExpressions.VariableID>) {
+        self.entityName = entityName
+        self.keyPathName = keyPathName
+        self.rootVariables = rootVariables
+    }
 
     /// The IR of `expression`, or `unsupportedPredicate` naming its type.
     mutating func translate(_ expression: any PredicateExpression) throws -> QueryExpression {

@@ -48,6 +48,8 @@ extension PredicateExpressions.Negation: IRConvertibleExpression {
     func queryExpression(_ context: inout TranslationContext) throws -> QueryExpression {
         let operand = try context.translate(wrapped)
         if case .value(.bool(let b)) = operand { return .value(.bool(!b)) }
+        // `!$0.tracks.isEmpty`: NOT NOT x is x, under three-valued logic too.
+        if case .not(let inner) = operand { return inner }
         return .not(operand)
     }
 }
@@ -104,7 +106,17 @@ extension PredicateExpressions.UnaryMinus: IRConvertibleExpression {
 
 extension PredicateExpressions.NilCoalesce: IRConvertibleExpression {
     func queryExpression(_ context: inout TranslationContext) throws -> QueryExpression {
-        .coalesce(try context.translate(lhs), try context.translate(rhs))
+        // `if let a = $0.album { a.title == t } else { false }` and `($0 as? BusinessTrip)?.perdiem ?? 0`:
+        // the default stands for a missing model directly.
+        if let flatMap = lhs as? any OptionalFlatMapParts {
+            let (presence, value, valueIsOptional) = try flatMap.parts(&context)
+            let fallback = try context.translate(rhs)
+            let present = valueIsOptional ? QueryExpression.coalesce(value, fallback) : value
+            guard let presence else { return present }
+            if case .value(.bool(let b)) = presence { return b ? present : fallback }
+            return .conditional(presence, present, fallback)
+        }
+        return .coalesce(try context.translate(lhs), try context.translate(rhs))
     }
 }
 

@@ -19,7 +19,7 @@ extension PredicateTranslator {
                     "PGModel cannot translate a SortDescriptor without a key path on \(entityName): sort by a stored attribute",
                     model: entityName)
             }
-            guard let name = keyPathName(keyPath) else {
+            guard let name = try keyPathName(keyPath) ?? relatedSortKey(keyPath) else {
                 throw PGModelError(
                     .unsupportedSort,
                     "PGModel cannot sort \(entityName) by \(TranslationContext.keyPathDescription(keyPath)): only stored attributes of \(entityName) can be sort keys",
@@ -27,5 +27,68 @@ extension PredicateTranslator {
             }
             return SortKey(name, ascending: descriptor.order == .forward)
         }
+    }
+}
+
+extension PredicateTranslator {
+    /// `\Track.album?.title` → `album.title`: a key path through to-one relationships to a stored attribute.
+    ///
+    /// Swift has no API to take a compound key path apart, so its components are read from its description and
+    /// matched with the single-component key paths `@Model` records for each property; a key path that cannot be
+    /// matched is not a sort key.
+    func relatedSortKey(_ keyPath: AnyKeyPath) throws -> String? {
+        guard let modelType, let steps = Self.components(of: keyPath, root: modelType), steps.count > 1 else { return nil }
+        var type: any PersistentModel.Type = modelType
+        var names: [String] = []
+        for (index, step) in steps.enumerated() {
+            let entity = ModelGraph.entity(for: type)
+            guard let property = entity.properties.first(where: { Self.components(of: $0.keypath, root: type) == [step] }) else {
+                return nil
+            }
+            names.append(property.name)
+            if let relationship = property.relationship {
+                if relationship.isToMany {
+                    throw PGModelError(
+                        .unsupportedSort,
+                        "PGModel cannot sort \(entityName) by \(TranslationContext.keyPathDescription(keyPath)): `\(names.joined(separator: "."))` is a to-many relationship; sort keys follow only to-one relationships",
+                        model: entityName, keyPath: TranslationContext.keyPathLiteral(keyPath))
+                }
+                type = relationship.destination
+            } else if index != steps.count - 1 {
+                return nil
+            }
+        }
+        return names.joined(separator: ".")
+    }
+
+    /// The components of `keyPath`'s description after its root type, without optional-chaining marks:
+    /// `\Track.<computed 0x… (Optional<Album>)>?.<computed 0x… (String)>?` → the two `<computed …>` parts.
+    static func components(of keyPath: AnyKeyPath, root: Any.Type) -> [Substring]? {
+        let text = "\(keyPath)"
+        let prefix = "\\\(String(describing: root))."
+        guard text.hasPrefix(prefix) else { return nil }
+        var rest = text.dropFirst(prefix.count)
+        var components: [Substring] = []
+        while !rest.isEmpty {
+            var end = rest.startIndex
+            if rest.first == "<" {
+                var depth = 0
+                while end < rest.endIndex {
+                    let c = rest[end]
+                    if c == "<" || c == "(" { depth += 1 }
+                    if c == ">" || c == ")" { depth -= 1 }
+                    end = rest.index(after: end)
+                    if depth == 0 { break }
+                }
+                guard depth == 0 else { return nil }
+            } else {
+                while end < rest.endIndex, !".?!".contains(rest[end]) { end = rest.index(after: end) }
+            }
+            guard end > rest.startIndex else { return nil }
+            components.append(rest[..<end])
+            rest = rest[end...].drop { $0 == "?" || $0 == "!" }
+            if rest.first == "." { rest = rest.dropFirst() } else if !rest.isEmpty { return nil }
+        }
+        return components
     }
 }

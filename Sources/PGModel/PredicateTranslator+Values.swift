@@ -5,6 +5,14 @@ import PGModelCore
 
 extension PredicateExpressions.KeyPath: IRConvertibleExpression {
     func queryExpression(_ context: inout TranslationContext) throws -> QueryExpression {
+        // `$0.title`, `$0.album?.title` (through OptionalFlatMap's variable), `$0.album` (the related id).
+        if let model = try context.modelReference(root) {
+            return try context.member(keyPath, of: model)
+        }
+        // `$0.tracks.count`, `$0.tracks.filter { … }.isEmpty`.
+        if let aggregate = try context.toManyProperty(root, kind: collectionKind, keyPath: keyPath) {
+            return aggregate
+        }
         if let variable = root as? any PredicateVariable, context.rootVariables.contains(variable.variableID) {
             guard let name = context.keyPathName(keyPath) else {
                 throw context.unsupported(
@@ -35,6 +43,10 @@ extension PredicateExpressions.Value: IRConvertibleExpression {
 
 extension PredicateExpressions.Variable: IRConvertibleExpression {
     func queryExpression(_ context: inout TranslationContext) throws -> QueryExpression {
+        // A related model reached by optional binding (`if let a = $0.album { a == album }`) is its id.
+        if let model = try context.reference(of: key, self) {
+            return try context.identity(of: model, self)
+        }
         // Comparing models themselves (`$0 == trip`) needs identity comparison, which the IR lacks.
         throw context.unsupported(self, "a model or collection element can only be used through one of its stored attributes")
     }
@@ -194,6 +206,8 @@ extension TranslationContext {
             return storedForm(of: wrapped)
         }
         if let attribute = value as? any PersistableAttribute { return attribute.pgValue }
+        // A captured model compares with a to-one relationship by identity.
+        if let model = value as? any PersistentModel { return .uuid(model._$backingData.id) }
         if let enumValue = value as? any RawRepresentable { return storedForm(of: enumValue.rawValue) }
         return nil
     }

@@ -19,6 +19,8 @@ public struct PredicateTranslator<Root> {
     public let entityName: String
     /// The IR key (Swift property name) of a stored attribute of `Root`, or `nil` for anything else.
     let keyPathName: (AnyKeyPath) -> String?
+    /// The model class, when `Root` is one: its relationships can then be followed.
+    let modelType: (any PersistentModel.Type)?
 
     /// A translator that names key paths with `keyPathName`; it returns `nil` for key paths that are not
     /// stored attributes (relationships, computed and transient properties), which then throw.
@@ -29,6 +31,13 @@ public struct PredicateTranslator<Root> {
     public init(entityName: String, keyPathName: @escaping (AnyKeyPath) -> String?) {
         self.entityName = entityName
         self.keyPathName = keyPathName
+        self.modelType = nil
+    }
+
+    init(entityName: String, modelType: any PersistentModel.Type, keyPathName: @escaping (AnyKeyPath) -> String?) {
+        self.entityName = entityName
+        self.keyPathName = keyPathName
+        self.modelType = modelType
     }
 
     /// Translates `predicate` to IR.
@@ -41,7 +50,10 @@ public struct PredicateTranslator<Root> {
         // A single-input predicate's `variable` is a one-element pack, which is the variable itself.
         let variable: PredicateExpressions.Variable<Root> = predicate.variable
         var context = TranslationContext(entityName: entityName, keyPathName: keyPathName,
-                                         rootVariables: [variable.key])
+                                         rootVariables: modelType == nil ? [variable.key] : [])
+        if let modelType {
+            context.modelVariables[variable.key] = ModelReference(type: modelType, path: [], scope: 0)
+        }
         return try context.translate(predicate.expression)
     }
 }
@@ -53,6 +65,6 @@ extension PredicateTranslator where Root: PersistentModel {
     /// let translator = PredicateTranslator<Trip>(entity: try #require(schema.entity(for: Trip.self)))
     /// ```
     public init(entity: Schema.Entity) {
-        self.init(entityName: entity.name, keyPathName: { entity.property(for: $0)?.name })
+        self.init(entityName: entity.name, modelType: entity.type, keyPathName: { entity.property(for: $0)?.name })
     }
 }
