@@ -20,7 +20,9 @@ public final class ModelBackingData {
     /// The row id.
     public internal(set) var id: UUID
     /// The owning context.
-    public internal(set) weak var context: ModelContext?
+    /// Held strongly, as a fetched model must be able to load its faults for as long as it lives; the
+    /// context holds its clean models only weakly, so no cycle outlives a save.
+    public internal(set) var context: ModelContext?
     /// See ``State``.
     public internal(set) var state: State
     /// Properties set since the last save.

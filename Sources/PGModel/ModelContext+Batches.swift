@@ -70,13 +70,16 @@ extension ModelContext {
 
     /// The models with `ids`, in that order, fetched in one query (registered ones are reused).
     func models<T: PersistentModel>(_ ids: [PersistentIdentifier], as type: T.Type) throws -> [T] {
-        let missing = ids.filter { registered($0.id) == nil }.map(\.id)
+        // The registry is weak: hold what it has and what is fetched until the result owns them.
+        var found: [UUID: any PersistentModel] = [:]
+        for id in ids { if let model = registered(id.id) { found[id.id] = model } }
+        let missing = ids.map(\.id).filter { found[$0] == nil }
         if !missing.isEmpty {
             let request = FetchRequest(entity: T._$entityName, identifiers: missing)
             let store = container.store
-            for row in try roundTrip({ try await store.fetch(request) }) { _ = try materializeConcrete(row) }
+            for row in try roundTrip({ try await store.fetch(request) }) { found[row.id] = try materializeConcrete(row) }
         }
-        return ids.compactMap { registered($0.id) as? T }
+        return ids.compactMap { found[$0.id] as? T }
     }
 }
 

@@ -86,13 +86,16 @@ extension ModelContext {
             for model in models {
                 if case .uuid(let id)? = model._$backingData.storedValues[key] { wanted[model._$backingData.id] = id }
             }
-            let missing = Array(Set(wanted.values.filter { registered($0) == nil }))
+            // Registered models are held weakly: keep the fetched ones alive until they are assigned.
+            var loaded: [UUID: any PersistentModel] = [:]
+            for id in Set(wanted.values) { if let model = registered(id) { loaded[id] = model } }
+            let missing = Array(Set(wanted.values).filter { loaded[$0] == nil })
             if !missing.isEmpty {
                 let request = FetchRequest(entity: description.destination, identifiers: missing)
-                for row in try roundTrip({ try await store.fetch(request) }) { _ = try materializeConcrete(row) }
+                for row in try roundTrip({ try await store.fetch(request) }) { loaded[row.id] = try materializeConcrete(row) }
             }
             for (source, target) in wanted {
-                if let target = registered(target) { related[source] = [target] }
+                if let target = loaded[target] { related[source] = [target] }
             }
         } else {
             let ids = models.map { $0._$backingData.id }

@@ -44,6 +44,10 @@ public struct PostgresStoreEngine: Sendable {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         try await transaction(on: connection) {
             try await execute(SQLStatement(sql: "SELECT pg_advisory_xact_lock(\(Self.bootstrapLock))"), on: connection)
+            // Re-registering a schema that is already in place (every client's start-up) must not run
+            // DDL: ALTER TABLE and CREATE OR REPLACE VIEW take exclusive locks that deadlock against
+            // other clients' saves.
+            if try await isRegistered(schema, on: connection) { return }
             var changed = false
             for sql in renderer.createStatements() {
                 try await execute(SQLStatement(sql: sql), on: connection)
@@ -64,6 +68,12 @@ public struct PostgresStoreEngine: Sendable {
                     binds: [.string(schemaName), .string(schema.version), .string(json)]), on: connection)
             }
         }
+    }
+
+    /// Whether every entity of `schema` is registered with exactly this description.
+    private func isRegistered(_ schema: SchemaDescription, on connection: PostgresConnection) async throws -> Bool {
+        let registered = try await loadSchema(on: connection)
+        return schema.entities.allSatisfy { entity in registered.entity(named: entity.name) == entity }
     }
 
     /// Every entity registered in this engine's PostgreSQL schema.

@@ -177,7 +177,9 @@ extension SQLRenderer {
         switch expression {
         case .key(let name):
             if name.contains(".") || entity.relationship(named: name) != nil { return true }
-            return entity.attribute(named: name)?.isOptional ?? false
+            if let attribute = entity.attribute(named: name) { return attribute.isOptional }
+            // A subclass column is NULL in the rows of every other class.
+            return subclassAttribute(name, below: entity) != nil
         case .value(let v): return v.isNull
         case .arithmetic(_, let l, let r), .string(_, let l, let r): return mayBeNull(l, in: entity) || mayBeNull(r, in: entity)
         case .negate(let e): return mayBeNull(e, in: entity)
@@ -190,16 +192,33 @@ extension SQLRenderer {
 
     // MARK: Keys and relationship paths
 
+    /// An attribute declared by a subclass of `entity`: `as?` casts in predicates reach them, and a
+    /// hierarchy shares one table, so the column is right there.
+    func subclassAttribute(_ name: String, below entity: EntityDescription) -> AttributeDescription? {
+        for subclass in schema.entityNames(inHierarchyOf: entity.name).dropFirst() {
+            if let attribute = schema.entity(named: subclass)?.attribute(named: name) { return attribute }
+        }
+        return nil
+    }
+
+    /// A relationship declared by a subclass of `entity`.
+    func subclassRelationship(_ name: String, below entity: EntityDescription) -> RelationshipDescription? {
+        for subclass in schema.entityNames(inHierarchyOf: entity.name).dropFirst() {
+            if let relationship = schema.entity(named: subclass)?.relationship(named: name) { return relationship }
+        }
+        return nil
+    }
+
     /// The SQL of key `path`: an attribute column, a to-one relationship's id, or either reached through
     /// to-one relationships (LEFT JOINs added to `scope`).
     func resolveKey(_ path: String, _ scope: inout RenderScope, _ b: inout SQLBuilder) throws -> (sql: String, attribute: AttributeDescription?) {
         let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         let (entity, alias) = try walkToOne(parts.dropLast(), fullPath: path, &scope, &b)
         let last = parts[parts.count - 1]
-        if let attribute = entity.attribute(named: last) {
+        if let attribute = entity.attribute(named: last) ?? subclassAttribute(last, below: entity) {
             return (Self.column(attribute.columnName, alias), attribute)
         }
-        guard let relationship = entity.relationship(named: last) else {
+        guard let relationship = entity.relationship(named: last) ?? subclassRelationship(last, below: entity) else {
             throw PGModelError(.unknownAttribute, "\(entity.name) has no stored property '\(last)'", model: scope.entity.name, keyPath: path)
         }
         guard !relationship.isToMany else {
