@@ -29,7 +29,8 @@
     member,
     conformances: PersistentModel, Observable,
     names: named(_$backingData), named(_$observationRegistrar), named(init(backingData:)),
-    named(schemaMetadata), named(_$uniquenessConstraints), named(_$indexes), named(_$superentity)
+    named(schemaMetadata), named(_$uniquenessConstraints), named(_$indexes), named(_$superentity),
+    arbitrary
 )
 @attached(memberAttribute)
 @attached(extension, conformances: PersistentModel, Observable)

@@ -42,7 +42,9 @@ extension PredicateTranslator {
         var names: [String] = []
         for (index, step) in steps.enumerated() {
             let entity = ModelGraph.entity(for: type)
-            guard let property = entity.properties.first(where: { Self.components(of: $0.keypath, root: type) == [step] }) else {
+            guard let property = entity.properties.first(where: { property in
+                [property.keypath, property.declaredKeypath].contains { $0.map { Self.components(of: $0, root: type) == [step] } ?? false }
+            }) else {
                 return nil
             }
             names.append(property.name)

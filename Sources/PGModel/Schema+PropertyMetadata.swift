@@ -16,6 +16,10 @@ extension Schema {
         public let name: String
         /// The property's key path on the model type.
         public let keypath: AnyKeyPath
+        /// For a non-final class, whose ``keypath`` is rooted at the class being described (a subclass
+        /// included), the key path as written on the declaring class: compound key paths reuse its
+        /// accessor, so sorts through relationships match it.
+        public let declaredKeypath: AnyKeyPath?
         /// The `@Attribute` options, if any.
         public let metadata: Attribute?
         /// Column type and nullability.
@@ -36,10 +40,12 @@ extension Schema {
             name: String,
             keypath: ReferenceWritableKeyPath<Model, Value>,
             codec: AttributeCodec<Value>,
-            metadata: Attribute? = nil
+            metadata: Attribute? = nil,
+            declaredKeypath: AnyKeyPath? = nil
         ) {
             self.name = name
             self.keypath = keypath
+            self.declaredKeypath = declaredKeypath
             self.metadata = metadata
             self.attributeType = codec.attributeType
             self.isOptional = codec.isOptional
@@ -63,10 +69,12 @@ extension Schema {
             name: String,
             keypath: ReferenceWritableKeyPath<Model, Value>,
             codec: RelationshipCodec<Value>,
-            metadata: Relationship? = nil
+            metadata: Relationship? = nil,
+            declaredKeypath: AnyKeyPath? = nil
         ) {
             self.name = name
             self.keypath = keypath
+            self.declaredKeypath = declaredKeypath
             self.metadata = nil
             self.canBeFault = true
             self.attributeType = .uuid

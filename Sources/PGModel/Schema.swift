@@ -122,7 +122,7 @@ extension Schema {
 
         /// The stored property whose key path is `keyPath`.
         public func property(for keyPath: AnyKeyPath) -> PropertyMetadata? {
-            properties.first { $0.keypath == keyPath }
+            properties.first { $0.keypath == keyPath || $0.declaredKeypath == keyPath }
         }
 
         /// The stored property named `name`.

@@ -53,7 +53,16 @@ extension ModelMacro: MemberMacro {
 
         let access = accessPrefix(of: model)
         let inheritance = ModelInheritance(of: model, missingConformances: protocols)
-        let own = metadataEntries(persisted, className: className)
+        let own = metadataEntries(persisted, root: className)
+        // Non-final classes build their metadata with key paths rooted at the dynamic class (`Self`), so
+        // `\BusinessTrip.name` — a different key path from `\Trip.name` — names the inherited property
+        // in a subclass's predicates and sorts.
+        let rootedName = "_$schemaMetadata_" + className
+        let rooted: DeclSyntax = """
+            \(raw: access)static func \(raw: rootedName)<Root: \(raw: className)>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
+            \(raw: metadataEntries(persisted, root: "Root", declaredOn: className))
+            }
+            """
         switch inheritance {
         case .root(isFinal: true):
             // Nothing can override a final class's members, so they stay `static` and the protocol's
@@ -80,7 +89,8 @@ extension ModelMacro: MemberMacro {
                 "@Transient \(raw: access)var _$backingData = PGModel.ModelBackingData()",
                 registrar,
                 initializer(persisted, access: access, callsSuper: false),
-                "\(raw: overridable)class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: own)\n}",
+                rooted,
+                "\(raw: overridable)class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: rootedName)(rootedAt: Self.self)\n}",
                 "\(raw: overridable)class var _$uniquenessConstraints: [[String]] { \(raw: literal(constraints.uniqueness)) }",
                 "\(raw: overridable)class var _$indexes: [[String]] { \(raw: literal(constraints.indexes)) }",
                 "\(raw: overridable)class var _$superentity: (any PGModel.PersistentModel.Type)? { nil }",
@@ -90,10 +100,11 @@ extension ModelMacro: MemberMacro {
             // The superclass owns `_$backingData`. The registrar is private to each class, so each level
             // declares its own for the accessors it generates.
             let overridable = overridablePrefix(of: model, access: access) + "override "
-            let metadata = persisted.isEmpty ? "super.schemaMetadata" : "super.schemaMetadata + \(own)"
+            let metadata = persisted.isEmpty ? "super.schemaMetadata" : "super.schemaMetadata + \(rootedName)(rootedAt: Self.self)"
             var members: [DeclSyntax] = [
                 registrar,
                 initializer(persisted, access: access, callsSuper: true),
+                rooted,
                 "\(raw: overridable)class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: metadata)\n}",
                 "\(raw: overridable)class var _$superentity: (any PGModel.PersistentModel.Type)? { \(raw: superclass).self }",
             ]
@@ -126,9 +137,9 @@ extension ModelMacro: MemberMacro {
     }
 
     /// The class's own properties as an array literal of `PropertyMetadata`.
-    private static func metadataEntries(_ properties: [PersistedProperty], className: String) -> String {
+    private static func metadataEntries(_ properties: [PersistedProperty], root: String, declaredOn declaring: String? = nil) -> String {
         let entries = properties.map { property in
-            var entry = "PGModel.Schema.PropertyMetadata(name: \(stringLiteral(property.name)), keypath: \\\(className).\(property.identifier), codec: \(codec(property))"
+            var entry = "PGModel.Schema.PropertyMetadata(name: \(stringLiteral(property.name)), keypath: \\\(root).\(property.identifier), codec: \(codec(property))"
             switch property.metadata {
             case .attribute(let arguments):
                 entry += ", metadata: PGModel.Schema.Attribute(\(arguments.trimmedDescription))"
@@ -136,6 +147,9 @@ extension ModelMacro: MemberMacro {
                 entry += ", metadata: PGModel.Schema.Relationship(\(arguments.trimmedDescription))"
             case nil:
                 break
+            }
+            if let declaring {
+                entry += ", declaredKeypath: \\\(declaring).\(property.identifier)"
             }
             return entry + ")"
         }

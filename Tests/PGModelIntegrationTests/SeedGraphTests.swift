@@ -261,6 +261,12 @@ struct SeedGraphTests {
             #expect((all[3] as? PersonalTrip)?.reason == .wellness)
             #expect(try context.fetch(FetchDescriptor<PersonalTrip>()).count == 2)
             #expect(try context.fetchCount(FetchDescriptor<BusinessTrip>()) == 1)
+            // Inherited properties work in a subclass's predicates and sorts.
+            let prefix = f.token
+            let personal = try context.fetch(FetchDescriptor<PersonalTrip>(
+                predicate: #Predicate { $0.name.starts(with: prefix) && $0.destination != "Porto" },
+                sortBy: [SortDescriptor(\.startDate, order: .reverse)]))
+            #expect(personal.map(\.destination) == ["Bali"])
         }
     }
 

@@ -23,8 +23,48 @@ final class InheritanceExpansionTests: XCTestCase {
             """#,
             expandedSource: #"""
             class Trip {
-            \#(persisted("name", "String"))
-            \#(persisted("destination", "Place?"))
+                var name: String {
+                    @storageRestrictions(initializes: _name)
+                    init(initialValue) {
+                        _name = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \.name)
+                        self._$willRead("name")
+                        return _name
+                    }
+                    set {
+                        self._$willRead("name")
+                        let oldValue = _name
+                        _$observationRegistrar.withMutation(of: self, keyPath: \.name) {
+                            _name = newValue
+                        }
+                        self._$didChange("name", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _name: String
+                var destination: Place? {
+                    @storageRestrictions(initializes: _destination)
+                    init(initialValue) {
+                        _destination = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \.destination)
+                        self._$willRead("destination")
+                        return _destination
+                    }
+                    set {
+                        self._$willRead("destination")
+                        let oldValue = _destination
+                        _$observationRegistrar.withMutation(of: self, keyPath: \.destination) {
+                            _destination = newValue
+                        }
+                        self._$didChange("destination", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _destination: Place?
                 init(name: String) { self.name = name }
 
                 @Transient var _$backingData = PGModel.ModelBackingData()
@@ -37,11 +77,15 @@ final class InheritanceExpansionTests: XCTestCase {
                     self._$backingData = backingData
                 }
 
-                class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                static func _$schemaMetadata_Trip<Root: Trip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
                     [
-                        PGModel.Schema.PropertyMetadata(name: "name", keypath: \Trip.name, codec: PGModel._AttributeCodecs.codec(String.self)),
-                        PGModel.Schema.PropertyMetadata(name: "destination", keypath: \Trip.destination, codec: PGModel._AttributeCodecs.codec(Place?.self))
+                        PGModel.Schema.PropertyMetadata(name: "name", keypath: \Root.name, codec: PGModel._AttributeCodecs.codec(String.self), declaredKeypath: \Trip.name),
+                        PGModel.Schema.PropertyMetadata(name: "destination", keypath: \Root.destination, codec: PGModel._AttributeCodecs.codec(Place?.self), declaredKeypath: \Trip.destination)
                     ]
+                }
+
+                class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    _$schemaMetadata_Trip(rootedAt: Self.self)
                 }
 
                 class var _$uniquenessConstraints: [[String]] {
@@ -77,7 +121,27 @@ final class InheritanceExpansionTests: XCTestCase {
             """,
             expandedSource: #"""
             class BusinessTrip: Trip {
-            \#(persisted("perdiem", "Double"))
+                var perdiem: Double {
+                    @storageRestrictions(initializes: _perdiem)
+                    init(initialValue) {
+                        _perdiem = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \.perdiem)
+                        self._$willRead("perdiem")
+                        return _perdiem
+                    }
+                    set {
+                        self._$willRead("perdiem")
+                        let oldValue = _perdiem
+                        _$observationRegistrar.withMutation(of: self, keyPath: \.perdiem) {
+                            _perdiem = newValue
+                        }
+                        self._$didChange("perdiem", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _perdiem: Double
                 init(name: String, perdiem: Double) { self.perdiem = perdiem; super.init(name: name) }
 
                 @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
@@ -87,10 +151,14 @@ final class InheritanceExpansionTests: XCTestCase {
                     try super.init(backingData: backingData)
                 }
 
-                override class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
-                    super.schemaMetadata + [
-                        PGModel.Schema.PropertyMetadata(name: "perdiem", keypath: \BusinessTrip.perdiem, codec: PGModel._AttributeCodecs.codec(Double.self))
+                static func _$schemaMetadata_BusinessTrip<Root: BusinessTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
+                    [
+                        PGModel.Schema.PropertyMetadata(name: "perdiem", keypath: \Root.perdiem, codec: PGModel._AttributeCodecs.codec(Double.self), declaredKeypath: \BusinessTrip.perdiem)
                     ]
+                }
+
+                override class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    super.schemaMetadata + _$schemaMetadata_BusinessTrip(rootedAt: Self.self)
                 }
 
                 override class var _$superentity: (any PGModel.PersistentModel.Type)? {
@@ -116,14 +184,81 @@ final class InheritanceExpansionTests: XCTestCase {
             """#,
             expandedSource: """
             public class BusinessTrip: Trip {
-            \(persisted("company", "String", modifiers: "public "))
-            \(persisted("expenses", "[Expense]", attributes: ["@Relationship(deleteRule: .cascade)"], modifiers: "public "))
+                public var company: String {
+                    @storageRestrictions(initializes: _company)
+                    init(initialValue) {
+                        _company = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \\.company)
+                        self._$willRead("company")
+                        return _company
+                    }
+                    set {
+                        self._$willRead("company")
+                        let oldValue = _company
+                        _$observationRegistrar.withMutation(of: self, keyPath: \\.company) {
+                            _company = newValue
+                        }
+                        self._$didChange("company", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _company: String
+                @Relationship(deleteRule: .cascade)
+                public var expenses: [Expense] {
+                    @storageRestrictions(initializes: _expenses)
+                    init(initialValue) {
+                        _expenses = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \\.expenses)
+                        self._$willRead("expenses")
+                        return _expenses
+                    }
+                    set {
+                        self._$willRead("expenses")
+                        let oldValue = _expenses
+                        _$observationRegistrar.withMutation(of: self, keyPath: \\.expenses) {
+                            _expenses = newValue
+                        }
+                        self._$didChange("expenses", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _expenses: [Expense]
                 public init(name: String, company: String) { self.company = company; super.init(name: name) }
 
-            \(generatedMembers("BusinessTrip", [
-                ("company", "String", nil),
-                ("expenses", "[Expense]", relationship("deleteRule: .cascade")),
-            ], access: "public ", uniqueness: #"[["name", "company"]]"#, indexes: #"[["company"]]"#, shape: .subclass(of: "Trip")))
+                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                public required init(backingData: PGModel.ModelBackingData) throws {
+                    self._company = try backingData.value(forKey: "company", codec: PGModel._AttributeCodecs.codec(String.self))
+                    self._expenses = try backingData.value(forKey: "expenses", codec: PGModel._AttributeCodecs.codec([Expense].self))
+                    try super.init(backingData: backingData)
+                }
+
+                public static func _$schemaMetadata_BusinessTrip<Root: BusinessTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
+                    [
+                        PGModel.Schema.PropertyMetadata(name: "company", keypath: \\Root.company, codec: PGModel._AttributeCodecs.codec(String.self), declaredKeypath: \\BusinessTrip.company),
+                        PGModel.Schema.PropertyMetadata(name: "expenses", keypath: \\Root.expenses, codec: PGModel._AttributeCodecs.codec([Expense].self), metadata: PGModel.Schema.Relationship(deleteRule: .cascade), declaredKeypath: \\BusinessTrip.expenses)
+                    ]
+                }
+
+                public override class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    super.schemaMetadata + _$schemaMetadata_BusinessTrip(rootedAt: Self.self)
+                }
+
+                public override class var _$superentity: (any PGModel.PersistentModel.Type)? {
+                    Trip.self
+                }
+
+                public override class var _$uniquenessConstraints: [[String]] {
+                    super._$uniquenessConstraints + [["name", "company"]]
+                }
+
+                public override class var _$indexes: [[String]] {
+                    super._$indexes + [["company"]]
+                }
             }
             """,
             macroSpecs: subclassSpecs
@@ -148,23 +283,160 @@ final class InheritanceExpansionTests: XCTestCase {
             """#,
             expandedSource: #"""
             class BusinessTrip: Trip, Codable {
-            \#(persisted("company", "String"))
+                var company: String {
+                    @storageRestrictions(initializes: _company)
+                    init(initialValue) {
+                        _company = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \.company)
+                        self._$willRead("company")
+                        return _company
+                    }
+                    set {
+                        self._$willRead("company")
+                        let oldValue = _company
+                        _$observationRegistrar.withMutation(of: self, keyPath: \.company) {
+                            _company = newValue
+                        }
+                        self._$didChange("company", from: oldValue, to: newValue)
+                    }
+                }
 
-            \#(generatedMembers("BusinessTrip", [("company", "String", nil)], shape: .subclass(of: "Trip")))
+                @Transient private var _company: String
+
+                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                required init(backingData: PGModel.ModelBackingData) throws {
+                    self._company = try backingData.value(forKey: "company", codec: PGModel._AttributeCodecs.codec(String.self))
+                    try super.init(backingData: backingData)
+                }
+
+                static func _$schemaMetadata_BusinessTrip<Root: BusinessTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
+                    [
+                        PGModel.Schema.PropertyMetadata(name: "company", keypath: \Root.company, codec: PGModel._AttributeCodecs.codec(String.self), declaredKeypath: \BusinessTrip.company)
+                    ]
+                }
+
+                override class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    super.schemaMetadata + _$schemaMetadata_BusinessTrip(rootedAt: Self.self)
+                }
+
+                override class var _$superentity: (any PGModel.PersistentModel.Type)? {
+                    Trip.self
+                }
             }
             final class ExecutiveTrip: BusinessTrip {
-            \#(persisted("lounge", "String?"))
+                var lounge: String? {
+                    @storageRestrictions(initializes: _lounge)
+                    init(initialValue) {
+                        _lounge = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \.lounge)
+                        self._$willRead("lounge")
+                        return _lounge
+                    }
+                    set {
+                        self._$willRead("lounge")
+                        let oldValue = _lounge
+                        _$observationRegistrar.withMutation(of: self, keyPath: \.lounge) {
+                            _lounge = newValue
+                        }
+                        self._$didChange("lounge", from: oldValue, to: newValue)
+                    }
+                }
 
-            \#(generatedMembers("ExecutiveTrip", [("lounge", "String?", nil)], indexes: #"[["lounge"]]"#, shape: .subclass(of: "BusinessTrip")))
+                @Transient private var _lounge: String?
+
+                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                required init(backingData: PGModel.ModelBackingData) throws {
+                    self._lounge = try backingData.value(forKey: "lounge", codec: PGModel._AttributeCodecs.codec(String?.self))
+                    try super.init(backingData: backingData)
+                }
+
+                static func _$schemaMetadata_ExecutiveTrip<Root: ExecutiveTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
+                    [
+                        PGModel.Schema.PropertyMetadata(name: "lounge", keypath: \Root.lounge, codec: PGModel._AttributeCodecs.codec(String?.self), declaredKeypath: \ExecutiveTrip.lounge)
+                    ]
+                }
+
+                override class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    super.schemaMetadata + _$schemaMetadata_ExecutiveTrip(rootedAt: Self.self)
+                }
+
+                override class var _$superentity: (any PGModel.PersistentModel.Type)? {
+                    BusinessTrip.self
+                }
+
+                override class var _$indexes: [[String]] {
+                    super._$indexes + [["lounge"]]
+                }
             }
             open class PersonalTrip: Archive.Trip {
-            \#(persisted("reason", "Reason"))
+                var reason: Reason {
+                    @storageRestrictions(initializes: _reason)
+                    init(initialValue) {
+                        _reason = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \.reason)
+                        self._$willRead("reason")
+                        return _reason
+                    }
+                    set {
+                        self._$willRead("reason")
+                        let oldValue = _reason
+                        _$observationRegistrar.withMutation(of: self, keyPath: \.reason) {
+                            _reason = newValue
+                        }
+                        self._$didChange("reason", from: oldValue, to: newValue)
+                    }
+                }
 
-            \#(generatedMembers("PersonalTrip", [("reason", "Reason", nil)], access: "public ", overridable: "open ", shape: .subclass(of: "Archive.Trip")))
+                @Transient private var _reason: Reason
+
+                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                public required init(backingData: PGModel.ModelBackingData) throws {
+                    self._reason = try backingData.value(forKey: "reason", codec: PGModel._AttributeCodecs.codec(Reason.self))
+                    try super.init(backingData: backingData)
+                }
+
+                public static func _$schemaMetadata_PersonalTrip<Root: PersonalTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
+                    [
+                        PGModel.Schema.PropertyMetadata(name: "reason", keypath: \Root.reason, codec: PGModel._AttributeCodecs.codec(Reason.self), declaredKeypath: \PersonalTrip.reason)
+                    ]
+                }
+
+                open override class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    super.schemaMetadata + _$schemaMetadata_PersonalTrip(rootedAt: Self.self)
+                }
+
+                open override class var _$superentity: (any PGModel.PersistentModel.Type)? {
+                    Archive.Trip.self
+                }
             }
             final class DayTrip: PersonalTrip {
 
-            \#(generatedMembers("DayTrip", [], shape: .subclass(of: "PersonalTrip")))
+                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                required init(backingData: PGModel.ModelBackingData) throws {
+                    try super.init(backingData: backingData)
+                }
+
+                static func _$schemaMetadata_DayTrip<Root: DayTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
+                    []
+                }
+
+                override class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    super.schemaMetadata
+                }
+
+                override class var _$superentity: (any PGModel.PersistentModel.Type)? {
+                    PersonalTrip.self
+                }
             }
             """#,
             macroSpecs: subclassSpecs

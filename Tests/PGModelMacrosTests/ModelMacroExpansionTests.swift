@@ -244,10 +244,59 @@ final class ModelMacroExpansionTests: XCTestCase {
             """,
             expandedSource: """
             open class Note {
-            \(persisted("text", "String"))
+                var text: String {
+                    @storageRestrictions(initializes: _text)
+                    init(initialValue) {
+                        _text = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \\.text)
+                        self._$willRead("text")
+                        return _text
+                    }
+                    set {
+                        self._$willRead("text")
+                        let oldValue = _text
+                        _$observationRegistrar.withMutation(of: self, keyPath: \\.text) {
+                            _text = newValue
+                        }
+                        self._$didChange("text", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _text: String
                 init(text: String) { self.text = text }
 
-            \(generatedMembers("Note", [("text", "String", nil)], access: "public ", overridable: "open ", shape: .base))
+                @Transient public var _$backingData = PGModel.ModelBackingData()
+
+                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                public required init(backingData: PGModel.ModelBackingData) throws {
+                    self._text = try backingData.value(forKey: "text", codec: PGModel._AttributeCodecs.codec(String.self))
+                    self._$backingData = backingData
+                }
+
+                public static func _$schemaMetadata_Note<Root: Note>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
+                    [
+                        PGModel.Schema.PropertyMetadata(name: "text", keypath: \\Root.text, codec: PGModel._AttributeCodecs.codec(String.self), declaredKeypath: \\Note.text)
+                    ]
+                }
+
+                open class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    _$schemaMetadata_Note(rootedAt: Self.self)
+                }
+
+                open class var _$uniquenessConstraints: [[String]] {
+                    []
+                }
+
+                open class var _$indexes: [[String]] {
+                    []
+                }
+
+                open class var _$superentity: (any PGModel.PersistentModel.Type)? {
+                    nil
+                }
             }
 
             extension Note: PGModel.PersistentModel {
@@ -271,11 +320,82 @@ final class ModelMacroExpansionTests: XCTestCase {
             """,
             expandedSource: """
             class Trip {
-            \(persisted("name", "String"))
-            \(persisted("destination", "String"))
+                var name: String {
+                    @storageRestrictions(initializes: _name)
+                    init(initialValue) {
+                        _name = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \\.name)
+                        self._$willRead("name")
+                        return _name
+                    }
+                    set {
+                        self._$willRead("name")
+                        let oldValue = _name
+                        _$observationRegistrar.withMutation(of: self, keyPath: \\.name) {
+                            _name = newValue
+                        }
+                        self._$didChange("name", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _name: String
+                var destination: String {
+                    @storageRestrictions(initializes: _destination)
+                    init(initialValue) {
+                        _destination = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \\.destination)
+                        self._$willRead("destination")
+                        return _destination
+                    }
+                    set {
+                        self._$willRead("destination")
+                        let oldValue = _destination
+                        _$observationRegistrar.withMutation(of: self, keyPath: \\.destination) {
+                            _destination = newValue
+                        }
+                        self._$didChange("destination", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _destination: String
                 init(name: String, destination: String) { self.name = name; self.destination = destination }
 
-            \(generatedMembers("Trip", [("name", "String", nil), ("destination", "String", nil)], shape: .base))
+                @Transient var _$backingData = PGModel.ModelBackingData()
+
+                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                required init(backingData: PGModel.ModelBackingData) throws {
+                    self._name = try backingData.value(forKey: "name", codec: PGModel._AttributeCodecs.codec(String.self))
+                    self._destination = try backingData.value(forKey: "destination", codec: PGModel._AttributeCodecs.codec(String.self))
+                    self._$backingData = backingData
+                }
+
+                static func _$schemaMetadata_Trip<Root: Trip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
+                    [
+                        PGModel.Schema.PropertyMetadata(name: "name", keypath: \\Root.name, codec: PGModel._AttributeCodecs.codec(String.self), declaredKeypath: \\Trip.name),
+                        PGModel.Schema.PropertyMetadata(name: "destination", keypath: \\Root.destination, codec: PGModel._AttributeCodecs.codec(String.self), declaredKeypath: \\Trip.destination)
+                    ]
+                }
+
+                class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    _$schemaMetadata_Trip(rootedAt: Self.self)
+                }
+
+                class var _$uniquenessConstraints: [[String]] {
+                    []
+                }
+
+                class var _$indexes: [[String]] {
+                    []
+                }
+
+                class var _$superentity: (any PGModel.PersistentModel.Type)? {
+                    nil
+                }
             }
 
             extension Trip: PGModel.PersistentModel {
@@ -412,18 +532,132 @@ final class ModelMacroExpansionTests: XCTestCase {
             """,
             expandedSource: """
             class Trip {
-            \(persisted("name", "String", attributes: ["@Attribute(.preserveValueOnDeletion)"]))
-            \(persisted("destination", "String", attributes: ["@Attribute(hashModifier: \"v3\")"]))
-            \(persisted("startDate", "Date", attributes: ["@Attribute(.preserveValueOnDeletion, .spotlight, originalName: \"start_date\")"]))
-            \(persisted("endDate", "Date", attributes: ["@Attribute"]))
+                @Attribute(.preserveValueOnDeletion)
+                var name: String {
+                    @storageRestrictions(initializes: _name)
+                    init(initialValue) {
+                        _name = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \\.name)
+                        self._$willRead("name")
+                        return _name
+                    }
+                    set {
+                        self._$willRead("name")
+                        let oldValue = _name
+                        _$observationRegistrar.withMutation(of: self, keyPath: \\.name) {
+                            _name = newValue
+                        }
+                        self._$didChange("name", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _name: String
+                @Attribute(hashModifier: "v3")
+                var destination: String {
+                    @storageRestrictions(initializes: _destination)
+                    init(initialValue) {
+                        _destination = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \\.destination)
+                        self._$willRead("destination")
+                        return _destination
+                    }
+                    set {
+                        self._$willRead("destination")
+                        let oldValue = _destination
+                        _$observationRegistrar.withMutation(of: self, keyPath: \\.destination) {
+                            _destination = newValue
+                        }
+                        self._$didChange("destination", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _destination: String
+                @Attribute(.preserveValueOnDeletion, .spotlight, originalName: "start_date")
+                var startDate: Date {
+                    @storageRestrictions(initializes: _startDate)
+                    init(initialValue) {
+                        _startDate = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \\.startDate)
+                        self._$willRead("startDate")
+                        return _startDate
+                    }
+                    set {
+                        self._$willRead("startDate")
+                        let oldValue = _startDate
+                        _$observationRegistrar.withMutation(of: self, keyPath: \\.startDate) {
+                            _startDate = newValue
+                        }
+                        self._$didChange("startDate", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _startDate: Date
+                @Attribute
+                var endDate: Date {
+                    @storageRestrictions(initializes: _endDate)
+                    init(initialValue) {
+                        _endDate = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \\.endDate)
+                        self._$willRead("endDate")
+                        return _endDate
+                    }
+                    set {
+                        self._$willRead("endDate")
+                        let oldValue = _endDate
+                        _$observationRegistrar.withMutation(of: self, keyPath: \\.endDate) {
+                            _endDate = newValue
+                        }
+                        self._$didChange("endDate", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _endDate: Date
                 init() { name = ""; destination = ""; startDate = .now; endDate = .now }
 
-            \(generatedMembers("Trip", [
-                ("name", "String", attribute(".preserveValueOnDeletion")),
-                ("destination", "String", attribute("hashModifier: \"v3\"")),
-                ("startDate", "Date", attribute(".preserveValueOnDeletion, .spotlight, originalName: \"start_date\"")),
-                ("endDate", "Date", attribute("")),
-            ], shape: .base))
+                @Transient var _$backingData = PGModel.ModelBackingData()
+
+                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                required init(backingData: PGModel.ModelBackingData) throws {
+                    self._name = try backingData.value(forKey: "name", codec: PGModel._AttributeCodecs.codec(String.self))
+                    self._destination = try backingData.value(forKey: "destination", codec: PGModel._AttributeCodecs.codec(String.self))
+                    self._startDate = try backingData.value(forKey: "startDate", codec: PGModel._AttributeCodecs.codec(Date.self))
+                    self._endDate = try backingData.value(forKey: "endDate", codec: PGModel._AttributeCodecs.codec(Date.self))
+                    self._$backingData = backingData
+                }
+
+                static func _$schemaMetadata_Trip<Root: Trip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
+                    [
+                        PGModel.Schema.PropertyMetadata(name: "name", keypath: \\Root.name, codec: PGModel._AttributeCodecs.codec(String.self), metadata: PGModel.Schema.Attribute(.preserveValueOnDeletion), declaredKeypath: \\Trip.name),
+                        PGModel.Schema.PropertyMetadata(name: "destination", keypath: \\Root.destination, codec: PGModel._AttributeCodecs.codec(String.self), metadata: PGModel.Schema.Attribute(hashModifier: "v3"), declaredKeypath: \\Trip.destination),
+                        PGModel.Schema.PropertyMetadata(name: "startDate", keypath: \\Root.startDate, codec: PGModel._AttributeCodecs.codec(Date.self), metadata: PGModel.Schema.Attribute(.preserveValueOnDeletion, .spotlight, originalName: "start_date"), declaredKeypath: \\Trip.startDate),
+                        PGModel.Schema.PropertyMetadata(name: "endDate", keypath: \\Root.endDate, codec: PGModel._AttributeCodecs.codec(Date.self), metadata: PGModel.Schema.Attribute(), declaredKeypath: \\Trip.endDate)
+                    ]
+                }
+
+                class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    _$schemaMetadata_Trip(rootedAt: Self.self)
+                }
+
+                class var _$uniquenessConstraints: [[String]] {
+                    []
+                }
+
+                class var _$indexes: [[String]] {
+                    []
+                }
+
+                class var _$superentity: (any PGModel.PersistentModel.Type)? {
+                    nil
+                }
             }
 
             extension Trip: PGModel.PersistentModel {
@@ -484,19 +718,151 @@ final class ModelMacroExpansionTests: XCTestCase {
             """#,
             expandedSource: """
             class Trip {
-            \(persisted("name", "String"))
-            \(persisted("code", "String"))
-            \(persisted("destination", "String"))
-            \(persisted("startDate", "Date"))
-            \(persisted("endDate", "Date"))
+                var name: String {
+                    @storageRestrictions(initializes: _name)
+                    init(initialValue) {
+                        _name = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \\.name)
+                        self._$willRead("name")
+                        return _name
+                    }
+                    set {
+                        self._$willRead("name")
+                        let oldValue = _name
+                        _$observationRegistrar.withMutation(of: self, keyPath: \\.name) {
+                            _name = newValue
+                        }
+                        self._$didChange("name", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _name: String
+                var code: String {
+                    @storageRestrictions(initializes: _code)
+                    init(initialValue) {
+                        _code = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \\.code)
+                        self._$willRead("code")
+                        return _code
+                    }
+                    set {
+                        self._$willRead("code")
+                        let oldValue = _code
+                        _$observationRegistrar.withMutation(of: self, keyPath: \\.code) {
+                            _code = newValue
+                        }
+                        self._$didChange("code", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _code: String
+                var destination: String {
+                    @storageRestrictions(initializes: _destination)
+                    init(initialValue) {
+                        _destination = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \\.destination)
+                        self._$willRead("destination")
+                        return _destination
+                    }
+                    set {
+                        self._$willRead("destination")
+                        let oldValue = _destination
+                        _$observationRegistrar.withMutation(of: self, keyPath: \\.destination) {
+                            _destination = newValue
+                        }
+                        self._$didChange("destination", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _destination: String
+                var startDate: Date {
+                    @storageRestrictions(initializes: _startDate)
+                    init(initialValue) {
+                        _startDate = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \\.startDate)
+                        self._$willRead("startDate")
+                        return _startDate
+                    }
+                    set {
+                        self._$willRead("startDate")
+                        let oldValue = _startDate
+                        _$observationRegistrar.withMutation(of: self, keyPath: \\.startDate) {
+                            _startDate = newValue
+                        }
+                        self._$didChange("startDate", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _startDate: Date
+                var endDate: Date {
+                    @storageRestrictions(initializes: _endDate)
+                    init(initialValue) {
+                        _endDate = initialValue
+                    }
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \\.endDate)
+                        self._$willRead("endDate")
+                        return _endDate
+                    }
+                    set {
+                        self._$willRead("endDate")
+                        let oldValue = _endDate
+                        _$observationRegistrar.withMutation(of: self, keyPath: \\.endDate) {
+                            _endDate = newValue
+                        }
+                        self._$didChange("endDate", from: oldValue, to: newValue)
+                    }
+                }
+
+                @Transient private var _endDate: Date
                 init() { name = ""; code = ""; destination = ""; startDate = .now; endDate = .now }
 
-            \(generatedMembers("Trip", [
-                ("name", "String", nil), ("code", "String", nil), ("destination", "String", nil),
-                ("startDate", "Date", nil), ("endDate", "Date", nil),
-            ],
-            uniqueness: #"[["name", "startDate", "endDate"], ["code"], ["destination"]]"#,
-            indexes: #"[["name"], ["startDate"], ["endDate"], ["name", "startDate", "endDate"]]"#, shape: .base))
+                @Transient var _$backingData = PGModel.ModelBackingData()
+
+                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                required init(backingData: PGModel.ModelBackingData) throws {
+                    self._name = try backingData.value(forKey: "name", codec: PGModel._AttributeCodecs.codec(String.self))
+                    self._code = try backingData.value(forKey: "code", codec: PGModel._AttributeCodecs.codec(String.self))
+                    self._destination = try backingData.value(forKey: "destination", codec: PGModel._AttributeCodecs.codec(String.self))
+                    self._startDate = try backingData.value(forKey: "startDate", codec: PGModel._AttributeCodecs.codec(Date.self))
+                    self._endDate = try backingData.value(forKey: "endDate", codec: PGModel._AttributeCodecs.codec(Date.self))
+                    self._$backingData = backingData
+                }
+
+                static func _$schemaMetadata_Trip<Root: Trip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
+                    [
+                        PGModel.Schema.PropertyMetadata(name: "name", keypath: \\Root.name, codec: PGModel._AttributeCodecs.codec(String.self), declaredKeypath: \\Trip.name),
+                        PGModel.Schema.PropertyMetadata(name: "code", keypath: \\Root.code, codec: PGModel._AttributeCodecs.codec(String.self), declaredKeypath: \\Trip.code),
+                        PGModel.Schema.PropertyMetadata(name: "destination", keypath: \\Root.destination, codec: PGModel._AttributeCodecs.codec(String.self), declaredKeypath: \\Trip.destination),
+                        PGModel.Schema.PropertyMetadata(name: "startDate", keypath: \\Root.startDate, codec: PGModel._AttributeCodecs.codec(Date.self), declaredKeypath: \\Trip.startDate),
+                        PGModel.Schema.PropertyMetadata(name: "endDate", keypath: \\Root.endDate, codec: PGModel._AttributeCodecs.codec(Date.self), declaredKeypath: \\Trip.endDate)
+                    ]
+                }
+
+                class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    _$schemaMetadata_Trip(rootedAt: Self.self)
+                }
+
+                class var _$uniquenessConstraints: [[String]] {
+                    [["name", "startDate", "endDate"], ["code"], ["destination"]]
+                }
+
+                class var _$indexes: [[String]] {
+                    [["name"], ["startDate"], ["endDate"], ["name", "startDate", "endDate"]]
+                }
+
+                class var _$superentity: (any PGModel.PersistentModel.Type)? {
+                    nil
+                }
             }
 
             extension Trip: PGModel.PersistentModel {
@@ -630,10 +996,14 @@ final class ModelMacroExpansionTests: XCTestCase {
                         self._$backingData = backingData
                     }
 
-                    class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                    static func _$schemaMetadata_Trip<Root: Trip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
                         [
-                            PGModel.Schema.PropertyMetadata(name: "name", keypath: \\Trip.name, codec: PGModel._AttributeCodecs.codec(String.self))
+                            PGModel.Schema.PropertyMetadata(name: "name", keypath: \\Root.name, codec: PGModel._AttributeCodecs.codec(String.self), declaredKeypath: \\Trip.name)
                         ]
+                    }
+
+                    class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
+                        _$schemaMetadata_Trip(rootedAt: Self.self)
                     }
 
                     class var _$uniquenessConstraints: [[String]] {
