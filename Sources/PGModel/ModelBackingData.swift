@@ -35,6 +35,10 @@ public final class ModelBackingData {
     var isApplyingStoredValues = false
     /// Built from a row read with `propertiesToFetch`: missing attributes are faults, not errors.
     var isPartial = false
+    /// `.ephemeral` properties: never stored, they start from their type's neutral value.
+    var ephemeralKeys: Set<String> = []
+    /// `.transformable(by:)` properties: their stored `Data` is turned back into values by these.
+    var transformers: [String: ValueTransformer.Type] = [:]
     /// Relationship properties not loaded yet: the first read loads them (a fault).
     var faults: Set<String> = []
     /// Whether any property is still a fault; generated getters test it before anything else.
@@ -60,6 +64,13 @@ public final class ModelBackingData {
 
     /// The stored value of `key`, converted by `codec`. Generated `init(backingData:)` calls it.
     public func value<Value>(forKey key: String, codec: AttributeCodec<Value>) throws -> Value {
+        if let transformer = transformers[key] {
+            return try Schema.PropertyMetadata.reverse(storedValues[key] ?? .null, with: transformer, as: Value.self, name: key)
+        }
+        if ephemeralKeys.contains(key) {
+            if let placeholder = codec.placeholder { return placeholder }
+            throw PGModelError(.typeMismatch, "the .ephemeral property '\(key)' has no neutral value to start from; make it optional", keyPath: key)
+        }
         guard let stored = storedValues[key] else {
             // Left out by `propertiesToFetch`: a fault, loaded on first access.
             if isPartial, let placeholder = codec.placeholder {

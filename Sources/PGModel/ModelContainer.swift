@@ -41,6 +41,13 @@ public final class ModelContainer: Sendable {
         guard !schema.entities.isEmpty else {
             throw PGModelError(.invalidSchema, "a ModelContainer needs at least one model type")
         }
+        for entity in schema.entities {
+            for property in entity.properties where property.isUnsupported && !property.isEphemeral {
+                throw PGModelError(.invalidSchema,
+                    "property '\(property.name)' of \(entity.name) has a type PGModel cannot store; make it Codable or use @Attribute(.transformable(by:))",
+                    model: entity.name, keyPath: property.name)
+            }
+        }
         let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
         let store = try Self.makeStore(for: configuration, eventLoop: eventLoop)
         let bridge = BlockingBridge(eventLoop: eventLoop)

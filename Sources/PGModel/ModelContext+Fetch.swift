@@ -51,7 +51,13 @@ extension ModelContext {
     /// The attribute names to read for `propertiesToFetch`: the listed attributes plus those that cannot
     /// wait behind a placeholder; nil (everything) when the list is empty.
     private func propertiesToFetch<T: PersistentModel>(_ keyPaths: [PartialKeyPath<T>], of entity: Schema.Entity) throws -> [String]? {
-        guard !keyPaths.isEmpty else { return nil }
+        let subtree = container.schema.entities(inHierarchyOf: entity).flatMap(\.attributes)
+        guard !keyPaths.isEmpty else {
+            // `.externalStorage` attributes are left out of every fetch and load when read.
+            guard subtree.contains(where: \.isExternal) else { return nil }
+            var seen = Set<String>()
+            return subtree.filter { !$0.isExternal && seen.insert($0.name).inserted }.map(\.name)
+        }
         var names: [String] = []
         for keyPath in keyPaths {
             guard let property = entity.property(for: keyPath) else {

@@ -302,6 +302,7 @@ public final class ModelContext {
         var values: [String: PGValue] = [:]
         let data = model._$backingData
         for property in entity.properties where keys == nil || keys?.contains(property.name) == true {
+            if property.isEphemeral { continue }
             if let relationship = property.relationship {
                 // To-many links are saved as join rows or as the other side's key; a to-one fault is unchanged.
                 guard !relationship.isToMany, let (_, storage) = self.storage(of: property.name, in: entity),
@@ -376,6 +377,11 @@ public final class ModelContext {
         // The context is set before the model's init runs: a non-optional to-one loads its partner there.
         let data = ModelBackingData(row: row)
         data.isPartial = materializingPartialRows
+        let entity = ModelGraph.entity(for: T.self)
+        for property in entity.properties {
+            if property.isEphemeral { data.ephemeralKeys.insert(property.name) }
+            if let transformer = property.metadata?.transformer { data.transformers[property.name] = transformer }
+        }
         data.context = self
         let model = try T(backingData: data)
         model._$backingData.context = self

@@ -11,7 +11,7 @@ import PGModelCore
 /// let v = "Paris".pgValue          // .string("Paris")
 /// let s = try String(pgValue: v)   // "Paris"
 /// ```
-public protocol PersistableAttribute {
+public protocol PersistableAttribute: Codable {
     /// The column's storage type.
     static var attributeType: AttributeType { get }
     /// Whether `nil` is a value of this type.
@@ -155,8 +155,19 @@ extension Optional: PersistableAttribute where Wrapped: PersistableAttribute {
 public struct AttributeCodec<Value>: Sendable {
     public let attributeType: AttributeType
     public let isOptional: Bool
+    /// The type has no storage of its own (see `_AttributeCodecs.codec(_:)`'s last overload).
+    public let isUnsupported: Bool
     public let encode: @Sendable (Value) -> PGValue
     public let decode: @Sendable (PGValue) throws -> Value
+
+    public init(attributeType: AttributeType, isOptional: Bool, isUnsupported: Bool = false,
+                encode: @escaping @Sendable (Value) -> PGValue, decode: @escaping @Sendable (PGValue) throws -> Value) {
+        self.attributeType = attributeType
+        self.isOptional = isOptional
+        self.isUnsupported = isUnsupported
+        self.encode = encode
+        self.decode = decode
+    }
     /// What an attribute left out by `propertiesToFetch` holds until it is loaded: the decoded form of
     /// a neutral stored value (`nil`, `""`, `0`, …); nil when the type has none, so it is always fetched.
     public var placeholder: Value? { try? decode(PlaceholderValues.value(for: attributeType, isOptional: isOptional)) }
@@ -191,8 +202,29 @@ public struct AttributeCodec<Value>: Sendable {
     }
 }
 
-/// Overloads the macro-generated code calls; the compiler picks the codec from the property's type.
+/// Overloads the macro-generated code calls; the compiler picks the codec from the property's type:
+/// the most specific wins, so a `String` is a column of its own, a `String`-backed enum its raw value,
+/// `[String]` a PostgreSQL array, any other `Codable` a `jsonb` document, and anything else must say how
+/// with `@Attribute(.transformable(by:))`.
 public enum _AttributeCodecs {
+    public static func codec<V: RawRepresentable & Codable>(_: V.Type) -> AttributeCodec<V> where V.RawValue: PersistableAttribute {
+        .rawRepresentable()
+    }
+    public static func codec<V: RawRepresentable & Codable>(_: V?.Type) -> AttributeCodec<V?> where V.RawValue: PersistableAttribute {
+        AttributeCodec<V?>.optionalRawRepresentable(V.self)
+    }
+    public static func codec<V: Codable>(_: V.Type) -> AttributeCodec<V> { .json() }
+    public static func codec<E: PersistableAttribute>(_: [E].Type) -> AttributeCodec<[E]> { .array() }
+    public static func codec<E: PersistableAttribute>(_: [E]?.Type) -> AttributeCodec<[E]?> {
+        let inner = AttributeCodec<[E]>.array()
+        return AttributeCodec<[E]?>(attributeType: inner.attributeType, isOptional: true,
+                                    encode: { $0.map(inner.encode) ?? .null },
+                                    decode: { $0.isNull ? nil : try inner.decode($0) })
+    }
+    /// Types PGModel cannot store by themselves: only usable with `@Attribute(.transformable(by:))`,
+    /// which replaces this codec; without it the container refuses the schema.
+    public static func codec<V>(_: V.Type) -> AttributeCodec<V> { .unsupported() }
+
     public static func codec<V: PersistableAttribute>(_: V.Type) -> AttributeCodec<V> { .attribute() }
     public static func codec<V: RawRepresentable>(_: V.Type) -> AttributeCodec<V> where V.RawValue: PersistableAttribute {
         .rawRepresentable()
@@ -215,6 +247,73 @@ enum PlaceholderValues {
         case .date: return .date(Date(timeIntervalSince1970: 0))
         case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .data: return .data(Data())
+        case .json: return .string("null")
+        case .stringArray, .int64Array, .doubleArray, .boolArray: return .string("[]")
         }
     }
+}
+
+extension AttributeCodec {
+    /// A Codable value as a `jsonb` document (keys sorted, so equal values store equal text); `nil` of an
+    /// optional is SQL NULL.
+    public static func json(_: Value.Type = Value.self) -> AttributeCodec where Value: Codable {
+        AttributeCodec(attributeType: .json, isOptional: Value.self is any _OptionalMarker.Type,
+                       encode: { value in
+                           let encoder = JSONEncoder()
+                           encoder.outputFormatting = [.sortedKeys]
+                           encoder.dateEncodingStrategy = .iso8601
+                           guard let data = try? encoder.encode(value) else { return .null }
+                           let text = String(decoding: data, as: UTF8.self)
+                           return text == "null" ? .null : .string(text)
+                       },
+                       decode: { stored in
+                           let text: String
+                           switch stored {
+                           case .null: text = "null"
+                           case .string(let s): text = s
+                           default: throw PGModelError(.typeMismatch, "a stored \(stored.kindName) value cannot become \(Value.self)")
+                           }
+                           let decoder = JSONDecoder()
+                           decoder.dateDecodingStrategy = .iso8601
+                           do {
+                               return try decoder.decode(Value.self, from: Data(text.utf8))
+                           } catch {
+                               throw PGModelError(.typeMismatch, "a stored document cannot be decoded as \(Value.self)")
+                           }
+                       })
+    }
+
+    /// An array of scalars as a PostgreSQL array; element types without an array column type
+    /// (dates, UUIDs, decimals, data, URLs) are stored as a `jsonb` array.
+    public static func array<E: PersistableAttribute>(_: E.Type = E.self) -> AttributeCodec<[E]> where Value == [E] {
+        let type: AttributeType
+        switch E.attributeType {
+        case .string: type = .stringArray
+        case .int16, .int32, .int64: type = .int64Array
+        case .float, .double: type = .doubleArray
+        case .bool: type = .boolArray
+        default: return AttributeCodec<[E]>.json()
+        }
+        let json = AttributeCodec<[E]>.json()
+        return AttributeCodec<[E]>(attributeType: type, isOptional: false, encode: { values in
+            json.encode(values).isNull ? .string("[]") : json.encode(values)
+        }, decode: json.decode)
+    }
+
+    /// The codec of a type PGModel cannot store unless `@Attribute(.transformable(by:))` says how.
+    public static func unsupported(_: Value.Type = Value.self) -> AttributeCodec {
+        AttributeCodec(attributeType: .data, isOptional: Value.self is any _OptionalMarker.Type, isUnsupported: true,
+                       encode: { _ in .null },
+                       decode: { _ in
+                           throw PGModelError(.typeMismatch, "\(Value.self) is not storable; use @Attribute(.transformable(by:)) or make it Codable")
+                       })
+    }
+}
+
+/// Lets codecs tell whether a generic type is an Optional, and what it wraps.
+public protocol _OptionalMarker {
+    static var wrappedType: Any.Type { get }
+}
+extension Optional: _OptionalMarker {
+    public static var wrappedType: Any.Type { Wrapped.self }
 }

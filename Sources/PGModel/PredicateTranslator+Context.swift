@@ -21,6 +21,8 @@ struct TranslationContext {
     var modelVariables: [PredicateExpressions.VariableID: ModelReference] = [:]
     /// Variables bound to a to-many relationship (`$0.tracks?.count` on an optional to-many).
     var toManyVariables: [PredicateExpressions.VariableID: ToManyReference] = [:]
+    /// Variables bound to a Codable document (`$0.location` unwrapped by `?.`): their key paths are fields.
+    var documentVariables: [PredicateExpressions.VariableID: QueryExpression] = [:]
     /// The closure being translated: 0 for the predicate itself, one more inside each `contains(where:)`,
     /// `allSatisfy` or `filter` over a relationship, whose keys are the destination entity's.
     var scope = 0

@@ -291,6 +291,11 @@ extension PredicateExpressions.OptionalFlatMap: OptionalFlatMapParts {
             }
             return (model.presence, value, transformIsOptional)
         }
+        // `$0.location?.latitude`: a field of an optional Codable document, NULL without the document.
+        if let document = try? context.translate(wrapped), document.isDocument {
+            context.documentVariables[variable.key] = document
+            return (nil, try context.translate(transform), true)
+        }
         // `$0.tracks?.count` on an optional to-many: PGModel stores no difference between nil and empty.
         if let relationship = try context.toManyReference(wrapped) {
             context.toManyVariables[variable.key] = relationship

@@ -22,6 +22,13 @@ extension PredicateExpressions.KeyPath: IRConvertibleExpression {
             }
             return .key(name)
         }
+        // `$0.location.latitude`, `loc.latitude` after `$0.location?`: a field inside a Codable document.
+        if let variable = root as? any PredicateVariable, let document = context.documentVariables[variable.variableID] {
+            return try context.field(keyPath, of: document, self)
+        }
+        if !isCapturedValue, let document = try? context.translate(root), document.isDocument {
+            return try context.field(keyPath, of: document, self)
+        }
         // `searchText.isEmpty`, `filter.minimum`: a property of a captured value is itself a captured value.
         if isCapturedValue {
             return .value(try context.capturedValue(try evaluate(PredicateBindings()), of: self))
@@ -54,6 +61,11 @@ extension PredicateExpressions.Variable: IRConvertibleExpression {
 
 extension PredicateExpressions.SequenceContains: IRConvertibleExpression {
     func queryExpression(_ context: inout TranslationContext) throws -> QueryExpression {
+        // `$0.tags.contains("x")`: an array attribute; the renderer checks that it is one.
+        if !((sequence as? any CapturedValueExpression)?.isCapturedValue ?? false),
+           case .key(let name)? = try? context.translate(sequence) {
+            return .arrayContains(.key(name), try context.translate(element))
+        }
         guard let captured = sequence as? any CapturedValueExpression, captured.isCapturedValue else {
             throw context.unsupported(self, "only a captured array (`names.contains($0.name)`) can be searched")
         }
@@ -224,4 +236,54 @@ extension TranslationContext {
         }
         return QueryExpression.folding(and: checks)
     }
+}
+
+extension QueryExpression {
+    /// A key or field that may hold a Codable document (the renderer checks the attribute's type).
+    var isDocument: Bool {
+        switch self {
+        case .key, .field: return true
+        default: return false
+        }
+    }
+}
+
+extension TranslationContext {
+    /// `document.<field>` for a stored property of a Codable struct: the field name comes from the key
+    /// path (a stored property's description names it), the comparison type from its value type.
+    func field(_ keyPath: AnyKeyPath, of document: QueryExpression, _ expression: Any) throws -> QueryExpression {
+        let description = "\(keyPath)"
+        guard let name = description.split(separator: ".").last.map(String.init),
+              !name.contains("<"), !name.contains("?"), !name.contains("!"),
+              Naming.isValidIdentifier(name) else {
+            throw unsupported(construct: Self.keyPathDescription(keyPath),
+                              "only a stored attribute, or a stored field of a Codable attribute, can be used", keyPath: keyPath)
+        }
+        let type = Self.fieldType(Swift.type(of: keyPath).valueType)
+        switch document {
+        case .field(let base, let path, _): return .field(base, path + [name], type)
+        default: return .field(document, [name], type)
+        }
+    }
+
+    /// How a field's JSON text compares: as the field's Swift type.
+    static func fieldType(_ type: Any.Type) -> AttributeType {
+        if let optional = type as? any _OptionalMarker.Type { return fieldType(optional.wrappedType) }
+        if let persistable = type as? any PersistableAttribute.Type {
+            switch persistable.attributeType {
+            case .int16, .int32, .int64: return .int64
+            case .float, .double: return .double
+            case .bool: return .bool
+            case .decimal: return .decimal
+            case .string, .url: return .string
+            default: return .json
+            }
+        }
+        if let raw = type as? any RawRepresentable.Type { return fieldType(raw.rawValueType) }
+        return .json
+    }
+}
+
+extension RawRepresentable {
+    static var rawValueType: Any.Type { RawValue.self }
 }

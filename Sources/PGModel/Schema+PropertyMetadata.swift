@@ -47,11 +47,28 @@ extension Schema {
             self.keypath = keypath
             self.declaredKeypath = declaredKeypath
             self.metadata = metadata
+            self.relationship = nil
+            nonisolated(unsafe) let keypath = keypath
+            if let transformer = metadata?.transformer {
+                // The transformer's Data is what is stored; the static codec is not used.
+                self.attributeType = .data
+                self.isOptional = true
+                self.isUnsupported = false
+                self.canBeFault = true
+                self.read = { model in
+                    guard let model = model as? Model else { return nil }
+                    return (transformer.init().transformedValue(model[keyPath: keypath]) as? Data).map(PGValue.data) ?? .null
+                }
+                self.write = { model, stored in
+                    guard let model = model as? Model else { return }
+                    model[keyPath: keypath] = try Self.reverse(stored, with: transformer, as: Value.self, name: name)
+                }
+                return
+            }
             self.attributeType = codec.attributeType
             self.isOptional = codec.isOptional
-            self.relationship = nil
+            self.isUnsupported = codec.isUnsupported
             self.canBeFault = codec.placeholder != nil
-            nonisolated(unsafe) let keypath = keypath
             self.read = { model in
                 guard let model = model as? Model else { return nil }
                 return codec.encode(model[keyPath: keypath])
@@ -76,6 +93,7 @@ extension Schema {
             self.keypath = keypath
             self.declaredKeypath = declaredKeypath
             self.metadata = nil
+            self.isUnsupported = false
             self.canBeFault = true
             self.attributeType = .uuid
             self.isOptional = codec.isOptional || codec.isToMany
@@ -108,18 +126,39 @@ extension Schema {
             }
         }
 
+        /// The value a transformer's reverse transformation makes of stored `Data`.
+        static func reverse<Value>(_ stored: PGValue, with transformer: ValueTransformer.Type, as: Value.Type, name: String) throws -> Value {
+            let input: Data? = if case .data(let data) = stored { data } else { nil }
+            let output = transformer.init().reverseTransformedValue(input)
+            if let value = output as? Value { return value }
+            if let optional = Optional<Any>.none as? Value, output == nil { return optional }
+            throw PGModelError(.typeMismatch, "the transformer of '\(name)' did not produce a \(Value.self)", keyPath: name)
+        }
+
         /// Whether this is a relationship rather than an attribute.
         public var isRelationship: Bool { relationship != nil }
 
         var attributeDescription: AttributeDescription {
-            AttributeDescription(
+            let options = metadata?.options ?? []
+            return AttributeDescription(
                 name: name,
                 type: attributeType,
                 isOptional: isOptional,
-                isUnique: metadata?.options.contains(.unique) ?? false,
-                originalName: metadata?.originalName
+                isUnique: options.contains(.unique),
+                originalName: metadata?.originalName,
+                isOpaque: options.contains(.codable),
+                isExternal: options.contains(.externalStorage),
+                preservesValueOnDeletion: options.contains(.preserveValueOnDeletion),
+                hashModifier: metadata?.hashModifier
             )
         }
+
+        /// `@Attribute(.ephemeral)`: tracked, never stored.
+        public var isEphemeral: Bool { metadata?.options.contains(.ephemeral) ?? false }
+        /// `@Attribute(.externalStorage)`.
+        public var isExternal: Bool { metadata?.options.contains(.externalStorage) ?? false }
+        /// A type PGModel cannot store without `.transformable(by:)`.
+        public let isUnsupported: Bool
     }
 
     /// What PGModel knows about a relationship property.
@@ -156,17 +195,39 @@ extension Schema {
             self.hashModifier = hashModifier
         }
 
+        /// The transformer of `.transformable(by:)`, if any.
+        public var transformer: ValueTransformer.Type? {
+            options.lazy.compactMap { $0.transformer?.type }.first
+        }
+
         /// One `@Attribute` option.
         public struct Option: Hashable, Sendable, CustomStringConvertible {
             let name: String
+            let transformer: TransformerReference?
+            init(name: String, transformer: TransformerReference? = nil) {
+                self.name = name
+                self.transformer = transformer
+            }
             public var description: String { name }
+            /// Store the value as the `Data` a ``ValueTransformer`` makes of it.
+            ///
+            /// ```swift
+            /// @Attribute(.transformable(by: ColorTransformer.self)) var color: Color
+            /// ```
+            public static func transformable(by transformerType: ValueTransformer.Type) -> Option {
+                Option(name: "transformable", transformer: TransformerReference(type: transformerType))
+            }
+            /// Store the value with its own `Codable` encoding, as an opaque `jsonb` document: no
+            /// predicates or sorts on it (they throw `unsupported_predicate`). For types you do not own.
+            public static let codable = Option(name: "codable")
             /// A real UNIQUE constraint; an insert that collides updates the existing row.
             public static let unique = Option(name: "unique")
-            /// Keep large data out of the main row (recorded; stored inline at this depth).
+            /// Keep large data out of the main row (`STORAGE EXTERNAL`) and read it only when accessed.
             public static let externalStorage = Option(name: "externalStorage")
             /// Keep the value in history tombstones after deletion.
             public static let preserveValueOnDeletion = Option(name: "preserveValueOnDeletion")
-            /// Tracked for changes but not stored.
+            /// Tracked for changes (and observable) but never stored: fetched models start from the
+            /// type's neutral value (`nil`, `0`, `""`).
             public static let ephemeral = Option(name: "ephemeral")
             /// Index for Spotlight (accepted for source compatibility; no effect on Linux).
             public static let spotlight = Option(name: "spotlight")

@@ -105,7 +105,7 @@ extension Schema {
             self.propertyIndex = index
             self.entityDescription = EntityDescription(
                 name: name,
-                attributes: properties.filter { !$0.isRelationship }.map(\.attributeDescription),
+                attributes: properties.filter { !$0.isRelationship && !$0.isEphemeral }.map(\.attributeDescription),
                 uniquenessConstraints: type._$uniquenessConstraints,
                 indexes: type._$indexes,
                 relationships: properties.compactMap { property in
@@ -115,8 +115,8 @@ extension Schema {
             )
         }
 
-        /// Stored attributes (not relationships).
-        public var attributes: [PropertyMetadata] { properties.filter { !$0.isRelationship } }
+        /// Stored attributes (not relationships, not `.ephemeral`).
+        public var attributes: [PropertyMetadata] { properties.filter { !$0.isRelationship && !$0.isEphemeral } }
         /// Relationship properties.
         public var relationships: [PropertyMetadata] { properties.filter(\.isRelationship) }
 

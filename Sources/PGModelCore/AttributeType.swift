@@ -5,6 +5,12 @@
 /// ```
 public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
     case string, bool, int16, int32, int64, float, double, decimal, date, uuid, data, url
+    /// A Codable value (struct, enum with associated values, `@Attribute(.codable)`) as `jsonb`, readable
+    /// in psql; its fields can be used in predicates and sorts. Travels as JSON text in `.string`.
+    case json
+    /// Arrays of scalars as PostgreSQL arrays (`text[]`, `bigint[]`, `double precision[]`, `boolean[]`).
+    /// They travel as JSON array text in `.string`.
+    case stringArray, int64Array, doubleArray, boolArray
 
     /// The PostgreSQL column type.
     public var postgresType: String {
@@ -20,6 +26,50 @@ public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
         case .date: return "timestamptz"
         case .uuid: return "uuid"
         case .data: return "bytea"
+        case .json: return "jsonb"
+        case .stringArray: return "text[]"
+        case .int64Array: return "bigint[]"
+        case .doubleArray: return "double precision[]"
+        case .boolArray: return "boolean[]"
+        }
+    }
+
+    /// Whether values travel as JSON text and are converted by the database (jsonb and arrays).
+    public var isJSONTransported: Bool {
+        switch self {
+        case .json, .stringArray, .int64Array, .doubleArray, .boolArray: return true
+        default: return false
+        }
+    }
+
+    /// The element type of an array type.
+    public var arrayElementType: AttributeType? {
+        switch self {
+        case .stringArray: return .string
+        case .int64Array: return .int64
+        case .doubleArray: return .double
+        case .boolArray: return .bool
+        default: return nil
+        }
+    }
+
+    /// The SQL that turns bind `placeholder` (JSON text for jsonb and arrays) into a column value.
+    public func bindExpression(_ placeholder: String) -> String {
+        switch self {
+        case .json: return "\(placeholder)::jsonb"
+        case .stringArray, .int64Array, .doubleArray, .boolArray:
+            let element = arrayElementType?.postgresType ?? "text"
+            return "ARRAY(SELECT e::\(element) FROM jsonb_array_elements_text(\(placeholder)::jsonb) AS e)::\(postgresType)"
+        default: return placeholder
+        }
+    }
+
+    /// The SQL that reads `column` in the form values travel in (JSON text for jsonb and arrays).
+    public func selectExpression(_ column: String) -> String {
+        switch self {
+        case .json: return "\(column)::text"
+        case .stringArray, .int64Array, .doubleArray, .boolArray: return "to_jsonb(\(column))::text"
+        default: return column
         }
     }
 
@@ -33,6 +83,7 @@ public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
         case (.float, .double), (.double, .double): return true
         case (.decimal, .decimal): return true
         case (.date, .date), (.uuid, .uuid), (.data, .data): return true
+        case (.json, .string), (.stringArray, .string), (.int64Array, .string), (.doubleArray, .string), (.boolArray, .string): return true
         default: return false
         }
     }

@@ -14,6 +14,12 @@ public indirect enum QueryExpression: Hashable, Sendable {
     case key(String)
     /// `$0 is PersonalTrip`: true for rows of that class or any of its subclasses. `{"is":"PersonalTrip"}`
     case isKind(String)
+    /// A field inside a Codable (`jsonb`) attribute: `$0.location?.latitude` is
+    /// `.field(.key("location"), ["latitude"], .double)`; NULL when the document or field is missing.
+    /// `{"field":{"of":{"key":"location"},"path":["latitude"],"as":"double"}}`
+    case field(QueryExpression, [String], AttributeType)
+    /// `$0.tags.contains("x")` for an array attribute. `{"has":[{"key":"tags"},{"value":"x"}]}`
+    case arrayContains(QueryExpression, QueryExpression)
     /// A to-many relationship (reached by `relationship`, a key path whose last step is to-many) folded
     /// into one value: `.count`, `contains(where:)`, `allSatisfy`, `min()`/`max()` of a value. Keys inside
     /// `predicate` and `value` name the destination entity's properties.
@@ -140,6 +146,12 @@ extension QueryExpression: Codable {
         init?(intValue: Int) { nil }
     }
 
+    private struct FieldOperands: Codable, Hashable {
+        var of: QueryExpression
+        var path: [String]
+        var `as`: AttributeType
+    }
+
     private struct InOperands: Codable, Hashable {
         var lhs: QueryExpression
         var values: [PGValue]
@@ -174,6 +186,10 @@ extension QueryExpression: Codable {
         switch name {
         case "key": self = .key(try c.decode(String.self, forKey: key))
         case "is": self = .isKind(try c.decode(String.self, forKey: key))
+        case "field":
+            let f = try c.decode(FieldOperands.self, forKey: key)
+            self = .field(f.of, f.path, f.as)
+        case "has": let (a, b) = try pair(); self = .arrayContains(a, b)
         case "value": self = .value(try c.decode(PGValue.self, forKey: key))
         case "and": self = .and(try c.decode([QueryExpression].self, forKey: key))
         case "or": self = .or(try c.decode([QueryExpression].self, forKey: key))
@@ -199,6 +215,8 @@ extension QueryExpression: Codable {
         switch self {
         case .key(let k): try c.encode(k, forKey: Key("key"))
         case .isKind(let name): try c.encode(name, forKey: Key("is"))
+        case .field(let of, let path, let type): try c.encode(FieldOperands(of: of, path: path, as: type), forKey: Key("field"))
+        case .arrayContains(let a, let b): try c.encode([a, b], forKey: Key("has"))
         case .aggregate(let a): try c.encode(a, forKey: Key(a.function.rawValue))
         case .value(let v): try c.encode(v, forKey: Key("value"))
         case .compare(let op, let a, let b): try c.encode([a, b], forKey: Key(op.rawValue))

@@ -141,6 +141,14 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     public var isUnique: Bool
     /// `@Attribute(originalName:)`, for migrations.
     public var originalName: String?
+    /// `@Attribute(.codable)`: stored as the type's own encoding and opaque — no predicates or sorts on it.
+    public var isOpaque: Bool
+    /// `@Attribute(.externalStorage)`: kept out of line (`STORAGE EXTERNAL`) and read only when accessed.
+    public var isExternal: Bool
+    /// `@Attribute(.preserveValueOnDeletion)`: history keeps the value in the deletion's tombstone.
+    public var preservesValueOnDeletion: Bool
+    /// `@Attribute(hashModifier:)`, for migrations.
+    public var hashModifier: String?
 
     public init(
         name: String,
@@ -148,9 +156,17 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         type: AttributeType,
         isOptional: Bool = false,
         isUnique: Bool = false,
-        originalName: String? = nil
+        originalName: String? = nil,
+        isOpaque: Bool = false,
+        isExternal: Bool = false,
+        preservesValueOnDeletion: Bool = false,
+        hashModifier: String? = nil
     ) {
         self.name = name
+        self.isOpaque = isOpaque
+        self.isExternal = isExternal
+        self.preservesValueOnDeletion = preservesValueOnDeletion
+        self.hashModifier = hashModifier
         // `id`, `entity` and `owner_id` are system columns; an attribute of that name (Track's
         // `@Attribute(.unique) var id: String`) gets an `attr_` prefix instead of colliding.
         let snake = Naming.snakeCase(name)
@@ -159,5 +175,23 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         self.isOptional = isOptional
         self.isUnique = isUnique
         self.originalName = originalName
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, columnName, type, isOptional, isUnique, originalName, isOpaque, isExternal, preservesValueOnDeletion, hashModifier
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        columnName = try c.decode(String.self, forKey: .columnName)
+        type = try c.decode(AttributeType.self, forKey: .type)
+        isOptional = try c.decodeIfPresent(Bool.self, forKey: .isOptional) ?? false
+        isUnique = try c.decodeIfPresent(Bool.self, forKey: .isUnique) ?? false
+        originalName = try c.decodeIfPresent(String.self, forKey: .originalName)
+        isOpaque = try c.decodeIfPresent(Bool.self, forKey: .isOpaque) ?? false
+        isExternal = try c.decodeIfPresent(Bool.self, forKey: .isExternal) ?? false
+        preservesValueOnDeletion = try c.decodeIfPresent(Bool.self, forKey: .preservesValueOnDeletion) ?? false
+        hashModifier = try c.decodeIfPresent(String.self, forKey: .hashModifier)
     }
 }

@@ -26,7 +26,7 @@ enum PostgresValueCoding {
     static func decode(_ cell: PostgresCell, as type: AttributeType) throws -> PGValue {
         guard cell.bytes != nil else { return .null }
         switch type {
-        case .string, .url: return .string(try cell.decode(String.self))
+        case .string, .url, .json, .stringArray, .int64Array, .doubleArray, .boolArray: return .string(try cell.decode(String.self))
         case .bool: return .bool(try cell.decode(Bool.self))
         case .int16: return .int(Int64(try cell.decode(Int16.self)))
         case .int32: return .int(Int64(try cell.decode(Int32.self)))

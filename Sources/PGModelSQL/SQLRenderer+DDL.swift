@@ -53,6 +53,11 @@ extension SQLRenderer {
             let notNull = required.count == classes.count
             statements.append("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(Naming.quoted(attribute.columnName)) \(attribute.type.postgresType)\(notNull ? " NOT NULL" : "")")
             if !notNull && !required.isEmpty { checks.append((attribute.columnName, required)) }
+            if attribute.isExternal {
+                // Out of line and uncompressed: the main row stays small, and reads that skip the column
+                // never touch the large value.
+                statements.append("ALTER TABLE \(table) ALTER COLUMN \(Naming.quoted(attribute.columnName)) SET STORAGE EXTERNAL")
+            }
         }
         let foreignKeys = hierarchy.isEmpty ? [] : schema.tableForeignKeys(ofRoot: root.name)
         for (relationship, _) in foreignKeys {

@@ -56,7 +56,8 @@ extension SQLRenderer {
         case .compare(_, let l, let r), .arithmetic(_, let l, let r), .string(_, let l, let r), .coalesce(let l, let r):
             return needsQualification(l, in: entity) || needsQualification(r, in: entity)
         case .and(let ops), .or(let ops): return ops.contains { needsQualification($0, in: entity) }
-        case .not(let e), .negate(let e), .in(let e, _): return needsQualification(e, in: entity)
+        case .not(let e), .negate(let e), .in(let e, _), .field(let e, _, _): return needsQualification(e, in: entity)
+        case .arrayContains(let l, let r): return needsQualification(l, in: entity) || needsQualification(r, in: entity)
         case .conditional(let a, let b, let c):
             return needsQualification(a, in: entity) || needsQualification(b, in: entity) || needsQualification(c, in: entity)
         }
@@ -75,6 +76,32 @@ extension SQLRenderer {
             return entityFilter(name, alias: scope.alias, &b)
         case .aggregate(let aggregate):
             return try renderAggregate(aggregate, &scope, &b)
+        case .field(let document, let path, let type):
+            guard case .key(let name) = document else {
+                throw PGModelError(.unsupportedPredicate, "a field can only be read from a stored Codable attribute", model: scope.entity.name)
+            }
+            let (column, attribute) = try resolveKey(name, &scope, &b)
+            guard attribute?.type == .json else {
+                throw PGModelError(.unsupportedPredicate, "'\(name)' is not a Codable (jsonb) attribute, so it has no fields", model: scope.entity.name, keyPath: name)
+            }
+            guard !path.isEmpty else { return column }
+            let text = "(\(column) #>> ARRAY[\(path.map { b.bind(.string($0)) }.joined(separator: ", "))]::text[])"
+            switch type {
+            case .string, .url: return text
+            case .bool, .int16, .int32, .int64, .float, .double, .decimal: return "\(text)::\(type.postgresType)"
+            default:
+                throw PGModelError(.unsupportedPredicate, "field \(path.joined(separator: ".")) of '\(name)' has a type (\(type.rawValue)) predicates cannot compare inside a document", model: scope.entity.name, keyPath: name)
+            }
+        case .arrayContains(let array, let element):
+            guard case .key(let name) = array else {
+                throw PGModelError(.unsupportedPredicate, "contains(_:) needs a stored array attribute", model: scope.entity.name)
+            }
+            let (column, attribute) = try resolveKey(name, &scope, &b)
+            guard let elementType = attribute?.type.arrayElementType else {
+                throw PGModelError(.unsupportedPredicate, "'\(name)' is not an array attribute of scalars", model: scope.entity.name, keyPath: name)
+            }
+            let value = try render(element, &scope, &b)
+            return "COALESCE((\(value))::\(elementType.postgresType) = ANY(\(column)), FALSE)"
         case .compare(let op, let lhs, let rhs):
             return try renderComparison(op, lhs, rhs, &scope, &b)
         case .and(let operands):
@@ -185,7 +212,8 @@ extension SQLRenderer {
         case .negate(let e): return mayBeNull(e, in: entity)
         case .conditional(_, let t, let e): return mayBeNull(t, in: entity) || mayBeNull(e, in: entity)
         case .coalesce(_, let r): return mayBeNull(r, in: entity)
-        case .compare, .and, .or, .not, .in, .isKind: return false
+        case .compare, .and, .or, .not, .in, .isKind, .arrayContains: return false
+        case .field: return true
         case .aggregate(let a): return a.function == .min || a.function == .max
         }
     }
@@ -216,6 +244,11 @@ extension SQLRenderer {
         let (entity, alias) = try walkToOne(parts.dropLast(), fullPath: path, &scope, &b)
         let last = parts[parts.count - 1]
         if let attribute = entity.attribute(named: last) ?? subclassAttribute(last, below: entity) {
+            guard !attribute.isOpaque else {
+                throw PGModelError(.unsupportedPredicate,
+                    "'\(last)' of \(entity.name) is stored with @Attribute(.codable): opaque, so predicates and sorts cannot use it; model the type as a Codable struct without .codable to query its fields",
+                    model: scope.entity.name, keyPath: path)
+            }
             return (Self.column(attribute.columnName, alias), attribute)
         }
         guard let relationship = entity.relationship(named: last) ?? subclassRelationship(last, below: entity) else {

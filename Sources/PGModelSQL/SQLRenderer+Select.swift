@@ -54,8 +54,9 @@ extension SQLRenderer {
     public func select(_ request: FetchRequest, ownerID: UUID?) throws -> SQLStatement {
         let layout = try selectLayout(request)
         return try renderQuery(request, ownerID: ownerID, page: true, lock: false) { alias, via in
-            var columns = ["id", "entity"] + layout.attributes.map(\.columnName) + layout.foreignKeys
-            columns = columns.map { Self.column($0, alias) }
+            var columns = ["id", "entity"].map { Self.column($0, alias) }
+            columns += layout.attributes.map { $0.type.selectExpression(Self.column($0.columnName, alias)) }
+            columns += layout.foreignKeys.map { Self.column($0, alias) }
             if let via { columns.append(via) }
             return columns.joined(separator: ", ")
         }

@@ -18,7 +18,7 @@ extension SQLRenderer {
         for attribute in entity.attributes {
             let value = try coerced(row.values[attribute.name], attribute, entity, requirePresent: true)
             columns.append(Naming.quoted(attribute.columnName))
-            placeholders.append(value.isNull ? "NULL" : b.bind(value))
+            placeholders.append(value.isNull ? "NULL" : attribute.type.bindExpression(b.bind(value)))
         }
         for (relationship, column) in foreignKeys(of: entity) {
             let value = try foreignKeyValue(row.values[relationship.name], relationship, entity)
@@ -42,7 +42,7 @@ extension SQLRenderer {
         var assignments: [String] = []
         for attribute in entity.attributes {
             let value = try coerced(row.values[attribute.name], attribute, entity, requirePresent: true)
-            assignments.append("\(Naming.quoted(attribute.columnName)) = \(value.isNull ? "NULL" : b.bind(value))")
+            assignments.append("\(Naming.quoted(attribute.columnName)) = \(value.isNull ? "NULL" : attribute.type.bindExpression(b.bind(value)))")
         }
         for (relationship, column) in foreignKeys(of: entity) {
             let value = try foreignKeyValue(row.values[relationship.name], relationship, entity)
@@ -80,7 +80,7 @@ extension SQLRenderer {
         for attribute in entity.attributes {
             guard let raw = row.values[attribute.name] else { continue }
             let value = try coerced(raw, attribute, entity, requirePresent: true)
-            assignments.append("\(Naming.quoted(attribute.columnName)) = \(value.isNull ? "NULL" : b.bind(value))")
+            assignments.append("\(Naming.quoted(attribute.columnName)) = \(value.isNull ? "NULL" : attribute.type.bindExpression(b.bind(value)))")
         }
         for (relationship, column) in foreignKeys(of: entity) {
             guard let raw = row.values[relationship.name] else { continue }
