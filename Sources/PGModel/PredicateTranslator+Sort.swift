@@ -19,6 +19,9 @@ extension PredicateTranslator {
                     "PGModel cannot translate a SortDescriptor without a key path on \(entityName): sort by a stored attribute",
                     model: entityName)
             }
+            if let (name, type) = documentSortKey(keyPath) {
+                return SortKey(name, ascending: descriptor.order == .forward, field: type)
+            }
             guard let name = try keyPathName(keyPath) ?? relatedSortKey(keyPath) else {
                 throw PGModelError(
                     .unsupportedSort,
@@ -61,6 +64,19 @@ extension PredicateTranslator {
             }
         }
         return names.joined(separator: ".")
+    }
+
+    /// `\Excursion.location?.latitude` → (`location.latitude`, `.double`): a key path into the stored fields
+    /// of a Codable attribute of the fetched model.
+    func documentSortKey(_ keyPath: AnyKeyPath) -> (String, AttributeType)? {
+        guard let modelType, let steps = Self.components(of: keyPath, root: modelType), steps.count > 1 else { return nil }
+        let entity = ModelGraph.entity(for: modelType)
+        guard let property = entity.properties.first(where: { property in
+            [property.keypath, property.declaredKeypath].contains { $0.map { Self.components(of: $0, root: modelType) == [steps[0]] } ?? false }
+        }), !property.isRelationship, property.attributeType == .json else { return nil }
+        let fields = steps.dropFirst().map(String.init)
+        guard fields.allSatisfy(Naming.isValidIdentifier) else { return nil }
+        return (([property.name] + fields).joined(separator: "."), TranslationContext.fieldType(type(of: keyPath).valueType))
     }
 
     /// The components of `keyPath`'s description after its root type, without optional-chaining marks:

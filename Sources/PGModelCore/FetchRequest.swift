@@ -96,17 +96,22 @@ public struct SortKey: Codable, Hashable, Sendable {
     public var key: String
     /// `true` for `.forward` (ascending).
     public var ascending: Bool
+    /// Set when the key reaches into a Codable (`jsonb`) attribute: `location.latitude` sorts by the
+    /// `latitude` field of `location`, compared as this type.
+    public var field: AttributeType?
 
-    private enum CodingKeys: String, CodingKey { case key, order }
+    private enum CodingKeys: String, CodingKey { case key, order, field = "as" }
 
-    public init(_ key: String, ascending: Bool = true) {
+    public init(_ key: String, ascending: Bool = true, field: AttributeType? = nil) {
         self.key = key
         self.ascending = ascending
+        self.field = field
     }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         key = try c.decode(String.self, forKey: .key)
+        field = try c.decodeIfPresent(AttributeType.self, forKey: .field)
         let order = try c.decodeIfPresent(String.self, forKey: .order) ?? "forward"
         switch order {
         case "forward": ascending = true
@@ -120,5 +125,6 @@ public struct SortKey: Codable, Hashable, Sendable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(key, forKey: .key)
         if !ascending { try c.encode("reverse", forKey: .order) }
+        try c.encodeIfPresent(field, forKey: .field)
     }
 }

@@ -173,7 +173,12 @@ extension SQLRenderer {
             for key in request.sort {
                 let column: String
                 do {
-                    column = try resolveKey(key.key, &scope, &b).sql
+                    if let type = key.field {
+                        let parts = key.key.split(separator: ".").map(String.init)
+                        column = try render(.field(.key(parts[0]), Array(parts.dropFirst()), type), &scope, &b)
+                    } else {
+                        column = try resolveKey(key.key, &scope, &b).sql
+                    }
                 } catch let error as PGModelError where error.code == .unsupportedPredicate {
                     throw PGModelError(.unsupportedSort, error.message, model: error.model, keyPath: error.keyPath)
                 }

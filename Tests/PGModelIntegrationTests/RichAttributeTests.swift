@@ -94,6 +94,9 @@ struct RichAttributeTests {
                 #expect(Set(try reader.fetch(FetchDescriptor(predicate: predicate)).map(\.name)) == expected)
             }
             #expect(try reader.fetch(FetchDescriptor(predicate: north)).map(\.name) == ["\(f.token)-oslo"])
+            // Sorting by a field of a Codable attribute; no document sorts first, as nil does in Swift.
+            let byLatitude = try reader.fetch(FetchDescriptor<Excursion>(sortBy: [SortDescriptor(\Excursion.location?.latitude, order: .reverse)]))
+            #expect(byLatitude.map(\.name) == ["\(f.token)-oslo", "\(f.token)-rome", "\(f.token)-nowhere"])
 
             let opaque = ExternalIdentifier(rawValue: "I6A0B")
             let error = try #require(throws: PGModelError.self) {
