@@ -30,7 +30,8 @@ extension ModelActorMacro: MemberMacro {
             context.diagnose(Diagnostic(node: node, message: ModelDiagnostic.notAnActor(kind(of: declaration))))
             return []
         }
-        let access = accessPrefix(of: actor)
+        // Public for a public actor, so that other modules can create it and see its conformance's members.
+        let access = GeneratedAccess.prefix(for: actor.modifiers)
         // `nonisolated let`: the executor and container are immutable and Sendable, and the ModelActor
         // protocol reads the executor from outside the actor to schedule its jobs.
         return [
@@ -44,18 +45,6 @@ extension ModelActorMacro: MemberMacro {
             }
             """,
         ]
-    }
-
-    /// Public for a public actor, so that other modules can create it and see its conformance's members.
-    private static func accessPrefix(of actor: ActorDeclSyntax) -> String {
-        for modifier in actor.modifiers {
-            switch modifier.name.tokenKind {
-            case .keyword(.public), .keyword(.open): return "public "
-            case .keyword(.package): return "package "
-            default: continue
-            }
-        }
-        return ""
     }
 
     private static func kind(of declaration: some DeclGroupSyntax) -> String {

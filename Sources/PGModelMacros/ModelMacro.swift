@@ -177,14 +177,7 @@ extension ModelMacro: MemberMacro {
 
     /// Generated members must be as visible as the conformance: public for a public or open class.
     private static func accessPrefix(of model: ClassDeclSyntax) -> String {
-        for modifier in model.modifiers {
-            switch modifier.name.tokenKind {
-            case .keyword(.public), .keyword(.open): return "public "
-            case .keyword(.package): return "package "
-            default: continue
-            }
-        }
-        return ""
+        GeneratedAccess.prefix(for: model.modifiers)
     }
 
     private static func notAClassDiagnostic(node: AttributeSyntax, declaration: some DeclGroupSyntax) -> Diagnostic {

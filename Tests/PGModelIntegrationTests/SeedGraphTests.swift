@@ -424,6 +424,8 @@ struct SeedGraphTests {
             try reader.enumerate(FetchDescriptor<Track>(sortBy: [SortDescriptor(\.title)]), batchSize: 10) { titles.append($0.title) }
             #expect(titles == (0..<25).map { String(format: "T%02d", $0) })
             #expect(reader.storeRoundTrips - start == 3)
+            // Memory holds one batch: the visited models are gone, and so are their registry entries.
+            #expect(reader.registeredModels().isEmpty)
 
             let batched = try reader.fetch(FetchDescriptor<Track>(sortBy: [SortDescriptor(\.title)]), batchSize: 7)
             #expect(batched.count == 25)
