@@ -21,9 +21,11 @@ public struct FetchDescriptor<T: PersistentModel>: @unchecked Sendable {
     public var fetchOffset: Int?
     /// Whether unsaved inserts, changes and deletes of the context count (default `true`).
     public var includePendingChanges: Bool
-    /// Accepted for source compatibility; at this version every attribute is fetched.
+    /// Only these attributes are read; the others load, with one query per model, when first accessed.
+    /// Attributes without a neutral placeholder value (enums, for example) are always read.
     public var propertiesToFetch: [PartialKeyPath<T>]
-    /// Accepted for source compatibility; relationships arrive in a later version.
+    /// Relationships to load for every fetched model up front: one extra query per key path instead of
+    /// one per model on first access.
     public var relationshipKeyPathsForPrefetching: [PartialKeyPath<T>]
 
     public init(predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = []) {

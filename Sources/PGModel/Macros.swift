@@ -6,7 +6,9 @@
 /// Every stored `var` is persisted unless it is `@Transient`, `static`, computed, or its name starts
 /// with `_`. Persisted properties need an explicit type: String, Bool, Int, Int8…Int64,
 /// UInt8…UInt32, Double, Float, Decimal, Date, UUID, Data, URL, an enum with a String or Int raw value,
-/// or an Optional of one of these.
+/// an array of these (a PostgreSQL array), any other Codable type (a `jsonb` document), another model,
+/// an array of models (relationships), or an Optional of one of these. A `@Model` class may subclass
+/// another `@Model` class; the hierarchy shares one table.
 ///
 /// ```swift
 /// @Model final class Trip {
