@@ -166,5 +166,12 @@ enum MusicLibrary {
         init(name: String) { self.name = name }
     }
 
-    static var models: [any PersistentModel.Type] { [Track.self, Album.self, User.self, Label.self, Artist.self] }
+    /// A band has at least one member (`minimumModelCount`).
+    @Model final class Band {
+        var name: String
+        @Relationship(deleteRule: .nullify, minimumModelCount: 1) var members: [Artist] = []
+        init(name: String) { self.name = name }
+    }
+
+    static var models: [any PersistentModel.Type] { [Track.self, Album.self, User.self, Label.self, Artist.self, Band.self] }
 }

@@ -196,6 +196,14 @@ struct SeedGraphTests {
             #expect(error.code == .relationshipCount && error.keyPath == "artists")
             label.artists.removeLast()
             try context.save()
+
+            // minimumModelCount: a band needs at least one member before it can be saved.
+            let band = MusicLibrary.Band(name: "\(f.token)-band")
+            context.insert(band)
+            let tooFew = try #require(throws: PGModelError.self) { try context.save() }
+            #expect(tooFew.code == .relationshipCount && tooFew.model == "Band" && tooFew.keyPath == "members")
+            band.members.append(MusicLibrary.Artist(name: "Solo"))
+            try context.save()
         }
     }
 
