@@ -17,6 +17,14 @@ public protocol ModelStore: Sendable {
     func fetchIdentifiers(_ request: FetchRequest) async throws -> [RowReference]
     /// Applies `request` in one transaction: all or nothing.
     func save(_ request: SaveRequest) async throws -> SaveResult
+    /// History transactions matching `request`, never beyond the visibility horizon (see ``HistoryRequest``).
+    /// Throws `historyTokenExpired` when the filter resumes from a token older than deleted history.
+    func fetchHistory(_ request: HistoryRequest) async throws -> HistoryPage
+    /// Deletes the history transactions matching `request` (and their changes); returns how many.
+    func deleteHistory(_ request: HistoryRequest) async throws -> Int
+    /// The doorbell: a new stream of ``ChangeSignal``s for each call, until the store closes. The store
+    /// reconnects by itself after a drop and then yields ``ChangeSignal/Kind/reconnected``.
+    func changeSignals() -> AsyncStream<ChangeSignal>
     /// Releases connections. Later calls throw `connectionFailed`.
     func close() async
 }

@@ -60,6 +60,11 @@ public struct PGModelError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let deleteDenied = Code(rawValue: "delete_denied")
         /// A relationship holds fewer models than `minimumModelCount` or more than `maximumModelCount`.
         public static let relationshipCount = Code(rawValue: "relationship_count")
+        /// A history token older than history deleted with `deleteHistory`: resume from a newer token
+        /// (or from the start) and refetch what you need.
+        public static let historyTokenExpired = Code(rawValue: "history_token_expired")
+        /// A history predicate or sort PGModel cannot translate to SQL.
+        public static let unsupportedHistoryQuery = Code(rawValue: "unsupported_history_query")
         /// Any other database error; ``PGModelError/sqlState`` tells which.
         public static let databaseError = Code(rawValue: "database_error")
         /// A bug in PGModel: please report it.
