@@ -34,6 +34,8 @@ extension Schema {
         /// reading it resolves a fault, so callers skip faulted keys. To-many: `nil`.
         let read: @Sendable (any PersistentModel) -> PGValue?
         let write: @Sendable (any PersistentModel, PGValue) throws -> Void
+        /// The Swift value a stored value stands for (history tombstones read attributes without a model).
+        let decodeStored: @Sendable (PGValue) throws -> Any
 
         /// Describes a stored property of `Model` whose values `codec` converts.
         public init<Model: PersistentModel, Value>(
@@ -63,6 +65,7 @@ extension Schema {
                     guard let model = model as? Model else { return }
                     model[keyPath: keypath] = try Self.reverse(stored, with: transformer, as: Value.self, name: name)
                 }
+                self.decodeStored = { try Self.reverse($0, with: transformer, as: Value.self, name: name) }
                 return
             }
             self.attributeType = codec.attributeType
@@ -79,6 +82,7 @@ extension Schema {
                 }
                 model[keyPath: keypath] = try codec.decode(stored)
             }
+            self.decodeStored = { try codec.decode($0) }
         }
 
         /// Describes a relationship property of `Model`.
@@ -123,6 +127,9 @@ extension Schema {
             }
             self.write = { _, _ in
                 throw PGModelError(.internalError, "relationship '\(name)' of \(Model.self) is not written from a stored value")
+            }
+            self.decodeStored = { stored in
+                throw PGModelError(.typeMismatch, "relationship '\(name)' of \(Model.self) has no stored value of its own", keyPath: name)
             }
         }
 
