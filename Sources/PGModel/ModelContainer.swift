@@ -22,6 +22,9 @@ public final class ModelContainer: Sendable {
     public let configurations: [ModelConfiguration]
     let store: any ModelStore
     let bridge: BlockingBridge
+    /// The shared reader of the history log behind `ResultsObserver` and `HistoryObserver`; idle until
+    /// the first observer registers.
+    let historyFeed: HistoryFeed
     private let mainContextBox: MainContextBox
 
     /// A container for `forTypes`.
@@ -62,10 +65,12 @@ public final class ModelContainer: Sendable {
         self.configurations = configurations.isEmpty ? [configuration] : configurations
         self.store = store
         self.bridge = bridge
+        self.historyFeed = HistoryFeed(store: store, executor: bridge.executor)
         self.mainContextBox = MainContextBox()
     }
 
     deinit {
+        historyFeed.stop()
         let store = store
         Task { await store.close() }
     }
@@ -82,6 +87,7 @@ public final class ModelContainer: Sendable {
 
     /// Closes the container's connections now rather than when it is deallocated.
     public func close() async {
+        historyFeed.stop()
         await store.close()
     }
 

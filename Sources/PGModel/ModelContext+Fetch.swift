@@ -100,7 +100,7 @@ extension ModelContext {
         return references.map { PersistentIdentifier(entityName: $0.entity, id: $0.id) }
     }
 
-    private func prepare<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> (Schema.Entity, FetchRequest, Bool) {
+    func prepare<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> (Schema.Entity, FetchRequest, Bool) {
         guard let entity = container.schema.entity(for: T.self) else {
             throw PGModelError(.unknownEntity, "\(T._$entityName) is not in this container's schema; add it to the ModelContainer", model: T._$entityName)
         }

@@ -1,0 +1,41 @@
+import Foundation
+
+extension ModelContext {
+    /// The models matching `descriptor`, grouped by `sectionBy`. The section key becomes the first sort
+    /// (unless `descriptor` already sorts by it first), so each section is contiguous and sections come
+    /// in sort order.
+    ///
+    /// ```swift
+    /// let byDestination = try context.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.startDate)]),
+    ///                                       sectionBy: \.destination)
+    /// ```
+    public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, sectionBy: KeyPath<T, String>) throws -> SectionedResults<T, String> {
+        var sorted = descriptor
+        sorted.sortBy = Self.sectionSort(SortDescriptor(Self.sendable(sectionBy)), descriptor.sortBy, sectionBy)
+        return SectionedResults(try fetch(sorted)) { $0[keyPath: sectionBy] }
+    }
+
+    /// The models matching `descriptor`, grouped by an optional `sectionBy`; models whose key is nil
+    /// form the `""` section, as in SwiftData.
+    ///
+    /// ```swift
+    /// let byCity = try context.fetch(FetchDescriptor<Trip>(), sectionBy: \.city)
+    /// ```
+    public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, sectionBy: KeyPath<T, String?>) throws -> SectionedResults<T, String> {
+        var sorted = descriptor
+        sorted.sortBy = Self.sectionSort(SortDescriptor(Self.sendable(sectionBy)), descriptor.sortBy, sectionBy)
+        return SectionedResults(try fetch(sorted)) { $0[keyPath: sectionBy] ?? "" }
+    }
+
+    /// SwiftData's `sectionBy:` takes a plain key path; `SortDescriptor` wants a Sendable one. Key paths
+    /// to stored model properties hold no state, so they are safe to share; a composition with the
+    /// marker protocol has the same representation as the class reference.
+    static func sendable<T, V>(_ keyPath: KeyPath<T, V>) -> any KeyPath<T, V> & Sendable {
+        unsafeBitCast(keyPath, to: (any KeyPath<T, V> & Sendable).self)
+    }
+
+    static func sectionSort<T>(_ section: SortDescriptor<T>, _ sortBy: [SortDescriptor<T>], _ keyPath: AnyKeyPath) -> [SortDescriptor<T>] {
+        if let first = sortBy.first, first.keyPath == keyPath { return sortBy }
+        return [section] + sortBy
+    }
+}
