@@ -43,6 +43,7 @@ enum HistoryOperand {
     case changes
     case key(Key)
     case value(Any)
+    case nilValue
     case filter(HistoryFilter)
 
     enum Key: String { case token, transactionIdentifier, author, timestamp }
@@ -83,6 +84,9 @@ struct HistoryTranslationContext {
     /// `key <op> value` as a filter, or nil when the operands are not a key and a constant.
     func comparison(_ op: ComparisonOperator, _ lhs: HistoryOperand, _ rhs: HistoryOperand) throws -> HistoryFilter {
         switch (lhs, rhs) {
+        case (.key(.author), .nilValue), (.nilValue, .key(.author)):
+            guard op == .equal || op == .notEqual else { throw unsupported("ordering authors") }
+            return .author(op, nil)
         case (.key(let key), .value(let value)): return try compare(key, op, value)
         case (.value(let value), .key(let key)): return try compare(key, op.flipped, value)
         case (.entityName, .value(let value as String)) where op == .equal,
@@ -160,6 +164,10 @@ extension PredicateExpressions.KeyPath: HistoryConvertibleExpression {
 
 extension PredicateExpressions.Value: HistoryConvertibleExpression {
     func historyOperand(_ context: inout HistoryTranslationContext) throws -> HistoryOperand { .value(value) }
+}
+
+extension PredicateExpressions.NilLiteral: HistoryConvertibleExpression {
+    func historyOperand(_ context: inout HistoryTranslationContext) throws -> HistoryOperand { .nilValue }
 }
 
 extension PredicateExpressions.Equal: HistoryConvertibleExpression {
