@@ -3,6 +3,7 @@
 #
 #   scripts/pg.sh start           set up and start it (what run.sh and test.sh do first)
 #   scripts/pg.sh stop            stop it
+#   scripts/pg.sh restart         kill it (immediate stop, as a crash would) and start it again
 #   scripts/pg.sh status          is it running, where, on which port
 #   scripts/pg.sh psql [args]     psql as role pgmodel on database pgmodel (honours DATABASE_URL)
 #   scripts/pg.sh psql-test       psql as role pgmodel on database pgmodel_test
@@ -15,7 +16,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
-    sed -n '2,11s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+    sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
     exit 2
 }
 
@@ -41,6 +42,12 @@ case "$cmd" in
     stop)
         existing_cluster
         pgm_stop_cluster
+        ;;
+    restart)
+        running_cluster
+        pgm_pg_ctl -m immediate -w -t 60 stop >/dev/null
+        pgm_log "killed the embedded cluster (immediate stop)"
+        pgm_setup
         ;;
     status)
         existing_cluster

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the package with its tests, runs the unit tests (no database), then the integration
-# tests against PostgreSQL: the embedded cluster, or DATABASE_URL / PGMODEL_TEST_DATABASE_URL.
-# Both phases always run; the exit status is non-zero if the build or either phase failed.
+# tests against PostgreSQL: the embedded cluster, or DATABASE_URL / PGMODEL_TEST_DATABASE_URL,
+# then the resilience tests, which kill and restart the embedded cluster (skipped with DATABASE_URL)
+# and so run alone, after everything else.
+# All phases always run; the exit status is non-zero if the build or any phase failed.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -10,6 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 UNIT_FILTER='PGModelSQLTests|PGModelWireTests|PGModelMacrosTests|PGModelTests'
 INTEGRATION_FILTER='PGModelIntegrationTests'
+RESILIENCE_FILTER='ResilienceTests'
 LOG_DIR=.pgmodel/test-logs
 mkdir -p "$LOG_DIR"
 
@@ -17,12 +20,17 @@ overall_start=$SECONDS
 phase_start=$SECONDS
 elapsed() { echo "$((SECONDS - phase_start))s"; }
 
+external_database="${DATABASE_URL:+yes}"
 pgm_setup
 # CI's machine outlives the run; leave it as we found it. Developers keep the cluster warm.
 if [ "${CI:-}" = true ] && [ "$PGM_STARTED" = 1 ]; then
     trap 'pgm_stop_cluster || true' EXIT
 fi
 echo "== database ready ($(elapsed))"
+# Only a cluster these scripts own may be killed by the resilience tests.
+if [ -z "$external_database" ]; then
+    export PGMODEL_RESTART_COMMAND="$PWD/scripts/pg.sh restart"
+fi
 
 # Counts one `swift test` log as "total failed skipped", from XCTest's last "Executed" line
 # and Swift Testing's "Test run with N tests" line plus its per-test failure lines.
@@ -52,11 +60,13 @@ status=0
 
 # Runs one phase, streaming swift test's own output, and tallies its results.
 run_phase() {
-    local name="$1" filter="$2" log="$LOG_DIR/$1.log" rc total failed skipped
+    local name="$1" filter="$2" skip="${3:-}" log="$LOG_DIR/$1.log" rc total failed skipped
+    local args=(--skip-build --filter "$filter")
+    [ -n "$skip" ] && args+=(--skip "$skip")
     phase_start=$SECONDS
-    echo "== $name tests (--filter '$filter')"
+    echo "== $name tests (--filter '$filter'${skip:+ --skip '$skip'})"
     set +e
-    swift test --skip-build --filter "$filter" 2>&1 | tee "$log"
+    swift test "${args[@]}" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     set -e
     read -r total failed skipped < <(count_results "$log")
@@ -81,7 +91,8 @@ fi
 echo "== build finished in $(elapsed)"
 
 run_phase unit "$UNIT_FILTER"
-run_phase integration "$INTEGRATION_FILTER"
+run_phase integration "$INTEGRATION_FILTER" "$RESILIENCE_FILTER"
+run_phase resilience "$RESILIENCE_FILTER"
 
 echo "== all phases finished in $((SECONDS - overall_start))s (logs in $LOG_DIR/)"
 if [ "$total_skipped" -gt 0 ]; then

@@ -1,0 +1,19 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Benchmarks live in their own package so the main package's CI build stays small; they build in
+// release mode against the checkout one directory up. Run: scripts/benchmark.sh (or see README there).
+let package = Package(
+    name: "PGModelBenchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(path: ".."),
+    ],
+    targets: [
+        .executableTarget(
+            name: "PGModelBenchmarks",
+            dependencies: [.product(name: "PGModel", package: "PGModel")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)

@@ -1,0 +1,139 @@
+import Dispatch
+import Foundation
+import Observation
+import PGModel
+
+// Commit-to-observer latency with 1, 100 and 1000 ResultsObservers, and writer throughput with
+// observers on and off. Observers live in one container, the writer in another (as another process
+// would: its own connections), so every notification crosses PostgreSQL's LISTEN/NOTIFY and the
+// history log. Prints a Markdown table.
+//
+//   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick]
+
+let quick = CommandLine.arguments.contains("--quick")
+guard let base = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
+    FileHandle.standardError.write(Data("set DATABASE_URL (scripts/pg.sh env prints it)\n".utf8))
+    exit(2)
+}
+
+func freshURL() -> URL {
+    let schema = "bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(10)
+    return URL(string: base + (base.contains("?") ? "&" : "?") + "schema=" + schema)!
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    guard !values.isEmpty else { return .nan }
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+}
+
+func ms(_ seconds: Double) -> String { String(format: "%.2f ms", seconds * 1000) }
+
+/// Counts notifications of one commit across all observers.
+final class Arrivals: @unchecked Sendable {
+    private let lock = NSLock()
+    private var times: [Double] = []
+    private let done = DispatchSemaphore(value: 0)
+    private let expected: Int
+
+    init(expected: Int) { self.expected = expected }
+
+    func arrive() {
+        let now = ProcessInfo.processInfo.systemUptime
+        lock.lock()
+        times.append(now)
+        let complete = times.count == expected
+        lock.unlock()
+        if complete { done.signal() }
+    }
+
+    func wait() -> [Double]? {
+        guard done.wait(timeout: .now() + 30) == .success else { return nil }
+        lock.lock(); defer { lock.unlock() }
+        return times
+    }
+}
+
+struct LatencyResult {
+    var observers: Int
+    var commits: Int
+    var commitToNotified: [Double] = []
+    var saveToNotified: [Double] = []
+    var saveDurations: [Double] = []
+}
+
+func measureLatency(observers count: Int, commits: Int) throws -> LatencyResult {
+    let url = freshURL()
+    let observing = try ModelContainer(for: BenchNote.self, configurations: ModelConfiguration(url: url))
+    let writing = try ModelContainer(for: BenchNote.self, configurations: ModelConfiguration(url: url))
+    let context = ModelContext(observing)
+    let observers = try (0..<count).map { _ in try ResultsObserver<BenchNote, Never>(modelContext: context) }
+    let writer = ModelContext(writing)
+    var result = LatencyResult(observers: count, commits: commits)
+    for i in 0..<commits {
+        let arrivals = Arrivals(expected: count)
+        for observer in observers {
+            // Reading re-queries a stale observer: that cost is outside the timed window.
+            withObservationTracking({ _ = observer.results }, onChange: { arrivals.arrive() })
+        }
+        writer.insert(BenchNote(title: "note \(i)", topic: "bench"))
+        let start = ProcessInfo.processInfo.systemUptime
+        try writer.save()
+        let committed = ProcessInfo.processInfo.systemUptime
+        guard let times = arrivals.wait() else {
+            throw PGModelError(.internalError, "observers were not notified within 30 s (commit \(i))")
+        }
+        result.saveDurations.append(committed - start)
+        for t in times {
+            result.commitToNotified.append(max(0, t - committed))
+            result.saveToNotified.append(t - start)
+        }
+    }
+    _ = observers
+    return result
+}
+
+func measureThroughput(observers count: Int, saves: Int) throws -> Double {
+    let url = freshURL()
+    let observing = try ModelContainer(for: BenchNote.self, configurations: ModelConfiguration(url: url))
+    let writing = try ModelContainer(for: BenchNote.self, configurations: ModelConfiguration(url: url))
+    let context = ModelContext(observing)
+    let observers = try (0..<count).map { _ in try HistoryObserver(observedModels: [BenchNote.self], modelContainer: observing) }
+    let resultsObserver = count > 0 ? try ResultsObserver<BenchNote, Never>(modelContext: context) : nil
+    let writer = ModelContext(writing)
+    let start = ProcessInfo.processInfo.systemUptime
+    for i in 0..<saves {
+        writer.insert(BenchNote(title: "note \(i)", topic: "bench"))
+        try writer.save()
+    }
+    let elapsed = ProcessInfo.processInfo.systemUptime - start
+    if count > 0 {
+        // Every observer must have seen every save, or the "on" figure would flatter.
+        let deadline = Date().addingTimeInterval(60)
+        while observers.contains(where: { $0.eventCounter < saves }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        guard !observers.contains(where: { $0.eventCounter != saves }) else {
+            throw PGModelError(.internalError, "an observer missed or repeated a save")
+        }
+        _ = resultsObserver?.results.count
+    }
+    return Double(saves) / elapsed
+}
+
+let configurations = quick ? [(1, 20), (100, 10), (1000, 3)] : [(1, 200), (100, 100), (1000, 20)]
+print("## Commit-to-observer latency (ResultsObserver, writer in another container)\n")
+print("| observers | commits | commit→notified p50 | p99 | save start→notified p50 | p99 | save p50 |")
+print("|---:|---:|---:|---:|---:|---:|---:|")
+for (observers, commits) in configurations {
+    let r = try measureLatency(observers: observers, commits: commits)
+    print("| \(observers) | \(commits) | \(ms(percentile(r.commitToNotified, 0.5))) | \(ms(percentile(r.commitToNotified, 0.99))) | "
+        + "\(ms(percentile(r.saveToNotified, 0.5))) | \(ms(percentile(r.saveToNotified, 0.99))) | \(ms(percentile(r.saveDurations, 0.5))) |")
+}
+
+let saves = quick ? 100 : 1000
+print("\n## Writer throughput (\(saves) sequential one-row saves, each with its history and NOTIFY)\n")
+print("| observers | saves/s |")
+print("|---:|---:|")
+for observers in [0, 100] {
+    let rate = try measureThroughput(observers: observers, saves: saves)
+    print("| \(observers == 0 ? "off (none)" : "on: \(observers) HistoryObservers + 1 ResultsObserver") | \(String(format: "%.0f", rate)) |")
+}
