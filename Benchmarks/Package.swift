@@ -1,5 +1,9 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
+
+// A path dependency is identified by its directory's name, which is wherever the checkout was cloned.
+let parentPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
 // Benchmarks live in their own package so the main package's CI build stays small; they build in
 // release mode against the checkout one directory up. Run: scripts/benchmark.sh (or see README there).
@@ -12,7 +16,7 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "PGModelBenchmarks",
-            dependencies: [.product(name: "PGModel", package: "PGModel")],
+            dependencies: [.product(name: "PGModel", package: parentPackage)],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]
