@@ -127,7 +127,11 @@ private final class HistoryFeedLoop: @unchecked Sendable {
                 await catchUp()
             case .register(let id, let after, let deliver, let done):
                 do {
-                    let current = try await position()
+                    _ = try await position()
+                    // Deliver what is already committed to the existing subscribers first, so the new one
+                    // starts at the newest visible transaction and sees only what commits later.
+                    await catchUp()
+                    let current = token ?? 0
                     var subscriber = Subscriber(after: after ?? current, deliver: deliver)
                     if subscriber.after < current {
                         // Resuming from an older token: replay its gap to it alone.

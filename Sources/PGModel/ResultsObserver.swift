@@ -113,6 +113,9 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
         lastError = nil
     }
 
+    /// How many times committed changes (or a new filter or sort) invalidated the results.
+    var invalidationCount: Int { invalidation.count }
+
     private func invalidateFromHere() {
         invalidation.invalidate()
     }
@@ -293,10 +296,15 @@ final class ResultsInvalidation: @unchecked Sendable {
     func invalidate() {
         let announce = lock.withLock { () -> (() -> Void)? in
             stale = true
+            invalidations += 1
             return self.announce
         }
         announce?()
     }
+
+    /// How many times committed changes invalidated the results (tests assert that unrelated saves do not).
+    var count: Int { lock.withLock { invalidations } }
+    private var invalidations = 0
 
     /// Whether a re-query is due; clears the flag.
     func takeStale() -> Bool {

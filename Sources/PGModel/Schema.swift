@@ -46,6 +46,15 @@ public final class Schema: Sendable, CustomStringConvertible {
         byName[type._$entityName].flatMap { entities[$0].type == type ? entities[$0] : nil }
     }
 
+    /// The entity name of a model type: its class name, as history changes and `PersistentIdentifier`s carry it.
+    ///
+    /// ```swift
+    /// let names = [Schema.entityName(for: Trip.self), Schema.entityName(for: LivingAccommodation.self)]
+    /// ```
+    public static func entityName(for type: any PersistentModel.Type) -> String {
+        type._$entityName
+    }
+
     /// The entity named `name`, if the schema has it.
     public func entity(named name: String) -> Entity? {
         byName[name].map { entities[$0] }
