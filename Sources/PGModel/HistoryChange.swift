@@ -212,7 +212,10 @@ public struct HistoryTombstone<Model: PersistentModel>: Sequence, @unchecked Sen
     /// caller, so handing them out as Sendable is safe; the compiler cannot see that through `Any`.
     private static func sendable(_ value: Any?) -> (any Sendable)? {
         guard let value else { return nil }
-        return unsafeBitCast(value, to: (any Sendable).self)
+        return cast(value, to: (any Sendable).self)
     }
+
+    /// A cast the compiler cannot check statically (marker protocols may not appear in `as?` directly).
+    private static func cast<T>(_ value: Any, to: T.Type) -> T? { value as? T }
 }
 

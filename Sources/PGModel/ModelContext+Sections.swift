@@ -1,7 +1,8 @@
 import Foundation
 
 extension ModelContext {
-    /// The models matching `descriptor`, grouped by `sectionBy`. The section key becomes the first sort
+    /// The models matching `descriptor`, grouped by `sectionBy`. (SwiftData declares a plain `KeyPath`;
+    /// PGModel asks for a Sendable one because `SortDescriptor` does — key path literals are.) The section key becomes the first sort
     /// (unless `descriptor` already sorts by it first), so each section is contiguous and sections come
     /// in sort order.
     ///
@@ -9,9 +10,9 @@ extension ModelContext {
     /// let byDestination = try context.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.startDate)]),
     ///                                       sectionBy: \.destination)
     /// ```
-    public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, sectionBy: KeyPath<T, String>) throws -> SectionedResults<T, String> {
+    public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, sectionBy: any KeyPath<T, String> & Sendable) throws -> SectionedResults<T, String> {
         var sorted = descriptor
-        sorted.sortBy = Self.sectionSort(SortDescriptor(Self.sendable(sectionBy)), descriptor.sortBy, sectionBy)
+        sorted.sortBy = Self.sectionSort(SortDescriptor(sectionBy), descriptor.sortBy, sectionBy)
         return SectionedResults(try fetch(sorted)) { $0[keyPath: sectionBy] }
     }
 
@@ -21,17 +22,10 @@ extension ModelContext {
     /// ```swift
     /// let byCity = try context.fetch(FetchDescriptor<Trip>(), sectionBy: \.city)
     /// ```
-    public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, sectionBy: KeyPath<T, String?>) throws -> SectionedResults<T, String> {
+    public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, sectionBy: any KeyPath<T, String?> & Sendable) throws -> SectionedResults<T, String> {
         var sorted = descriptor
-        sorted.sortBy = Self.sectionSort(SortDescriptor(Self.sendable(sectionBy)), descriptor.sortBy, sectionBy)
+        sorted.sortBy = Self.sectionSort(SortDescriptor(sectionBy), descriptor.sortBy, sectionBy)
         return SectionedResults(try fetch(sorted)) { $0[keyPath: sectionBy] ?? "" }
-    }
-
-    /// SwiftData's `sectionBy:` takes a plain key path; `SortDescriptor` wants a Sendable one. Key paths
-    /// to stored model properties hold no state, so they are safe to share; a composition with the
-    /// marker protocol has the same representation as the class reference.
-    static func sendable<T, V>(_ keyPath: KeyPath<T, V>) -> any KeyPath<T, V> & Sendable {
-        unsafeBitCast(keyPath, to: (any KeyPath<T, V> & Sendable).self)
     }
 
     static func sectionSort<T>(_ section: SortDescriptor<T>, _ sortBy: [SortDescriptor<T>], _ keyPath: AnyKeyPath) -> [SortDescriptor<T>] {

@@ -1,15 +1,16 @@
 import PGModelCore
+import PGModelPostgres
 
 extension PostgresModelStore {
     public func fetchHistory(_ request: HistoryRequest) async throws -> HistoryPage {
-        throw PGModelError(.internalError, "history is not implemented by this store yet")
+        try await withConnection { try await self.engine.fetchHistory(request, scope: .unrestricted, on: $0) }
     }
 
     public func deleteHistory(_ request: HistoryRequest) async throws -> Int {
-        throw PGModelError(.internalError, "history is not implemented by this store yet")
+        try await withConnection { try await self.engine.deleteHistory(request, scope: .unrestricted, on: $0) }
     }
 
     public func changeSignals() -> AsyncStream<ChangeSignal> {
-        AsyncStream { $0.finish() }
+        changeListener.signals()
     }
 }

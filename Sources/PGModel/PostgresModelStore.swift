@@ -32,6 +32,8 @@ public final class PostgresModelStore: ModelStore {
     /// Drop the schema on close: the store of an `isStoredInMemoryOnly` configuration.
     let dropsSchemaOnClose: Bool
     private let state = NIOLockedValueBox(State())
+    /// The doorbell's one LISTEN connection, opened when the first observer starts.
+    let changeListener: ChangeListener
     private static let maximumIdleConnections = 4
 
     public init(configuration: PostgresStoreConfiguration, eventLoop: any EventLoop, dropsSchemaOnClose: Bool = false,
@@ -41,6 +43,8 @@ public final class PostgresModelStore: ModelStore {
         self.eventLoop = eventLoop
         self.logger = logger
         self.dropsSchemaOnClose = dropsSchemaOnClose
+        self.changeListener = ChangeListener(configuration: configuration.connection, schemaName: configuration.schemaName,
+                                             eventLoop: eventLoop, logger: logger)
     }
 
     public func prepare(_ schema: SchemaDescription) async throws {
@@ -81,6 +85,7 @@ public final class PostgresModelStore: ModelStore {
             return (state.idle, state.isClosed)
         }
         if wasClosed { return }
+        await changeListener.close()
         // A temporary schema is dropped even when no connection is idle: otherwise it would outlive the container.
         if dropsSchemaOnClose {
             var connection = connections.first
@@ -97,7 +102,7 @@ public final class PostgresModelStore: ModelStore {
 
     private var currentSchema: SchemaDescription { state.withLockedValue { $0.schema } }
 
-    private func withConnection<T: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    func withConnection<T: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let connection = try await acquire()
         do {
             let result = try await body(connection)

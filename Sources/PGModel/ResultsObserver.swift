@@ -177,7 +177,7 @@ extension ResultsObserver where SectionTitle == String {
     /// let observer = try ResultsObserver<Book, String>(sectionBy: \.genre, modelContext: context)
     /// ```
     public convenience init(filterBy: Predicate<Element>? = nil, sortBy: [SortDescriptor<Element>]? = nil,
-                            sectionBy: KeyPath<Element, String>, modelContext: ModelContext,
+                            sectionBy: any KeyPath<Element, String> & Sendable, modelContext: ModelContext,
                             isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(fetchDescriptor: FetchDescriptor(predicate: filterBy, sortBy: sortBy ?? []), sectionBy: sectionBy,
                       modelContext: modelContext)
@@ -189,7 +189,7 @@ extension ResultsObserver where SectionTitle == String {
     /// let observer = try ResultsObserver<Trip, String>(sectionBy: \.city, modelContext: context)
     /// ```
     public convenience init(filterBy: Predicate<Element>? = nil, sortBy: [SortDescriptor<Element>]? = nil,
-                            sectionBy: KeyPath<Element, String?>, modelContext: ModelContext,
+                            sectionBy: any KeyPath<Element, String?> & Sendable, modelContext: ModelContext,
                             isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(fetchDescriptor: FetchDescriptor(predicate: filterBy, sortBy: sortBy ?? []), sectionBy: sectionBy,
                       modelContext: modelContext)
@@ -201,7 +201,7 @@ extension ResultsObserver where SectionTitle == String {
     /// let observer = try ResultsObserver<Book, String>(sectionBy: \.genre, modelContainer: container)
     /// ```
     public convenience init(filterBy: Predicate<Element>? = nil, sortBy: [SortDescriptor<Element>]? = nil,
-                            sectionBy: KeyPath<Element, String>, modelContainer: ModelContainer,
+                            sectionBy: any KeyPath<Element, String> & Sendable, modelContainer: ModelContainer,
                             isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(filterBy: filterBy, sortBy: sortBy, sectionBy: sectionBy, modelContext: ModelContext(modelContainer))
     }
@@ -212,7 +212,7 @@ extension ResultsObserver where SectionTitle == String {
     /// let observer = try ResultsObserver<Trip, String>(sectionBy: \.city, modelContainer: container)
     /// ```
     public convenience init(filterBy: Predicate<Element>? = nil, sortBy: [SortDescriptor<Element>]? = nil,
-                            sectionBy: KeyPath<Element, String?>, modelContainer: ModelContainer,
+                            sectionBy: any KeyPath<Element, String?> & Sendable, modelContainer: ModelContainer,
                             isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(filterBy: filterBy, sortBy: sortBy, sectionBy: sectionBy, modelContext: ModelContext(modelContainer))
     }
@@ -222,10 +222,10 @@ extension ResultsObserver where SectionTitle == String {
     /// ```swift
     /// let observer = try ResultsObserver<Trip, String>(fetchDescriptor: FetchDescriptor(), sectionBy: \.destination, modelContext: context)
     /// ```
-    public convenience init(fetchDescriptor: FetchDescriptor<Element>, sectionBy: KeyPath<Element, String>,
+    public convenience init(fetchDescriptor: FetchDescriptor<Element>, sectionBy: any KeyPath<Element, String> & Sendable,
                             modelContext: ModelContext, isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(descriptor: fetchDescriptor, sectionTitle: { $0[keyPath: sectionBy] },
-                      sectionSort: SortDescriptor(ModelContext.sendable(sectionBy)), sectionKeyPath: sectionBy, modelContext: modelContext)
+                      sectionSort: SortDescriptor(sectionBy), sectionKeyPath: sectionBy, modelContext: modelContext)
     }
 
     /// A sectioned observer of `fetchDescriptor` by an optional key; nil keys form the `""` section.
@@ -233,10 +233,10 @@ extension ResultsObserver where SectionTitle == String {
     /// ```swift
     /// let observer = try ResultsObserver<Trip, String>(fetchDescriptor: FetchDescriptor(), sectionBy: \.city, modelContext: context)
     /// ```
-    public convenience init(fetchDescriptor: FetchDescriptor<Element>, sectionBy: KeyPath<Element, String?>,
+    public convenience init(fetchDescriptor: FetchDescriptor<Element>, sectionBy: any KeyPath<Element, String?> & Sendable,
                             modelContext: ModelContext, isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(descriptor: fetchDescriptor, sectionTitle: { $0[keyPath: sectionBy] ?? "" },
-                      sectionSort: SortDescriptor(ModelContext.sendable(sectionBy)), sectionKeyPath: sectionBy, modelContext: modelContext)
+                      sectionSort: SortDescriptor(sectionBy), sectionKeyPath: sectionBy, modelContext: modelContext)
     }
 
     /// A sectioned observer of `fetchDescriptor` in a new context of `modelContainer`.
@@ -244,7 +244,7 @@ extension ResultsObserver where SectionTitle == String {
     /// ```swift
     /// let observer = try ResultsObserver<Trip, String>(fetchDescriptor: FetchDescriptor(), sectionBy: \.destination, modelContainer: container)
     /// ```
-    public convenience init(fetchDescriptor: FetchDescriptor<Element>, sectionBy: KeyPath<Element, String>,
+    public convenience init(fetchDescriptor: FetchDescriptor<Element>, sectionBy: any KeyPath<Element, String> & Sendable,
                             modelContainer: ModelContainer, isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(fetchDescriptor: fetchDescriptor, sectionBy: sectionBy, modelContext: ModelContext(modelContainer))
     }
@@ -254,7 +254,7 @@ extension ResultsObserver where SectionTitle == String {
     /// ```swift
     /// let observer = try ResultsObserver<Trip, String>(fetchDescriptor: FetchDescriptor(), sectionBy: \.city, modelContainer: container)
     /// ```
-    public convenience init(fetchDescriptor: FetchDescriptor<Element>, sectionBy: KeyPath<Element, String?>,
+    public convenience init(fetchDescriptor: FetchDescriptor<Element>, sectionBy: any KeyPath<Element, String?> & Sendable,
                             modelContainer: ModelContainer, isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(fetchDescriptor: fetchDescriptor, sectionBy: sectionBy, modelContext: ModelContext(modelContainer))
     }

@@ -21,15 +21,34 @@ public struct HistoryRequest: Codable, Hashable, Sendable {
     /// Only changes of these entities (by concrete class name) are returned inside each transaction;
     /// `nil` for all. Transactions left with no change are still returned.
     public var changedEntities: [String]?
+    /// When committed history waits beyond the horizon, wait briefly (up to about half a second) for the
+    /// older transactions holding it back to end, so a caller sees its own just-committed save. The
+    /// history feed turns this off: it retries by itself and must not stall its other observers.
+    public var waitsForHorizon: Bool
 
-    public init(filter: HistoryFilter = .all, newestFirst: Bool = false, limit: Int? = nil, changedEntities: [String]? = nil) {
+    public init(filter: HistoryFilter = .all, newestFirst: Bool = false, limit: Int? = nil, changedEntities: [String]? = nil,
+                waitsForHorizon: Bool = true) {
         self.filter = filter
         self.newestFirst = newestFirst
         self.limit = limit
         self.changedEntities = changedEntities
+        self.waitsForHorizon = waitsForHorizon
     }
 
-    private enum CodingKeys: String, CodingKey { case filter = "where", newestFirst, limit, changedEntities }
+    /// The token this request resumes after (`token > t` or `token >= t`, alone or in a top-level `and`):
+    /// history deleted beyond it makes the request's answer incomplete.
+    public var resumeToken: UInt64? {
+        func bound(_ filter: HistoryFilter) -> UInt64? {
+            switch filter {
+            case .token(.greater, let t), .token(.greaterOrEqual, let t): return t
+            case .and(let parts): return parts.compactMap(bound).max()
+            default: return nil
+            }
+        }
+        return bound(filter)
+    }
+
+    private enum CodingKeys: String, CodingKey { case filter = "where", newestFirst, limit, changedEntities, waitsForHorizon }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -37,6 +56,7 @@ public struct HistoryRequest: Codable, Hashable, Sendable {
         newestFirst = try c.decodeIfPresent(Bool.self, forKey: .newestFirst) ?? false
         limit = try c.decodeIfPresent(Int.self, forKey: .limit)
         changedEntities = try c.decodeIfPresent([String].self, forKey: .changedEntities)
+        waitsForHorizon = try c.decodeIfPresent(Bool.self, forKey: .waitsForHorizon) ?? true
     }
 }
 

@@ -14,10 +14,13 @@ public struct AccessScope: Sendable, Hashable {
     public var userID: UUID?
     /// Admins see and change every row.
     public var isAdmin: Bool
+    /// The user's name, recorded in history transactions.
+    public var userName: String?
 
-    public init(userID: UUID?, isAdmin: Bool = false) {
+    public init(userID: UUID?, isAdmin: Bool = false, userName: String? = nil) {
         self.userID = userID
         self.isAdmin = isAdmin
+        self.userName = userName
     }
 
     /// No user, every row: the direct store's scope.

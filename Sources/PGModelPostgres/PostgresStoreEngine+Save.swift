@@ -15,11 +15,20 @@ extension PostgresStoreEngine {
         let owner = scope.ownerFilter
         return try await transaction(on: connection) {
             var result = SaveResult()
+            var history = HistoryLog()
             if !request.deletes.isEmpty || !request.batchDeletes.isEmpty {
-                result.deleted = try await applyDeletes(request, renderer, owner, connection)
+                let deleted = try await applyDeletes(request, renderer, owner, connection)
+                result.deleted = deleted.map(\.reference)
+                for row in deleted {
+                    history.record(.delete, row.reference.entity, row.reference.id, owner: row.owner, tombstone: row.tombstone)
+                }
             }
             for row in request.updates {
                 let updated = try await query(try renderer.update(row, ownerID: owner), on: connection, model: row.entity)
+                if let first = updated.first {
+                    let rowOwner = try? first.decode((UUID, UUID?).self).1
+                    history.record(.update, row.entity, row.id, owner: rowOwner ?? scope.userID, values: row.values)
+                }
                 if updated.isEmpty {
                     if owner != nil, try await exists(RowReference(entity: row.entity, id: row.id), renderer, connection) {
                         throw PGModelError(.forbidden, "this \(row.entity) belongs to another user", model: row.entity)
@@ -29,7 +38,10 @@ extension PostgresStoreEngine {
             }
             for row in request.inserts {
                 let inserted = try await query(try renderer.insert(row, ownerID: scope.userID), on: connection, model: row.entity)
-                if !inserted.isEmpty { continue }
+                if !inserted.isEmpty {
+                    history.record(.insert, row.entity, row.id, owner: scope.userID)
+                    continue
+                }
                 guard let upsert = try renderer.upsertUpdate(row, ownerID: owner) else {
                     throw PGModelError(.uniqueViolation, "an inserted \(row.entity) collides with an existing row's id", model: row.entity)
                 }
@@ -40,6 +52,7 @@ extension PostgresStoreEngine {
                 }
                 let existing = try first.decode(UUID.self)
                 if existing != row.id { result.remappedIdentifiers[row.id] = existing }
+                history.record(.update, row.entity, existing, owner: scope.userID, values: row.values)
             }
             for change in request.links {
                 if let owner {
@@ -50,7 +63,9 @@ extension PostgresStoreEngine {
                     }
                 }
                 try await execute(try renderer.link(change), on: connection, model: change.entity)
+                history.record(.update, change.entity, change.source, owner: scope.userID, values: [:], attributes: [change.relationship])
             }
+            try await writeHistory(history, request: request, scope: scope, on: connection)
             return result
         }
     }
@@ -59,7 +74,7 @@ extension PostgresStoreEngine {
     /// after checking `.deny` relationships, set-based: one statement per class and relationship per wave.
     /// Returns every deleted row.
     private func applyDeletes(_ request: SaveRequest, _ renderer: SQLRenderer, _ owner: UUID?,
-                              _ connection: PostgresConnection) async throws -> [RowReference] {
+                              _ connection: PostgresConnection) async throws -> [DeletedRow] {
         let schema = renderer.schema
         var targets: [UUID: String] = [:]   // id → concrete class
         var order: [UUID] = []
@@ -131,7 +146,7 @@ extension PostgresStoreEngine {
             }
         }
         // 4. The deletes, one statement per hierarchy table; foreign keys nullify, join rows cascade.
-        var deleted: [RowReference] = []
+        var deleted: [DeletedRow] = []
         var roots: [String: [UUID]] = [:]
         var rootOrder: [String] = []
         for id in order {
@@ -140,12 +155,27 @@ extension PostgresStoreEngine {
             roots[root, default: []].append(id)
         }
         for root in rootOrder {
+            let preserved = renderer.preservedAttributes(ofRoot: root)
             for row in try await query(try renderer.deleteRows(of: root, ids: roots[root]!, ownerID: owner), on: connection, model: root) {
-                let (id, entity) = try row.decode((UUID, String).self)
-                deleted.append(RowReference(entity: entity, id: id))
+                let cells = row.makeRandomAccess()
+                let id = try cells[0].decode(UUID.self)
+                let entity = try cells[1].decode(String.self)
+                let rowOwner = try cells[2].decode(UUID?.self)
+                var tombstone: [String: PGValue] = [:]
+                for (offset, attribute) in preserved.enumerated() {
+                    tombstone[attribute.name] = try PostgresValueCoding.decode(cells[3 + offset], as: attribute.type)
+                }
+                deleted.append(DeletedRow(reference: RowReference(entity: entity, id: id), owner: rowOwner, tombstone: tombstone))
             }
         }
         return deleted
+    }
+
+    /// A row a save deleted, with what history keeps of it.
+    struct DeletedRow {
+        var reference: RowReference
+        var owner: UUID?
+        var tombstone: [String: PGValue]
     }
 
     /// `ids` grouped by their class, in first-seen order.

@@ -42,14 +42,24 @@ extension SQLRenderer {
         return b.statement
     }
 
-    /// `DELETE … RETURNING id, entity` of the rows of `entity`'s hierarchy table with these ids.
+    /// `DELETE … RETURNING id, entity, owner_id` of the rows of `entity`'s hierarchy table with these ids,
+    /// followed by the columns of ``preservedAttributes(ofRoot:)`` in that order: history's tombstones.
     public func deleteRows(of entity: String, ids: [UUID], ownerID: UUID?) throws -> SQLStatement {
         let entity = try self.entity(entity)
         var b = SQLBuilder()
         b.sql = "DELETE FROM \(qualifiedTable(entity)) WHERE \"id\" = ANY(\(b.bindIDs(ids)))"
         if let ownerID { b.sql += " AND \"owner_id\" = \(b.bind(.uuid(ownerID)))" }
-        b.sql += " RETURNING \"id\", \"entity\""
+        let root = schema.rootEntity(of: entity.name)?.name ?? entity.name
+        let preserved = preservedAttributes(ofRoot: root).map { $0.type.selectExpression(Naming.quoted($0.columnName)) }
+        b.sql += " RETURNING " + (["\"id\"", "\"entity\"", "\"owner_id\""] + preserved).joined(separator: ", ")
         return b.statement
+    }
+
+    /// The `.preserveValueOnDeletion` attributes of a hierarchy table, in column order.
+    public func preservedAttributes(ofRoot root: String) -> [AttributeDescription] {
+        var seen = Set<String>()
+        return schema.tableAttributes(ofRoot: root).map(\.attribute)
+            .filter { $0.preservesValueOnDeletion && seen.insert($0.columnName).inserted }
     }
 
     /// The destination table as `d`, restricted to the rows the source rows reach.

@@ -92,7 +92,7 @@ extension SQLRenderer {
         }
         b.sql = "UPDATE \(qualifiedTable(entity)) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = \(b.bind(.uuid(row.id)))"
         if let ownerID { b.sql += " AND \"owner_id\" = \(b.bind(.uuid(ownerID)))" }
-        b.sql += " RETURNING \"id\""
+        b.sql += " RETURNING \"id\", \"owner_id\""
         return b.statement
     }
 

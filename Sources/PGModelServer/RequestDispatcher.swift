@@ -34,7 +34,7 @@ struct RequestDispatcher: Sendable {
 
     /// Runs `request` as `user`.
     func execute(_ request: Request, as user: SessionUser) async -> Response {
-        let scope = AccessScope(userID: user.id, isAdmin: user.isAdmin)
+        let scope = AccessScope(userID: user.id, isAdmin: user.isAdmin, userName: user.name)
         let started = ContinuousClock.now
         let result: Result<ResponseResult, WireError>
         do {

@@ -17,13 +17,18 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
 struct StoreFixture {
     let container: ModelContainer
     let token: String
+    /// The store's URL: another container on it stands in for another process on the same database
+    /// (or, through the service, another client of the same user).
+    let url: URL
+    let types: [any PersistentModel.Type]
 
     static func make(_ kind: StoreKind, _ types: [any PersistentModel.Type], service: TestService? = nil) async throws -> StoreFixture {
         let token = String(UUID().uuidString.prefix(8)).lowercased()
         switch kind {
         case .direct:
             let url = try TestDatabase.schemaURL()
-            return StoreFixture(container: try ModelContainer(for: Schema(types), configurations: ModelConfiguration(url: url)), token: token)
+            return StoreFixture(container: try ModelContainer(for: Schema(types), configurations: ModelConfiguration(url: url)), token: token,
+                                url: url, types: types)
         case .service:
             let chosen: TestService
             if let service { chosen = service } else { chosen = try await TestService.shared() }
@@ -31,15 +36,21 @@ struct StoreFixture {
             let url = try await service.newUserURL()
             let schema = Schema(types)
             let container = try await offCooperativePool { try ModelContainer(for: schema, configurations: ModelConfiguration(url: url)) }
-            return StoreFixture(container: container, token: token)
+            return StoreFixture(container: container, token: token, url: url, types: types)
         }
     }
 
     /// A new context on the fixture's container; each call is another context, as another task would have.
     func newContext() -> ModelContext { ModelContext(container) }
+
+    /// A second container on the same store, with its own connections: what another process sees.
+    /// Blocking: call it inside `offCooperativePool`.
+    func otherProcess() throws -> ModelContainer {
+        try ModelContainer(for: Schema(types), configurations: ModelConfiguration(url: url))
+    }
 }
 
-extension StoreFixture: Sendable {}
+extension StoreFixture: @unchecked Sendable {}  // metatypes and a Sendable container
 
 /// Runs SwiftData-style synchronous code on a thread of its own and awaits it.
 ///

@@ -57,4 +57,6 @@ actor TestService {
 extension StoreKind {
     /// The stores the behaviour suite runs against.
     static let tested: [StoreKind] = StoreKind.allCases
+    /// Stores whose history feeds observers.
+    static let observed: [StoreKind] = [.direct]
 }

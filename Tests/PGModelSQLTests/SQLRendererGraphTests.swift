@@ -184,7 +184,7 @@ struct SQLRendererGraphTests {
         let subclass = try r.insert(RowValues(entity: "BusinessTrip", id: a, values: ["name": .string("t"), "destination": .string("d"), "perdiem": .double(3)]), ownerID: nil)
         #expect(subclass.sql == #"INSERT INTO "app"."trip" ("id", "entity", "owner_id", "name", "destination", "perdiem") VALUES ($1, $2, NULL, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING "id""#)
         #expect(subclass.binds[1] == .string("BusinessTrip"))
-        #expect(try r.update(RowValues(entity: "Track", id: a, values: ["album": .null]), ownerID: nil).sql == #"UPDATE "app"."track" SET "album_id" = NULL WHERE "id" = $1 RETURNING "id""#)
+        #expect(try r.update(RowValues(entity: "Track", id: a, values: ["album": .null]), ownerID: nil).sql == #"UPDATE "app"."track" SET "album_id" = NULL WHERE "id" = $1 RETURNING "id", "owner_id""#)
         #expect { try r.update(RowValues(entity: "Album", id: a, values: ["tracks": .null]), ownerID: nil) } throws: { ($0 as? PGModelError)?.code == .invalidField }
         #expect { try r.update(RowValues(entity: "Track", id: a, values: ["album": .int(1)]), ownerID: nil) } throws: { ($0 as? PGModelError)?.code == .typeMismatch }
     }
@@ -216,6 +216,6 @@ struct SQLRendererGraphTests {
         let deny = try r.countRelated("albums", of: "Publisher", ids: [a], excluding: [a, owner], ownerID: nil)
         #expect(deny.sql == #"SELECT count(*) FROM "app"."album" AS "d" WHERE "d"."publisher_id" = ANY($1::uuid[]) AND NOT ("d"."id" = ANY($2::uuid[]))"#)
         #expect(deny.binds == [ids, .string("{00000000-0000-7000-8000-0000000000aa,00000000-0000-7000-8000-000000000001}")])
-        #expect(try r.deleteRows(of: "BusinessTrip", ids: [a], ownerID: owner).sql == #"DELETE FROM "app"."trip" WHERE "id" = ANY($1::uuid[]) AND "owner_id" = $2 RETURNING "id", "entity""#)
+        #expect(try r.deleteRows(of: "BusinessTrip", ids: [a], ownerID: owner).sql == #"DELETE FROM "app"."trip" WHERE "id" = ANY($1::uuid[]) AND "owner_id" = $2 RETURNING "id", "entity", "owner_id""#)
     }
 }

@@ -95,7 +95,7 @@ struct SQLRendererTests {
 
     @Test func updateWritesOnlyGivenColumnsAndChecksOwner() throws {
         let s = try renderer.update(RowValues(entity: "BucketListItem", id: rowID, values: ["notes": .null, "cost": .double(1.5)]), ownerID: owner)
-        #expect(s.sql == #"UPDATE "app"."bucket_list_item" SET "notes" = NULL, "cost" = $1 WHERE "id" = $2 AND "owner_id" = $3 RETURNING "id""#)
+        #expect(s.sql == #"UPDATE "app"."bucket_list_item" SET "notes" = NULL, "cost" = $1 WHERE "id" = $2 AND "owner_id" = $3 RETURNING "id", "owner_id""#)
         #expect(s.binds == [.decimal(Decimal(1.5)), .uuid(rowID), .uuid(owner)])
     }
 

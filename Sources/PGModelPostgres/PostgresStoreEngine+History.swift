@@ -1,0 +1,116 @@
+import Foundation
+import PGModelCore
+import PGModelSQL
+import PostgresNIO
+
+extension PostgresStoreEngine {
+    /// Writes a save's history transaction and changes, then rings the doorbell: inside the save's SQL
+    /// transaction, so history commits (or rolls back) with the data. A save that wrote nothing writes
+    /// no history.
+    func writeHistory(_ log: HistoryLog, request: SaveRequest, scope: AccessScope, on connection: PostgresConnection) async throws {
+        guard !log.isEmpty else { return }
+        let sql = HistorySQL(schemaName: schemaName)
+        let rows = try await query(sql.insertTransaction(author: request.author, userID: scope.userID, userName: scope.userName), on: connection)
+        guard let id = try rows.first?.decode(Int64.self) else {
+            throw PGModelError(.internalError, "writing the history transaction of schema \(schemaName) returned no id")
+        }
+        let changes = String(decoding: try Self.historyEncoder.encode(log.entries), as: UTF8.self)
+        try await execute(sql.insertChanges(transactionID: id, changes: changes), on: connection)
+        try await execute(sql.notify(payload: sql.notifyPayload(entities: log.entities)), on: connection)
+    }
+
+    /// History transactions matching `request` that committed before every running transaction began
+    /// (see ``HistoryRequest``), with their changes; a non-admin user sees only changes of their own rows.
+    /// Throws `historyTokenExpired` when the request resumes from a token older than deleted history.
+    public func fetchHistory(_ request: HistoryRequest, scope: AccessScope, on connection: PostgresConnection) async throws -> HistoryPage {
+        var delay = Duration.milliseconds(4)
+        var waited = Duration.zero
+        while true {
+            let page = try await readHistory(request, scope: scope, on: connection)
+            // PGModel's own writers hold the horizon back for milliseconds; a caller reading right
+            // after its own save should see it. Anything longer is left to the caller's next read.
+            if page.isComplete || !request.waitsForHorizon || waited >= .milliseconds(500) { return page }
+            try await Task.sleep(for: delay)
+            waited += delay
+            delay = min(delay * 2, .milliseconds(128))
+        }
+    }
+
+    /// Deletes the history transactions `request` matches (below the horizon) and records the newest
+    /// deleted token, so readers resuming from an older one get `historyTokenExpired`. Returns how many.
+    public func deleteHistory(_ request: HistoryRequest, scope: AccessScope, on connection: PostgresConnection) async throws -> Int {
+        guard scope.ownerFilter == nil else {
+            throw PGModelError(.forbidden, "deleting history removes other users' history too; it needs an admin or a direct connection")
+        }
+        let sql = HistorySQL(schemaName: schemaName)
+        return try await transaction(on: connection) {
+            let rows = try await query(sql.deleteTransactions(request.filter), on: connection)
+            let tokens = try rows.compactMap { UInt64(try $0.decode(String.self)) }
+            if let newest = tokens.max() {
+                try await execute(sql.recordDeletion(through: newest), on: connection)
+            }
+            return tokens.count
+        }
+    }
+
+    /// One consistent read: the horizon check, the transactions and their changes in one
+    /// REPEATABLE READ snapshot, so "complete" describes exactly the rows returned.
+    private func readHistory(_ request: HistoryRequest, scope: AccessScope, on connection: PostgresConnection) async throws -> HistoryPage {
+        let sql = HistorySQL(schemaName: schemaName)
+        let owner = scope.ownerFilter
+        try await execute(SQLStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), on: connection)
+        do {
+            let state = try await query(sql.horizonState(), on: connection)
+            guard let first = state.first else {
+                throw PGModelError(.internalError, "the history horizon query of schema \(schemaName) returned no row")
+            }
+            let (beyondHorizon, deletedThrough) = try first.decode((Bool, String?).self)
+            if let resume = request.resumeToken, let deleted = deletedThrough.flatMap(UInt64.init), resume < deleted {
+                throw PGModelError(.historyTokenExpired,
+                    "history of store \(schemaName) was deleted beyond this token; fetch from a newer token or from the start")
+            }
+            var records: [HistoryRecord] = []
+            var positions: [Int64: Int] = [:]
+            for row in try await query(sql.selectTransactions(request, ownerID: owner), on: connection) {
+                let (id, xid, author, userName, createdAt) = try row.decode((Int64, String, String?, String?, Date).self)
+                guard let token = UInt64(xid) else {
+                    throw PGModelError(.internalError, "a history token of schema \(schemaName) is not a 64-bit xid")
+                }
+                positions[id] = records.count
+                records.append(HistoryRecord(token: token, transactionIdentifier: id, author: author, userName: userName,
+                                             timestamp: createdAt, storeIdentifier: schemaName))
+            }
+            if !records.isEmpty {
+                let changes = sql.selectChanges(transactionIDs: records.map(\.transactionIdentifier), entities: request.changedEntities, ownerID: owner)
+                for row in try await query(changes, on: connection) {
+                    let (transaction, id, kind, entity, rowID, attributes, values, tombstone) =
+                        try row.decode((Int64, Int64, String, String, UUID, [String], String?, String?).self)
+                    guard let position = positions[transaction], let kind = HistoryChangeRecord.Kind(rawValue: kind) else { continue }
+                    records[position].changes.append(HistoryChangeRecord(
+                        changeIdentifier: id, kind: kind, entity: entity, id: rowID, updatedAttributes: attributes,
+                        values: try Self.decodeValues(values), tombstone: try Self.decodeValues(tombstone)))
+                }
+            }
+            try await execute(SQLStatement(sql: "COMMIT"), on: connection)
+            return HistoryPage(transactions: records, isComplete: !beyondHorizon)
+        } catch {
+            _ = try? await query(SQLStatement(sql: "ROLLBACK"), on: connection)
+            throw PostgresErrorMapping.map(error)
+        }
+    }
+
+    private static func decodeValues(_ json: String?) throws -> [String: PGValue] {
+        guard let json, json != "null" else { return [:] }
+        do {
+            return try JSONDecoder().decode([String: PGValue].self, from: Data(json.utf8))
+        } catch {
+            throw PGModelError(.internalError, "a history value document could not be read: \(error)")
+        }
+    }
+
+    static let historyEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+}

@@ -1,0 +1,174 @@
+import Foundation
+import PGModelCore
+
+/// The SQL of persistent history: writing a save's transaction and changes, reading history up to the
+/// snapshot horizon, deleting it. Every value is bound; the only identifiers are PGModel's own tables.
+///
+/// ```swift
+/// let sql = HistorySQL(schemaName: "public")
+/// let select = sql.selectTransactions(HistoryRequest(filter: .token(.greater, 4711)), ownerID: nil)
+/// // SELECT t."id", t."xid"::text, … FROM "pgmodel"."transactions" t WHERE t."schema_name" = $1
+/// //   AND t."xid" < pg_snapshot_xmin(pg_current_snapshot()) AND (t."xid" > $2::text::xid8) ORDER BY t."xid" LIMIT …
+/// ```
+public struct HistorySQL: Sendable {
+    /// The store whose history this reads and writes (`pgmodel.transactions.schema_name`).
+    public let schemaName: String
+
+    /// The doorbell channel.
+    public static let channel = "pgmodel_changes"
+
+    public init(schemaName: String) {
+        self.schemaName = schemaName
+    }
+
+    /// `INSERT INTO pgmodel.transactions … RETURNING id`: the save's history transaction, with this
+    /// transaction's xid as its token.
+    public func insertTransaction(author: String?, userID: UUID?, userName: String?) -> SQLStatement {
+        var b = SQLBuilder()
+        let values = [b.bind(.string(schemaName)), b.bind(author.map(PGValue.string) ?? .null),
+                      b.bind(userID.map(PGValue.uuid) ?? .null) + "::uuid", b.bind(userName.map(PGValue.string) ?? .null)]
+        b.sql = "INSERT INTO \"pgmodel\".\"transactions\" (\"schema_name\", \"author\", \"user_id\", \"user_name\") VALUES (\(values.joined(separator: ", "))) RETURNING \"id\""
+        return b.statement
+    }
+
+    /// All changes of one history transaction in one statement: `changes` is a JSON array of objects
+    /// with `entity`, `row_id`, `kind`, `owner_id`, `updated_attributes`, `new_values` and `tombstone`.
+    public func insertChanges(transactionID: Int64, changes json: String) -> SQLStatement {
+        var b = SQLBuilder()
+        let id = b.bind(.int(transactionID))
+        let rows = b.bind(.string(json))
+        b.sql = """
+            INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "new_values", "tombstone") \
+            SELECT \(id), r."entity", r."row_id", r."kind", r."owner_id", coalesce(r."updated_attributes", '{}'), r."new_values", r."tombstone" \
+            FROM jsonb_to_recordset(\(rows)::jsonb) AS r("entity" text, "row_id" uuid, "kind" text, "owner_id" uuid, "updated_attributes" text[], "new_values" jsonb, "tombstone" jsonb)
+            """
+        return b.statement
+    }
+
+    /// `SELECT pg_notify('pgmodel_changes', payload)`: delivered at commit, dropped on rollback.
+    public func notify(payload: String) -> SQLStatement {
+        SQLStatement(sql: "SELECT pg_notify('\(Self.channel)', $1)", binds: [.string(payload)])
+    }
+
+    /// The doorbell payload: `{"s":"<schema>","e":["Trip",…]}`, or no entity names when they would not fit.
+    public func notifyPayload(entities: [String]) -> String {
+        func payload(_ names: [String]) -> String {
+            let object: [String: Any] = ["s": schemaName, "e": names]
+            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
+            return String(decoding: data, as: UTF8.self)
+        }
+        let full = payload(entities)
+        return full.utf8.count <= 7000 ? full : payload([])
+    }
+
+    /// Whether committed history of this store exists at or beyond the horizon, and the newest token
+    /// removed by `deleteHistory` (NULL when none). Run in the same snapshot as ``selectTransactions(_:ownerID:)``.
+    public func horizonState() -> SQLStatement {
+        SQLStatement(sql: """
+            SELECT EXISTS (SELECT 1 FROM "pgmodel"."transactions" p WHERE p."schema_name" = $1 \
+            AND p."xid" >= pg_snapshot_xmin(pg_current_snapshot())), \
+            (SELECT d."deleted_through"::text FROM "pgmodel"."history_deletions" d WHERE d."schema_name" = $1)
+            """, binds: [.string(schemaName)])
+    }
+
+    /// `id, xid, author, user_name, created_at` of the matching transactions below the horizon, in token order.
+    public func selectTransactions(_ request: HistoryRequest, ownerID: UUID?) -> SQLStatement {
+        var b = SQLBuilder()
+        let conditions = visibleConditions(request.filter, ownerID: ownerID, &b)
+        b.sql = "SELECT t.\"id\", t.\"xid\"::text, t.\"author\", t.\"user_name\", t.\"created_at\" FROM \"pgmodel\".\"transactions\" t WHERE "
+            + conditions + " ORDER BY t.\"xid\"" + (request.newestFirst ? " DESC" : "")
+        if let limit = request.limit { b.sql += " LIMIT \(b.bind(.int(Int64(max(0, limit)))))" }
+        return b.statement
+    }
+
+    /// The changes of `transactionIDs`, in change order: only `entities` when given, only `ownerID`'s
+    /// rows when given.
+    public func selectChanges(transactionIDs: [Int64], entities: [String]?, ownerID: UUID?) -> SQLStatement {
+        var b = SQLBuilder()
+        var sql = "SELECT c.\"transaction_id\", c.\"id\", c.\"kind\", c.\"entity\", c.\"row_id\", c.\"updated_attributes\", "
+            + "c.\"new_values\"::text, c.\"tombstone\"::text FROM \"pgmodel\".\"changes\" c WHERE c.\"transaction_id\" = ANY("
+            + b.bind(.string("{" + transactionIDs.map(String.init).joined(separator: ",") + "}")) + "::bigint[])"
+        if let entities { sql += " AND c.\"entity\" IN (SELECT jsonb_array_elements_text(\(b.bind(.string(Self.jsonArray(entities))))::jsonb))" }
+        if let ownerID { sql += " AND c.\"owner_id\" = \(b.bind(.uuid(ownerID)))" }
+        b.sql = sql + " ORDER BY c.\"id\""
+        return b.statement
+    }
+
+    /// `DELETE` of the matching transactions below the horizon (their changes cascade), returning each
+    /// deleted token.
+    public func deleteTransactions(_ filter: HistoryFilter) -> SQLStatement {
+        var b = SQLBuilder()
+        let conditions = visibleConditions(filter, ownerID: nil, &b)
+        b.sql = "DELETE FROM \"pgmodel\".\"transactions\" t WHERE " + conditions + " RETURNING t.\"xid\"::text"
+        return b.statement
+    }
+
+    /// Records that history through `token` was deleted, keeping the newest such token.
+    public func recordDeletion(through token: UInt64) -> SQLStatement {
+        SQLStatement(sql: """
+            INSERT INTO "pgmodel"."history_deletions" ("schema_name", "deleted_through") VALUES ($1, $2::text::xid8) \
+            ON CONFLICT ("schema_name") DO UPDATE SET "deleted_through" = greatest("pgmodel"."history_deletions"."deleted_through", EXCLUDED."deleted_through")
+            """, binds: [.string(schemaName), .string(String(token))])
+    }
+
+    /// This store, below the horizon, matching `filter`, and (for a user) with a change of their own.
+    private func visibleConditions(_ filter: HistoryFilter, ownerID: UUID?, _ b: inout SQLBuilder) -> String {
+        var parts = ["t.\"schema_name\" = \(b.bind(.string(schemaName)))", "t.\"xid\" < pg_snapshot_xmin(pg_current_snapshot())"]
+        if let ownerID {
+            parts.append("EXISTS (SELECT 1 FROM \"pgmodel\".\"changes\" o WHERE o.\"transaction_id\" = t.\"id\" AND o.\"owner_id\" = \(b.bind(.uuid(ownerID))))")
+        }
+        if filter != .all { parts.append("(" + condition(filter, ownerID: ownerID, &b) + ")") }
+        return parts.joined(separator: " AND ")
+    }
+
+    private func condition(_ filter: HistoryFilter, ownerID: UUID?, _ b: inout SQLBuilder) -> String {
+        switch filter {
+        case .all:
+            return "TRUE"
+        case .none:
+            return "FALSE"
+        case .token(let op, let value):
+            return "t.\"xid\" \(Self.sql(op)) \(b.bind(.string(String(value))))::text::xid8"
+        case .transactionIdentifier(let op, let value):
+            return "t.\"id\" \(Self.sql(op)) \(b.bind(.int(value)))"
+        case .author(let op, nil):
+            return op == .notEqual ? "t.\"author\" IS NOT NULL" : op == .equal ? "t.\"author\" IS NULL" : "FALSE"
+        case .author(let op, let value?):
+            // Swift's `author != "x"` is true for a nil author; SQL's `<>` would be NULL.
+            if op == .notEqual { return "t.\"author\" IS DISTINCT FROM \(b.bind(.string(value)))" }
+            return "t.\"author\" \(Self.sql(op)) \(b.bind(.string(value)))"
+        case .authorIn(let authors):
+            return "t.\"author\" IN (SELECT jsonb_array_elements_text(\(b.bind(.string(Self.jsonArray(authors))))::jsonb))"
+        case .timestamp(let op, let date):
+            return "t.\"created_at\" \(Self.sql(op)) \(b.bind(.date(date)))"
+        case .entities(let names):
+            var sql = "EXISTS (SELECT 1 FROM \"pgmodel\".\"changes\" c WHERE c.\"transaction_id\" = t.\"id\" AND c.\"entity\" IN "
+                + "(SELECT jsonb_array_elements_text(\(b.bind(.string(Self.jsonArray(names))))::jsonb))"
+            if let ownerID { sql += " AND c.\"owner_id\" = \(b.bind(.uuid(ownerID)))" }
+            return sql + ")"
+        case .and(let parts):
+            return parts.isEmpty ? "TRUE" : parts.map { "(" + condition($0, ownerID: ownerID, &b) + ")" }.joined(separator: " AND ")
+        case .or(let parts):
+            return parts.isEmpty ? "FALSE" : parts.map { "(" + condition($0, ownerID: ownerID, &b) + ")" }.joined(separator: " OR ")
+        case .not(let inner):
+            // NOT over a NULL author comparison would be NULL; coalesce keeps Swift's two-valued logic.
+            return "NOT coalesce((" + condition(inner, ownerID: ownerID, &b) + "), FALSE)"
+        }
+    }
+
+    private static func sql(_ op: ComparisonOperator) -> String {
+        switch op {
+        case .equal: "="
+        case .notEqual: "<>"
+        case .less: "<"
+        case .lessOrEqual: "<="
+        case .greater: ">"
+        case .greaterOrEqual: ">="
+        }
+    }
+
+    static func jsonArray(_ strings: [String]) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: strings) else { return "[]" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Logging
+import NIOPosix
+import PGModelCore
+import PGModelPostgres
+import PostgresNIO
+import Testing
+
+/// History at the engine level against a real PostgreSQL: what a save records, per-user visibility,
+/// deletes and expired tokens, the visibility horizon with two writers committing out of order, and the
+/// LISTEN doorbell across a killed backend.
+@Suite("Engine history")
+struct EngineHistoryTests {
+    let schema = GraphTestSchema.schema
+    let logger: Logger = {
+        var logger = Logger(label: "pgmodel.test.history")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    func connect(_ id: Int = 1) async throws -> PostgresConnection {
+        let configuration = try PostgresStoreConfiguration.parse(try TestDatabase.url())
+        return try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(),
+                                                    configuration: configuration.connection, id: id, logger: logger)
+    }
+
+    /// A fresh PostgreSQL schema with the graph schema prepared in it, dropped afterwards.
+    func withStore(_ body: (PostgresStoreEngine, PostgresConnection, String) async throws -> Void) async throws {
+        let connection = try await connect()
+        let name = TestDatabase.uniqueSchema("h")
+        let engine = PostgresStoreEngine(schemaName: name, logger: logger)
+        do {
+            try await engine.bootstrap(on: connection)
+            try await engine.prepare(schema, on: connection)
+            try await body(engine, connection, name)
+            try await engine.dropSchema(on: connection)
+            try await connection.close()
+        } catch {
+            try? await engine.dropSchema(on: connection)
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    func track(_ id: UUID, _ title: String, album: UUID? = nil) -> RowValues {
+        RowValues(entity: "Track", id: id, values: ["title": .string(title), "duration": .int(200), "album": album.map(PGValue.uuid) ?? .null])
+    }
+
+    func exec(_ c: PostgresConnection, _ sql: String, _ binds: [PGValue] = []) async throws {
+        var bindings = PostgresBindings()
+        for bind in binds {
+            if case .string(let s) = bind { bindings.append(s) }
+        }
+        _ = try await c.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).collect()
+    }
+
+    @Test func savesRecordTheirChangesAndAuthor() async throws {
+        try await withStore { engine, c, _ in
+            let album = UUID.v7(), t1 = UUID.v7(), t2 = UUID.v7()
+            _ = try await engine.save(SaveRequest(inserts: [RowValues(entity: "Album", id: album, values: ["title": .string("Blue")]),
+                                                            track(t1, "A", album: album), track(t2, "B", album: album)], author: "App"),
+                                      in: schema, scope: .unrestricted, on: c)
+            _ = try await engine.save(SaveRequest(updates: [RowValues(entity: "Track", id: t1, values: ["title": .string("A2")])]),
+                                      in: schema, scope: .unrestricted, on: c)
+            _ = try await engine.save(SaveRequest(deletes: [RowReference(entity: "Album", id: album)]), in: schema, scope: .unrestricted, on: c)
+            _ = try await engine.save(SaveRequest(), in: schema, scope: .unrestricted, on: c)   // writes nothing, records nothing
+
+            let page = try await engine.fetchHistory(HistoryRequest(), scope: .unrestricted, on: c)
+            #expect(page.transactions.count == 3)
+            guard page.transactions.count == 3 else { return }
+            let (insert, update, delete) = (page.transactions[0], page.transactions[1], page.transactions[2])
+            #expect(insert.author == "App" && update.author == nil)
+            #expect(insert.changes.map(\.kind) == [.insert, .insert, .insert])
+            #expect(Set(insert.changes.map(\.id)) == [album, t1, t2])
+            #expect(update.changes == [HistoryChangeRecord(changeIdentifier: update.changes.first?.changeIdentifier ?? 0, kind: .update,
+                                                           entity: "Track", id: t1, updatedAttributes: ["title"], values: ["title": .string("A2")])])
+            // Album cascades to its tracks: all three deletes are recorded.
+            #expect(Set(delete.changes.filter { $0.kind == .delete }.map(\.id)) == [album, t1, t2])
+            #expect(insert.token < update.token && update.token < delete.token)
+
+            let newest = try await engine.fetchHistory(HistoryRequest(newestFirst: true, limit: 1), scope: .unrestricted, on: c)
+            #expect(newest.transactions.map(\.token) == [delete.token])
+            let onlyDeletes = try await engine.fetchHistory(
+                HistoryRequest(filter: .and([.token(.greater, insert.token), .entities(["Album"])])), scope: .unrestricted, on: c)
+            #expect(onlyDeletes.transactions.map(\.token) == [delete.token])
+            let byAuthor = try await engine.fetchHistory(HistoryRequest(filter: .authorIn(["App", "Other"])), scope: .unrestricted, on: c)
+            #expect(byAuthor.transactions.map(\.token) == [insert.token])
+            let notApp = try await engine.fetchHistory(HistoryRequest(filter: .author(.notEqual, "App")), scope: .unrestricted, on: c)
+            #expect(notApp.transactions.count == 2, "a nil author is not \"App\"")
+            let albumChangesOnly = try await engine.fetchHistory(HistoryRequest(changedEntities: ["Album"]), scope: .unrestricted, on: c)
+            #expect(albumChangesOnly.transactions.flatMap(\.changes).allSatisfy { $0.entity == "Album" })
+        }
+    }
+
+    @Test func usersSeeOnlyHistoryOfTheirOwnRows() async throws {
+        try await withStore { engine, c, _ in
+            let suffix = UUID().uuidString.prefix(8).lowercased()
+            let aliceUser = try await engine.createUser(name: "alice-\(suffix)", password: "pw", isAdmin: false, on: c)
+            let bobUser = try await engine.createUser(name: "bob-\(suffix)", password: "pw", isAdmin: false, on: c)
+            let alice = AccessScope(userID: aliceUser.id, userName: aliceUser.name)
+            let bob = AccessScope(userID: bobUser.id, userName: bobUser.name)
+            _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "alice's")]), in: schema, scope: alice, on: c)
+            _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "bob's")]), in: schema, scope: bob, on: c)
+            let seenByAlice = try await engine.fetchHistory(HistoryRequest(), scope: alice, on: c)
+            #expect(seenByAlice.transactions.count == 1)
+            #expect(seenByAlice.transactions.first?.userName == aliceUser.name)
+            #expect(try await engine.fetchHistory(HistoryRequest(), scope: .unrestricted, on: c).transactions.count == 2)
+            _ = bob
+            await #expect { try await engine.deleteHistory(HistoryRequest(), scope: alice, on: c) } throws: {
+                ($0 as? PGModelError)?.code == .forbidden
+            }
+        }
+    }
+
+    @Test func deletedHistoryExpiresOlderTokens() async throws {
+        try await withStore { engine, c, _ in
+            for i in 0..<3 {
+                _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "t\(i)")]), in: schema, scope: .unrestricted, on: c)
+            }
+            let all = try await engine.fetchHistory(HistoryRequest(), scope: .unrestricted, on: c).transactions.map(\.token)
+            #expect(all.count == 3)
+            guard all.count == 3 else { return }
+            let deleted = try await engine.deleteHistory(HistoryRequest(filter: .token(.lessOrEqual, all[1])), scope: .unrestricted, on: c)
+            #expect(deleted == 2)
+            let rest = try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, all[1])), scope: .unrestricted, on: c)
+            #expect(rest.transactions.map(\.token) == [all[2]])
+            await #expect { try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, all[0])), scope: .unrestricted, on: c) } throws: {
+                ($0 as? PGModelError)?.code == .historyTokenExpired
+            }
+        }
+    }
+
+    /// Writer A starts first (smaller xid) and commits last; writer B commits in between. A reader that
+    /// resumed from B's token without the horizon would skip A forever. With it, B stays invisible until A
+    /// ends, and then both arrive, A first.
+    @Test func aLateCommitIsNeverSkipped() async throws {
+        try await withStore { engine, reader, name in
+            let before = try await engine.fetchHistory(HistoryRequest(newestFirst: true, limit: 1), scope: .unrestricted, on: reader)
+            let start = before.transactions.first?.token ?? 0
+            let slow = try await connect(2)
+            defer { Task { try? await slow.close() } }
+            try await exec(slow, "BEGIN")
+            try await exec(slow, "INSERT INTO pgmodel.transactions (schema_name, author) VALUES ($1, 'slow')", [.string(name)])
+            _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "fast")], author: "fast"), in: schema, scope: .unrestricted, on: reader)
+
+            var early = HistoryRequest(filter: .token(.greater, start))
+            early.waitsForHorizon = false
+            let whileSlowRuns = try await engine.fetchHistory(early, scope: .unrestricted, on: reader)
+            #expect(!whileSlowRuns.transactions.contains { $0.author == "fast" }, "B is held back while A runs")
+            #expect(!whileSlowRuns.isComplete)
+
+            try await exec(slow, "COMMIT")
+            var authors: [String?] = []
+            for _ in 0..<50 {
+                // Other tests' transactions may hold the cluster-wide horizon back a little longer.
+                let page = try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, start)), scope: .unrestricted, on: reader)
+                authors = page.transactions.map(\.author)
+                if authors.count == 2 { break }
+            }
+            #expect(authors == ["slow", "fast"], "in token order, the late commit first")
+        }
+    }
+
+    @Test func theDoorbellRingsForItsStoreAndAfterReconnecting() async throws {
+        try await withStore { engine, c, name in
+            let configuration = try PostgresStoreConfiguration.parse(try TestDatabase.url())
+            let listener = ChangeListener(configuration: configuration.connection, schemaName: name,
+                                          eventLoop: MultiThreadedEventLoopGroup.singleton.next(), logger: logger)
+            var signals = listener.signals().makeAsyncIterator()
+            #expect(await next(&signals)?.kind == .reconnected, "LISTEN took effect: catch up")
+
+            let other = PostgresStoreEngine(schemaName: TestDatabase.uniqueSchema("o"), logger: logger)
+            try await other.prepare(schema, on: c)
+            _ = try await other.save(SaveRequest(inserts: [track(UUID.v7(), "elsewhere")]), in: schema, scope: .unrestricted, on: c)
+            try await other.dropSchema(on: c)
+            _ = try await engine.save(SaveRequest(inserts: [RowValues(entity: "Album", id: UUID.v7(), values: ["title": .string("X")])]),
+                                      in: schema, scope: .unrestricted, on: c)
+            let rang = await next(&signals)
+            #expect(rang == ChangeSignal(.committed, entities: ["Album"]), "the other store's ring was filtered out")
+
+            try await exec(c, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+                           [.string(ChangeListener.applicationName(name))])
+            #expect(await next(&signals)?.kind == .reconnected, "after its backend was killed it listens again")
+            _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "after")]), in: schema, scope: .unrestricted, on: c)
+            #expect(await next(&signals) == ChangeSignal(.committed, entities: ["Track"]))
+            await listener.close()
+            #expect(await next(&signals) == nil, "closing ends the stream")
+        }
+    }
+
+    /// The next signal, or nil after 20 s: a test fails instead of hanging.
+    func next(_ iterator: inout AsyncStream<ChangeSignal>.Iterator) async -> ChangeSignal? {
+        nonisolated(unsafe) var it = iterator
+        let result = await withTaskGroup(of: ChangeSignal?.self) { group in
+            group.addTask { await it.next() }
+            group.addTask { try? await Task.sleep(for: .seconds(20)); return nil }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        iterator = it
+        return result
+    }
+}
