@@ -47,6 +47,8 @@ case "$cmd" in
         running_cluster
         pgm_pg_ctl -m immediate -w -t 60 stop >/dev/null
         pgm_log "killed the embedded cluster (immediate stop)"
+        # The caller's environment points at this cluster; pgm_setup would take it for an external one.
+        unset DATABASE_URL PGMODEL_TEST_DATABASE_URL
         pgm_setup
         ;;
     status)

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import PGModelCore
 import Synchronization
 import Testing
@@ -29,7 +32,7 @@ struct ResilienceTests {
         let writer = NoteWriter(container: container, prefix: f.token)
         writer.start()
         #expect(writer.waitForSuccesses(10), "the writer saves before the restart")
-        try restartPostgreSQL()
+        try await restartPostgreSQL()
         #expect(writer.waitForSuccesses(writer.successes + 10, seconds: 120), "the writer saves again after the restart")
         writer.stop()
 
@@ -53,14 +56,12 @@ struct ResilienceTests {
         #expect(writer.failures > 0, "the restart interrupted some saves")
     }
 
-    private func restartPostgreSQL() throws {
+    /// Runs the restart command and waits for it. (Foundation's `Process.waitUntilExit` never returns
+    /// here: `pg_ctl start` leaves the server running in the background with the command's descriptors.)
+    private func restartPostgreSQL() async throws {
         let command = ProcessInfo.processInfo.environment["PGMODEL_RESTART_COMMAND"] ?? ""
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(command) succeeded")
+        let status = try await offCooperativePool { system(command) }
+        #expect(status == 0, "\(command) succeeded")
     }
 }
 
