@@ -28,6 +28,7 @@ public struct LineServer: Service, CustomStringConvertible {
     let client: PostgresClient
     let registry = SchemaRegistry()
     let lifecycle = LineServerLifecycle()
+    let forwarders = ForwarderCounter()
     let eventLoopGroup: any EventLoopGroup
 
     /// Checks the configuration (the database URL above all; `invalid_configuration` otherwise) and
@@ -99,6 +100,14 @@ public struct LineServer: Service, CustomStringConvertible {
 
     /// How many client connections are open right now.
     public var connectionCount: Int { lifecycle.connectionCount }
+
+    /// How many connections are forwarding change events right now: those with at least one
+    /// subscription. It drops at the last `unsubscribe` (before its response) and when a connection ends.
+    ///
+    /// ```swift
+    /// #expect(server.signalForwarderCount == 0)   // every subscriber has gone
+    /// ```
+    public var signalForwarderCount: Int { forwarders.count }
 
     /// Names the listening address and the database without its password: service-lifecycle logs it.
     public var description: String {
