@@ -13,7 +13,8 @@ import PGModelWire
 /// and matched to their responses by id. If the connection breaks, calls in flight fail with
 /// `connection_failed` (a save may or may not have committed) and the next call reconnects, logs in
 /// again and re-registers the schemas prepared so far. Server errors arrive as ``PGModelError`` with
-/// the server's code and message.
+/// the server's code and message. Streams of ``changeSignals()`` subscribe on the same connection and,
+/// unlike calls, reconnect by themselves (with backoff) after a drop.
 ///
 /// Like the direct store it keeps its state behind a lock rather than in an actor, so its calls run
 /// wherever the caller's task runs — on the container's event loop when called through

@@ -11,8 +11,12 @@ import ServiceLifecycle
 /// The PGModel line-protocol service: accepts TCP connections, logs users in, and runs their requests
 /// on PostgreSQL through a connection pool, each under the user's ``AccessScope``.
 ///
+/// Subscribed connections get change events from one shared database ``ChangeListener`` (one LISTEN
+/// connection for the whole server, opened once the database is ready).
+///
 /// It is a swift-service-lifecycle `Service`. On graceful shutdown it stops accepting, lets every
-/// request in progress finish and answer, closes the connections, then closes its database pool.
+/// request in progress finish and answer, closes the connections (ending their event forwarding), then
+/// closes the change listener, and last its database pool.
 ///
 /// ```swift
 /// let server = try LineServer(configuration: LineServerConfiguration(databaseURL: url), logger: logger)

@@ -228,6 +228,23 @@ struct ServerHistoryTests {
         }
     }
 
+    @Test("an admin may delete history; the answer is a count")
+    func adminDeletesHistory() async throws {
+        let admin = try await ServerTestHarness.makeUser("root", admin: true)
+        try await ServerTestHarness.withServer { port in
+            let store = try RemoteModelStore(url: try ServerRemoteStoreTests.url(admin, port: port))
+            defer { Task { await store.close() } }
+            // `none` matches nothing, so other tests' history stays intact.
+            #expect(try await store.deleteHistory(HistoryRequest(filter: .none)) == 0)
+            let client = try await RawProtocolClient.connect(port: port)
+            defer { Task { await client.close() } }
+            #expect(try await RawProtocolTests.hello(client, admin.name, "secret").ok == true)
+            let raw = try await client.request(#"{"id":4,"op":"deleteHistory","history":{"where":{"none":true}}}"#)
+            #expect(raw.ok == true, "\(raw)")
+            #expect(raw.count == 0)
+        }
+    }
+
     @Test("RemoteModelStore.changeSignals yields after another client's save and finishes when the store closes")
     func clientSignals() async throws {
         let alice = try await ServerTestHarness.makeUser("watch")
