@@ -101,7 +101,7 @@ extension Response: Codable {
             case .acknowledged:
                 break
             case .history(let page):
-                try c.encode(page, forKey: Field.history.key)
+                try c.encode(WireHistoryPage(page), forKey: Field.history.key)
             case .subscribed(let subscription):
                 try c.encode(subscription, forKey: Field.subscription.key)
             }

@@ -117,6 +117,7 @@ struct HistoryWireTests {
         let full = try WireTest.text(Response(id: 5, .history(HistoryPage(transactions: [Self.record]))).encodedLine())
         #expect(full.contains(#""timestamp":"2024-05-01T10:00:00.250Z""#), "timestamps are ISO 8601: \(full)")
         #expect(full.contains(#""token":4711"#))
+        #expect(full.contains(#""id":"\#(WireTest.tripID.uuidString.lowercased())""#), "row ids are lowercase like everywhere else")
     }
 
     @Test("deleteHistory is answered by count, unsubscribe by a bare ok")
