@@ -1,15 +1,96 @@
+import NIOCore
 import PGModelCore
+import PGModelWire
 
 extension RemoteModelStore {
+    /// The caller's history transactions (`history`); the server shows a non-admin only the changes
+    /// of their own rows.
+    ///
+    /// ```swift
+    /// let page = try await store.fetchHistory(HistoryRequest(filter: .token(.greater, lastToken)))
+    /// lastToken = page.transactions.last?.token ?? lastToken
+    /// ```
     public func fetchHistory(_ request: HistoryRequest) async throws -> HistoryPage {
-        throw PGModelError(.internalError, "history is not implemented by this store yet")
+        guard case .history(let page) = try await call(.history(request)) else { throw Self.unexpectedResult(.history) }
+        return page
     }
 
+    /// Deletes matching history transactions (`deleteHistory`); the server allows it to admins only
+    /// (`forbidden` otherwise).
+    ///
+    /// ```swift
+    /// let deleted = try await store.deleteHistory(HistoryRequest(filter: .token(.lessOrEqual, oldToken)))
+    /// ```
     public func deleteHistory(_ request: HistoryRequest) async throws -> Int {
-        throw PGModelError(.internalError, "history is not implemented by this store yet")
+        guard case .count(let count) = try await call(.deleteHistory(request)) else {
+            throw Self.unexpectedResult(.deleteHistory)
+        }
+        return count
     }
 
+    /// A new stream of doorbells for saves in the server's schema, by any client. Each stream holds a
+    /// `subscribe` of its own on the store's connection. When the connection drops, the stream
+    /// reconnects (with backoff, even if nothing else calls the store), subscribes again and yields
+    /// ``ChangeSignal/Kind/reconnected``: read history from your token then. The stream finishes when
+    /// the store closes; ending its iteration unsubscribes.
+    ///
+    /// ```swift
+    /// for await signal in store.changeSignals() {
+    ///     let page = try await store.fetchHistory(HistoryRequest(filter: .token(.greater, token)))
+    ///     token = page.transactions.last?.token ?? token
+    /// }
+    /// ```
     public func changeSignals() -> AsyncStream<ChangeSignal> {
-        AsyncStream { $0.finish() }
+        let (stream, continuation) = AsyncStream<ChangeSignal>.makeStream()
+        guard let key = signalHub.add(continuation) else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in self?.endSubscription(key) }
+        let task = Task { await self.keepSubscribed(key) }
+        signalHub.attach(task, to: key)
+        return stream
+    }
+
+    /// Subscribes stream `key`, waits for its connection to drop, and subscribes again, until the
+    /// stream or the store ends.
+    private func keepSubscribed(_ key: Int) async {
+        var hasSubscribed = false
+        var delay = Duration.milliseconds(100)
+        while !Task.isCancelled, signalHub.isOpen(key) {
+            do {
+                let channel = try await connectedChannel()
+                let id = makeRequestID()
+                let ending = SignalHub.Ending()
+                guard signalHub.route(SignalHub.Route(subscription: id, channel: channel, ending: ending), to: key) else { break }
+                channel.closeFuture.whenComplete { _ in ending.fire() }
+                do {
+                    let operation = Request.Operation.subscribe(entities: nil)
+                    _ = try Self.result(of: try await roundTrip(operation, id: id, on: channel).get(), for: operation)
+                } catch {
+                    signalHub.unroute(id, from: key)
+                    throw error
+                }
+                // Anything may have been saved while this stream had no subscription.
+                if hasSubscribed { signalHub.yield(ChangeSignal(.reconnected), to: key) }
+                hasSubscribed = true
+                delay = .milliseconds(100)
+                await ending.wait()
+                signalHub.unroute(id, from: key)
+            } catch {
+                guard !Task.isCancelled, signalHub.isOpen(key) else { break }
+                logger.debug("subscription failed; retrying", metadata: ["error": "\(error)", "delay": "\(delay)"])
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+        _ = signalHub.remove(key)
+    }
+
+    /// Stream `key` ended (its reader went away or the store closed): stop its task and, if its
+    /// subscription is still live, tell the server. Best effort: the answer is not awaited.
+    private func endSubscription(_ key: Int) {
+        guard let route = signalHub.remove(key), route.channel.isActive else { return }
+        _ = roundTrip(.unsubscribe(subscription: route.subscription), on: route.channel)
     }
 }

@@ -23,9 +23,12 @@ extension RemoteModelStore {
         /// (`"id":null`) belongs to the oldest request.
         private var order: [RequestID] = []
         private let peer: String
+        /// Receives event lines (subscriptions); called on the event loop, so it must not block.
+        private let onEvent: @Sendable (Event) -> Void
 
-        init(peer: String) {
+        init(peer: String, onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
             self.peer = peer
+            self.onEvent = onEvent
         }
 
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -50,9 +53,8 @@ extension RemoteModelStore {
                 guard line.readableBytes > 0 else { return }
                 do {
                     switch try ServerMessage.decode(line: line) {
-                    case .event:
-                        // Subscriptions are not part of protocol version 1 yet.
-                        return
+                    case .event(let event):
+                        onEvent(event)
                     case .response(let response):
                         if let id = response.id {
                             guard let promise = pending.removeValue(forKey: id) else { return }

@@ -13,7 +13,8 @@ import PGModelWire
 /// and matched to their responses by id. If the connection breaks, calls in flight fail with
 /// `connection_failed` (a save may or may not have committed) and the next call reconnects, logs in
 /// again and re-registers the schemas prepared so far. Server errors arrive as ``PGModelError`` with
-/// the server's code and message.
+/// the server's code and message. Streams of ``changeSignals()`` subscribe on the same connection and,
+/// unlike calls, reconnect by themselves (with backoff) after a drop.
 ///
 /// Like the direct store it keeps its state behind a lock rather than in an actor, so its calls run
 /// wherever the caller's task runs — on the container's event loop when called through
@@ -48,6 +49,8 @@ public final class RemoteModelStore: ModelStore {
     let eventLoop: any EventLoop
     let logger: Logger
     private let state = NIOLockedValueBox(State())
+    /// The streams of ``changeSignals()`` and where their events come from.
+    let signalHub = SignalHub()
 
     /// A store for `url` (`pgmodel://user:password@host:port`, port 7432 by default). Nothing connects
     /// until the first call. Throws `invalid_configuration` for a URL it cannot use.
@@ -105,6 +108,7 @@ public final class RemoteModelStore: ModelStore {
 
     /// Says `bye` and closes the connection. Later calls throw `connection_failed`.
     public func close() async {
+        signalHub.close()
         let channel = state.withLockedValue { state -> (any Channel)? in
             defer { state.connection = .closed }
             if case .connected(let channel) = state.connection { return channel }
@@ -155,12 +159,17 @@ public final class RemoteModelStore: ModelStore {
         return try Self.result(of: try await roundTrip(operation, on: channel).get(), for: operation)
     }
 
-    /// Writes one request and returns the future of its response.
-    private func roundTrip(_ operation: Request.Operation, on channel: any Channel) -> EventLoopFuture<Response> {
-        let id = RequestID.int(state.withLockedValue { state in
+    /// A request id never used before by this store, on any connection.
+    func makeRequestID() -> RequestID {
+        RequestID.int(state.withLockedValue { state in
             defer { state.nextRequestID += 1 }
             return state.nextRequestID
         })
+    }
+
+    /// Writes one request (with `id`, or a new one) and returns the future of its response.
+    func roundTrip(_ operation: Request.Operation, id: RequestID? = nil, on channel: any Channel) -> EventLoopFuture<Response> {
+        let id = id ?? makeRequestID()
         let promise = channel.eventLoop.makePromise(of: Response.self)
         let line: Data
         do {
@@ -182,7 +191,7 @@ public final class RemoteModelStore: ModelStore {
         case .failure(let error):
             throw error.modelError
         case .success(let result):
-            guard result.operationName == operation.name else { throw unexpectedResult(operation.name) }
+            guard result.answers(operation.name) else { throw unexpectedResult(operation.name) }
             return result
         }
     }
@@ -194,7 +203,7 @@ public final class RemoteModelStore: ModelStore {
     // MARK: Connection
 
     /// The logged-in channel: the current one, the one being opened by a concurrent call, or a new one.
-    private func connectedChannel() async throws -> any Channel {
+    func connectedChannel() async throws -> any Channel {
         enum Next {
             case use(any Channel)
             case wait(EventLoopFuture<any Channel>)
@@ -250,6 +259,8 @@ public final class RemoteModelStore: ModelStore {
     private func openChannel() async throws -> any Channel {
         let peer = endpoint.description
         let maxLineBytes = maxResponseLineBytes
+        // Weak: the channel must not keep a dropped store alive.
+        let onEvent: @Sendable (Event) -> Void = { [weak signalHub] event in signalHub?.deliver(event) }
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: eventLoop)
@@ -259,7 +270,7 @@ public final class RemoteModelStore: ModelStore {
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(
                             ByteToMessageHandler(LineFrameDecoder(maxLineBytes: maxLineBytes)))
-                        try channel.pipeline.syncOperations.addHandler(ResponseRouter(peer: peer))
+                        try channel.pipeline.syncOperations.addHandler(ResponseRouter(peer: peer, onEvent: onEvent))
                     }
                 }
                 .connect(host: endpoint.host, port: endpoint.port)

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import PGModelCore
+import PGModelPostgres
 import PGModelWire
 
 /// Serves one client connection: reads frames in order, lets the ``SessionStateMachine`` decide,
@@ -14,6 +15,9 @@ import PGModelWire
 struct ConnectionServer: Sendable {
     let dispatcher: RequestDispatcher
     let tracker: ConnectionTracker
+    /// The server's one database listener; subscribed sessions fan out from it.
+    let changeListener: ChangeListener
+    let forwarders: ForwarderCounter
     let maxFailedAuthentications: Int
     let logger: Logger
 
@@ -38,6 +42,29 @@ struct ConnectionServer: Sendable {
 
         do {
             try await connection.executeThenClose { inbound, outbound in
+                let subscriptions = SessionSubscriptions(
+                    listener: changeListener, outbound: outbound, counter: forwarders, logger: logger)
+                do {
+                    try await serveRequests(inbound, outbound, subscriptions: subscriptions, logger: logger)
+                } catch {
+                    await subscriptions.close()
+                    throw error
+                }
+                // Forwarding stops before the socket closes, so no event task outlives its connection.
+                await subscriptions.close()
+            }
+        } catch {
+            // The peer went away or the socket failed: nothing to answer, nothing to keep.
+            logger.debug("connection ended with an error", metadata: ["error": "\(type(of: error))"])
+        }
+        logger.debug("connection closed")
+    }
+
+    /// Reads and answers requests until the peer stops sending, a `bye`, or shutdown.
+    private func serveRequests(
+        _ inbound: NIOAsyncChannelInboundStream<LineFramer.Frame>, _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
+        subscriptions: SessionSubscriptions, logger: Logger
+    ) async throws {
                 var session = SessionStateMachine(maxFailedAuthentications: maxFailedAuthentications)
                 for try await frame in inbound {
                     let action: SessionStateMachine.Action
@@ -52,22 +79,16 @@ struct ConnectionServer: Sendable {
                         }
                         action = session.receive(Request.decode(line: line))
                     }
-                    let keepOpen = try await perform(action, session: &session, outbound: outbound)
+                    let keepOpen = try await perform(action, session: &session, subscriptions: subscriptions, outbound: outbound)
                     if !keepOpen || tracker.isShuttingDown { break }
                 }
                 session.connectionClosed()
-            }
-        } catch {
-            // The peer went away or the socket failed: nothing to answer, nothing to keep.
-            logger.debug("connection ended with an error", metadata: ["error": "\(type(of: error))"])
-        }
-        logger.debug("connection closed")
     }
 
     /// Performs `action`; returns whether the connection stays open.
     private func perform(
         _ action: SessionStateMachine.Action, session: inout SessionStateMachine,
-        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+        subscriptions: SessionSubscriptions, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
     ) async throws -> Bool {
         switch action {
         case .respond(let response):
@@ -78,6 +99,21 @@ struct ConnectionServer: Sendable {
             return false
         case .ignore:
             return session.state != .closed
+        case .execute(let request, _) where request.operation.name == .subscribe:
+            guard case .subscribe(let entities) = request.operation else { return true }
+            switch subscriptions.subscribe(id: request.id, entities: entities) {
+            case .success:
+                try await write(Response(id: request.id, .subscribed(request.id)), to: outbound)
+                subscriptions.activate(id: request.id)
+            case .failure(let error):
+                try await write(Response(id: request.id, error: error), to: outbound)
+            }
+            return true
+        case .execute(let request, _) where request.operation.name == .unsubscribe:
+            guard case .unsubscribe(let subscription) = request.operation else { return true }
+            let result = await subscriptions.unsubscribe(id: subscription)
+            try await write(Response(id: request.id, result: result.map { ResponseResult.acknowledged }), to: outbound)
+            return true
         case .execute(let request, let user):
             try await write(await dispatcher.execute(request, as: user), to: outbound)
             return true
@@ -87,7 +123,7 @@ struct ConnectionServer: Sendable {
             case .success(let user): next = session.authenticationSucceeded(id: id, user: user)
             case .failure(let error): next = session.authenticationFailed(id: id, error: error)
             }
-            return try await perform(next, session: &session, outbound: outbound)
+            return try await perform(next, session: &session, subscriptions: subscriptions, outbound: outbound)
         }
     }
 

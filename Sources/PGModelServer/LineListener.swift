@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import PGModelCore
+import PGModelPostgres
 import PGModelWire
 import PostgresNIO
 import ServiceLifecycle
@@ -18,8 +19,26 @@ struct LineListener: Service {
         let tracker = ConnectionTracker(maxConnections: server.configuration.maxConnections)
         let dispatcher = RequestDispatcher(
             engine: server.engine, client: server.client, registry: server.registry, logger: logger)
+        // One LISTEN connection for the whole server; sessions fan out from it. Created only now that the
+        // database is known to be reachable, closed only after every connection has stopped forwarding.
+        let database = server.databaseConfiguration
+        let changeListener = ChangeListener(
+            configuration: database.connection, schemaName: database.schemaName,
+            eventLoop: server.eventLoopGroup.next(), logger: logger)
+        do {
+            try await serve(tracker: tracker, dispatcher: dispatcher, changeListener: changeListener)
+        } catch {
+            await changeListener.close()
+            throw error
+        }
+        await changeListener.close()
+        logger.info("stopped")
+    }
+
+    private func serve(tracker: ConnectionTracker, dispatcher: RequestDispatcher, changeListener: ChangeListener) async throws {
+        let logger = server.logger
         let connectionServer = ConnectionServer(
-            dispatcher: dispatcher, tracker: tracker,
+            dispatcher: dispatcher, tracker: tracker, changeListener: changeListener, forwarders: server.forwarders,
             maxFailedAuthentications: server.configuration.maxFailedAuthentications, logger: logger)
         let maxLineBytes = server.configuration.maxLineBytes
 
@@ -62,7 +81,6 @@ struct LineListener: Service {
             tracker.beginShutdown()
             listener.channel.close(promise: nil)
         }
-        logger.info("stopped")
     }
 
     /// Creates the system tables if needed and loads the registered entities. Uses a connection of its

@@ -11,8 +11,12 @@ import ServiceLifecycle
 /// The PGModel line-protocol service: accepts TCP connections, logs users in, and runs their requests
 /// on PostgreSQL through a connection pool, each under the user's ``AccessScope``.
 ///
+/// Subscribed connections get change events from one shared database ``ChangeListener`` (one LISTEN
+/// connection for the whole server, opened once the database is ready).
+///
 /// It is a swift-service-lifecycle `Service`. On graceful shutdown it stops accepting, lets every
-/// request in progress finish and answer, closes the connections, then closes its database pool.
+/// request in progress finish and answer, closes the connections (ending their event forwarding), then
+/// closes the change listener, and last its database pool.
 ///
 /// ```swift
 /// let server = try LineServer(configuration: LineServerConfiguration(databaseURL: url), logger: logger)
@@ -28,6 +32,7 @@ public struct LineServer: Service, CustomStringConvertible {
     let client: PostgresClient
     let registry = SchemaRegistry()
     let lifecycle = LineServerLifecycle()
+    let forwarders = ForwarderCounter()
     let eventLoopGroup: any EventLoopGroup
 
     /// Checks the configuration (the database URL above all; `invalid_configuration` otherwise) and
@@ -99,6 +104,14 @@ public struct LineServer: Service, CustomStringConvertible {
 
     /// How many client connections are open right now.
     public var connectionCount: Int { lifecycle.connectionCount }
+
+    /// How many connections are forwarding change events right now: those with at least one
+    /// subscription. It drops at the last `unsubscribe` (before its response) and when a connection ends.
+    ///
+    /// ```swift
+    /// #expect(server.signalForwarderCount == 0)   // every subscriber has gone
+    /// ```
+    public var signalForwarderCount: Int { forwarders.count }
 
     /// Names the listening address and the database without its password: service-lifecycle logs it.
     public var description: String {

@@ -84,8 +84,22 @@ struct RequestDispatcher: Sendable {
             return .saved(try await client.withConnection { connection in
                 try await engine.save(request, in: schema, scope: scope, on: connection)
             })
-        case .hello, .ping, .bye:
-            // The session state machine answers these itself.
+        case .history(let request):
+            // The engine filters by the scope: a non-admin gets only the changes of their own rows.
+            return .history(try await client.withConnection { connection in
+                try await engine.fetchHistory(request, scope: scope, on: connection)
+            })
+        case .deleteHistory(let request):
+            // History is shared by every user of the schema: a transaction may hold several users'
+            // changes, so no per-user delete leaves the log consistent for the others. Admins only.
+            guard scope.isAdmin else {
+                throw PGModelError(.forbidden, "only an admin may delete history")
+            }
+            return .count(try await client.withConnection { connection in
+                try await engine.deleteHistory(request, scope: scope, on: connection)
+            })
+        case .hello, .ping, .bye, .subscribe, .unsubscribe:
+            // The session (state machine and subscriptions) answers these itself.
             throw PGModelError(.internalError, "'\(operation.name.rawValue)' reached the store dispatcher")
         }
     }

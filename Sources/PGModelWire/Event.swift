@@ -1,9 +1,17 @@
-/// A line the server pushes without a request: reserved for subscriptions (protocol version 1 sends none yet).
-/// Events have an `"event"` key and no `"ok"` key, so clients tell them from responses at a glance.
+import PGModelCore
+
+/// A line the server pushes without a request, for a `subscribe`d connection. Events have an `"event"`
+/// key and no `"ok"` key, so clients tell them from responses at a glance.
+///
+/// Events are doorbells, never data: on `changes` (a save committed) or `reconnected` (the server's
+/// listener lost and regained the database, so saves may have gone unannounced) a client fetches
+/// `history` from its last token.
 ///
 /// ```swift
-/// let event = Event(name: "changes", subscription: 9, entities: ["Trip"], token: "4711:12")
-/// // {"entities":["Trip"],"event":"changes","subscription":9,"token":"4711:12"}
+/// let event = Event.changes(subscription: 7, entities: ["Trip"])
+/// // {"entities":["Trip"],"event":"changes","subscription":7}
+/// let again = Event.reconnected(subscription: 7)
+/// // {"event":"reconnected","subscription":7}
 /// ```
 public struct Event: Hashable, Sendable, Codable {
     /// The kind of event, e.g. `"changes"`.
@@ -22,6 +30,38 @@ public struct Event: Hashable, Sendable, Codable {
         self.token = token
     }
 
+    /// The event names the server sends.
+    public enum Name {
+        /// A save committed in the session's schema; `entities` names the classes it touched.
+        public static let changes = "changes"
+        /// The server's change listener reconnected to the database: catch up from your token.
+        public static let reconnected = "reconnected"
+    }
+
+    /// `{"event":"changes","subscription":…,"entities":[…]}`.
+    public static func changes(subscription: RequestID, entities: [String]) -> Event {
+        Event(name: Name.changes, subscription: subscription, entities: entities)
+    }
+
+    /// `{"event":"reconnected","subscription":…}`.
+    public static func reconnected(subscription: RequestID) -> Event {
+        Event(name: Name.reconnected, subscription: subscription)
+    }
+
+    /// The store-level doorbell this event rings; `nil` for an event name this client does not know
+    /// (newer servers may send more), which clients ignore.
+    ///
+    /// ```swift
+    /// Event.changes(subscription: 7, entities: ["Trip"]).changeSignal   // ChangeSignal(.committed, entities: ["Trip"])
+    /// ```
+    public var changeSignal: ChangeSignal? {
+        switch name {
+        case Name.changes: return ChangeSignal(.committed, entities: entities)
+        case Name.reconnected: return ChangeSignal(.reconnected)
+        default: return nil
+        }
+    }
+
     private enum CodingKeys: String, CodingKey {
         case name = "event", subscription, entities, token
     }
@@ -38,7 +78,10 @@ public struct Event: Hashable, Sendable, Codable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(name, forKey: .name)
         try c.encodeIfPresent(subscription, forKey: .subscription)
-        try c.encode(entities, forKey: .entities)
+        // `reconnected` means "anything may have changed": an empty list would only mislead.
+        if !(name == Name.reconnected && entities.isEmpty) {
+            try c.encode(entities, forKey: .entities)
+        }
         try c.encodeIfPresent(token, forKey: .token)
     }
 }

@@ -20,3 +20,12 @@ extension PGModelError.Code {
     /// ```
     public static let shuttingDown = PGModelError.Code(rawValue: "shutting_down")
 }
+
+extension PGModelError.Code {
+    /// A `subscribe` beyond the per-connection limit (``SubscriptionStateMachine/defaultMaxSubscriptions``).
+    ///
+    /// ```swift
+    /// if error.code == .tooManySubscriptions { /* unsubscribe first, or share one subscription */ }
+    /// ```
+    public static let tooManySubscriptions = PGModelError.Code(rawValue: "too_many_subscriptions")
+}

@@ -12,7 +12,7 @@ extension Request: Codable {
     /// ```
     public static func decode(line: Data) -> Result<Request, RequestDecodingFailure> {
         do {
-            return .success(try JSONDecoder().decode(Request.self, from: line))
+            return .success(try WireJSON.makeDecoder().decode(Request.self, from: line))
         } catch let failure as RequestDecodingFailure {
             // The decoder checks UTF-8 only in the strings it reads, so a bad byte can surface as a field error.
             if String(data: line, encoding: .utf8) == nil {
@@ -114,7 +114,37 @@ extension Request: Codable {
             return .ids(try decodeFetch(from: decoder))
         case .save:
             return .save(try SavePayload(from: decoder).request)
+        case .history:
+            return .history(try decodeHistory(from: decoder))
+        case .deleteHistory:
+            return .deleteHistory(try decodeHistory(from: decoder))
+        case .subscribe:
+            let c = try decoder.container(keyedBy: DynamicKey.self)
+            let key = DynamicKey("entities")
+            guard c.contains(key), !(try c.decodeNil(forKey: key)) else { return .subscribe(entities: nil) }
+            let entities = try c.decode([String].self, forKey: key)
+            // An empty list would mean "no events at all", which is surely a mistake; omit the field for all.
+            guard !entities.isEmpty else {
+                throw WireError(.invalidField, "field 'entities' must name at least one entity; omit it for all", field: "entities")
+            }
+            return .subscribe(entities: entities)
+        case .unsubscribe:
+            let c = try decoder.container(keyedBy: DynamicKey.self)
+            return .unsubscribe(subscription: try c.decode(RequestID.self, forKey: DynamicKey("subscription")))
         }
+    }
+
+    /// The `history` object of `history` and `deleteHistory`; required, so that a typo never deletes everything.
+    private static func decodeHistory(from decoder: any Decoder) throws -> HistoryRequest {
+        let c = try decoder.container(keyedBy: DynamicKey.self)
+        let key = DynamicKey("history")
+        if let limit = try? c.nestedContainer(keyedBy: DynamicKey.self, forKey: key)
+            .decodeIfPresent(Double.self, forKey: DynamicKey("limit")),
+            !(0..<Double(Int.max)).contains(limit)
+        {
+            throw WireError(.invalidField, "field 'history.limit' must be a non-negative integer", field: "history.limit")
+        }
+        return try c.decode(HistoryRequest.self, forKey: key)
     }
 
     private static func decodeFetch(from decoder: any Decoder) throws -> FetchRequest {
@@ -147,6 +177,9 @@ extension Request: Codable {
         case .register(let schema): try c.encode(schema, forKey: DynamicKey("schema"))
         case .fetch(let request), .count(let request), .ids(let request): try request.encode(to: encoder)
         case .save(let request): try SavePayload(request).encode(to: encoder)
+        case .history(let request), .deleteHistory(let request): try c.encode(request, forKey: DynamicKey("history"))
+        case .subscribe(let entities): try c.encodeIfPresent(entities, forKey: DynamicKey("entities"))
+        case .unsubscribe(let subscription): try c.encode(subscription, forKey: DynamicKey("subscription"))
         }
     }
 }

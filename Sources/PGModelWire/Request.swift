@@ -17,7 +17,8 @@ public struct Request: Hashable, Sendable {
         self.operation = operation
     }
 
-    /// The operations of protocol version 1. Payload fields sit inline in the request object, next to `id` and `op`.
+    /// The operations of protocol version 1 (`history`, `deleteHistory`, `subscribe` and `unsubscribe`
+    /// were added within version 1: older servers answer them with `unknown_op`). Payload fields sit inline in the request object, next to `id` and `op`.
     ///
     /// ```swift
     /// let op: Request.Operation = .count(FetchRequest(entity: "Trip"))
@@ -39,6 +40,18 @@ public struct Request: Hashable, Sendable {
         case save(SaveRequest)
         /// `{"op":"bye"}`: the server answers, then closes the connection.
         case bye
+        /// `{"op":"history","history":{"where":…,"newestFirst":…,"limit":…,"changedEntities":…}}`: the
+        /// caller's history transactions (a non-admin sees only changes of their own rows).
+        case history(HistoryRequest)
+        /// `{"op":"deleteHistory","history":{…}}`: deletes matching history transactions (admins only);
+        /// answers `{"count":n}`.
+        case deleteHistory(HistoryRequest)
+        /// `{"op":"subscribe"}` or `{"op":"subscribe","entities":["Trip"]}`: push `changes` events for
+        /// saves in the session's schema (of these entities only, when given); the subscription's id is
+        /// this request's id.
+        case subscribe(entities: [String]?)
+        /// `{"op":"unsubscribe","subscription":7}`: stops the events of subscription 7.
+        case unsubscribe(subscription: RequestID)
 
         /// The `op` string of this operation.
         public var name: Name {
@@ -51,6 +64,10 @@ public struct Request: Hashable, Sendable {
             case .ids: return .ids
             case .save: return .save
             case .bye: return .bye
+            case .history: return .history
+            case .deleteHistory: return .deleteHistory
+            case .subscribe: return .subscribe
+            case .unsubscribe: return .unsubscribe
             }
         }
 
@@ -60,7 +77,7 @@ public struct Request: Hashable, Sendable {
         /// Request.Operation.Name(rawValue: "fetch")   // .fetch
         /// ```
         public enum Name: String, Hashable, Sendable, CaseIterable, Codable {
-            case hello, ping, register, fetch, count, ids, save, bye
+            case hello, ping, register, fetch, count, ids, save, bye, history, deleteHistory, subscribe, unsubscribe
         }
     }
 }

@@ -13,7 +13,7 @@ extension Response: Codable {
     }
 
     private enum Field: String {
-        case id, ok, error, server, user, userID, pong, entities, rows, count, ids, remapped, deleted
+        case id, ok, error, server, user, userID, pong, entities, rows, count, ids, remapped, deleted, history, subscription
         var key: DynamicKey { DynamicKey(rawValue) }
     }
 
@@ -52,6 +52,10 @@ extension Response: Codable {
             }
             let deleted = try c.decodeIfPresent([WireReference].self, forKey: Field.deleted.key)?.map(\.reference) ?? []
             self.init(id: id, .saved(SaveResult(remappedIdentifiers: remapped, deleted: deleted)))
+        } else if c.contains(Field.history.key) {
+            self.init(id: id, .history(try c.decode(HistoryPage.self, forKey: Field.history.key)))
+        } else if c.contains(Field.subscription.key) {
+            self.init(id: id, .subscribed(try c.decode(RequestID.self, forKey: Field.subscription.key)))
         } else {
             self.init(id: id, .acknowledged)
         }
@@ -96,6 +100,10 @@ extension Response: Codable {
                 }
             case .acknowledged:
                 break
+            case .history(let page):
+                try c.encode(WireHistoryPage(page), forKey: Field.history.key)
+            case .subscribed(let subscription):
+                try c.encode(subscription, forKey: Field.subscription.key)
             }
         }
     }

@@ -20,8 +20,12 @@ public enum ResponseResult: Hashable, Sendable {
     case ids([RowReference])
     /// `save`: `{"remapped":{"<inserted id>":"<existing id>"}}`.
     case saved(SaveResult)
-    /// `bye`: no fields besides `ok`.
+    /// `bye` and `unsubscribe`: no fields besides `ok`.
     case acknowledged
+    /// `history`: `{"history":{"transactions":[…],"isComplete":true}}`.
+    case history(HistoryPage)
+    /// `subscribe`: `{"subscription":7}`, the id that the subscription's events carry (the request's id).
+    case subscribed(RequestID)
 
     /// The op this result answers; `nil` for ``acknowledged``, which no op but `bye` returns.
     ///
@@ -38,6 +42,22 @@ public enum ResponseResult: Hashable, Sendable {
         case .ids: return .ids
         case .saved: return .save
         case .acknowledged: return .bye
+        case .history: return .history
+        case .subscribed: return .subscribe
+        }
+    }
+
+    /// Whether this result is a valid answer to `operation`. Some results answer several ops, because
+    /// responses are told apart by their keys alone: `deleteHistory` answers with ``count(_:)`` and
+    /// `unsubscribe` with ``acknowledged``.
+    ///
+    /// ```swift
+    /// ResponseResult.count(3).answers(.deleteHistory)   // true
+    /// ```
+    public func answers(_ operation: Request.Operation.Name) -> Bool {
+        switch (self, operation) {
+        case (.count, .deleteHistory), (.acknowledged, .unsubscribe): return true
+        default: return operationName == operation
         }
     }
 }

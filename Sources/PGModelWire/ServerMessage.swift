@@ -23,7 +23,7 @@ public enum ServerMessage: Hashable, Sendable {
 
     /// Parses a server line; a line that is neither a response nor an event throws `malformed_message`.
     public static func decode(line: Data) throws(PGModelError) -> ServerMessage {
-        let decoder = JSONDecoder()
+        let decoder = WireJSON.makeDecoder()
         do {
             if try decoder.decode(Probe.self, from: line).isEvent {
                 return .event(try decoder.decode(Event.self, from: line))

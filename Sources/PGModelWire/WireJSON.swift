@@ -11,7 +11,31 @@ public enum WireJSON {
     public static func makeEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Dates outside PGValue (history timestamps and filters) travel as ISO 8601 text, like PGValue's.
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var c = encoder.singleValueContainer()
+            try c.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        }
         return encoder
+    }
+
+    /// A fresh decoder matching ``makeEncoder()``: dates are ISO 8601 text (with or without fractional
+    /// seconds) or, for hand-written lines, a number of seconds since 1970.
+    ///
+    /// ```swift
+    /// let page = try WireJSON.makeDecoder().decode(HistoryPage.self, from: data)
+    /// ```
+    public static func makeDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let c = try decoder.singleValueContainer()
+            if let seconds = try? c.decode(Double.self) { return Date(timeIntervalSince1970: seconds) }
+            let text = try c.decode(String.self)
+            if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
+            if let date = try? Date.ISO8601FormatStyle().parse(text) { return date }
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "not an ISO 8601 date")
+        }
+        return decoder
     }
 
     /// `value` as one protocol line: compact JSON (which never contains a raw newline) followed by `"\n"`.

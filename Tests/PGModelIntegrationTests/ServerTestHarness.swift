@@ -34,6 +34,20 @@ enum ServerTestHarness {
         maxConnections: Int? = nil,
         _ body: @Sendable (_ port: Int) async throws -> T
     ) async throws -> T {
+        try await withRunningServer(
+            port: port, schemaName: schemaName, maxLineBytes: maxLineBytes, maxConnections: maxConnections
+        ) { _, port in try await body(port) }
+    }
+
+    /// ``withServer(port:schemaName:maxLineBytes:maxConnections:_:)`` that also hands `body` the server,
+    /// for tests that check its counters.
+    static func withRunningServer<T: Sendable>(
+        port: Int = 0,
+        schemaName: String? = nil,
+        maxLineBytes: Int = 1 << 20,
+        maxConnections: Int? = nil,
+        _ body: @Sendable (_ server: LineServer, _ port: Int) async throws -> T
+    ) async throws -> T {
         let server = try LineServer(
             configuration: LineServerConfiguration(
                 databaseURL: try ServerTestHarness.databaseURL(), host: "127.0.0.1", port: port, schemaName: schemaName,
@@ -44,7 +58,7 @@ enum ServerTestHarness {
             tasks.addTask { try await group.run() }
             do {
                 let bound = try await server.listeningPort()
-                let result = try await body(bound)
+                let result = try await body(server, bound)
                 await group.triggerGracefulShutdown()
                 try await tasks.next()
                 return result

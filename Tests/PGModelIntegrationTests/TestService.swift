@@ -58,5 +58,5 @@ extension StoreKind {
     /// The stores the behaviour suite runs against.
     static let tested: [StoreKind] = StoreKind.allCases
     /// Stores whose history feeds observers.
-    static let observed: [StoreKind] = [.direct]
+    static let observed: [StoreKind] = StoreKind.allCases
 }

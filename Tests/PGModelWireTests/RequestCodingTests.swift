@@ -52,6 +52,10 @@ struct RequestCodingTests {
         .ids(fetch),
         .save(save),
         .save(SaveRequest()),
+        .history(HistoryRequest(filter: .token(.greater, 7), limit: 5)),
+        .deleteHistory(HistoryRequest(filter: .all)),
+        .subscribe(entities: nil),
+        .unsubscribe(subscription: 3),
         .save(SaveRequest(
             links: [LinkChange(entity: "User", relationship: "following", source: WireTest.tripID, destination: WireTest.otherID, isAdded: true)],
             batchDeletes: [FetchRequest(entity: "Track", predicate: .aggregate(Aggregate(.any, relationship: "tags",

@@ -1,0 +1,149 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import PGModelCore
+import PGModelPostgres
+import PGModelWire
+
+/// The subscriptions of one connection: while it has any, one forwarding task reads the server's
+/// shared ``ChangeListener`` and writes `changes` / `reconnected` event lines on the connection.
+///
+/// The forwarding task is two halves so that a slow client never makes signals pile up: one half
+/// merges every signal into the ``SubscriptionStateMachine`` at once (at most one pending event per
+/// subscription), the other writes whatever is pending whenever the socket takes more, woken through a
+/// one-slot stream. The last `unsubscribe` or the connection's end cancels the task and waits for it.
+///
+/// ```swift
+/// let subscriptions = SessionSubscriptions(listener: listener, outbound: outbound, counter: counter, logger: logger)
+/// _ = subscriptions.subscribe(id: 7, entities: nil)   // write the response, then:
+/// subscriptions.activate(id: 7)
+/// await subscriptions.close()
+/// ```
+final class SessionSubscriptions: Sendable {
+    private struct State {
+        var machine = SubscriptionStateMachine()
+        var forwarder: Task<Void, Never>?
+        var wake: AsyncStream<Void>.Continuation?
+        var isClosed = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let listener: ChangeListener
+    private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    private let counter: ForwarderCounter
+    private let logger: Logger
+
+    init(listener: ChangeListener, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, counter: ForwarderCounter, logger: Logger) {
+        self.listener = listener
+        self.outbound = outbound
+        self.counter = counter
+        self.logger = logger
+    }
+
+    /// Registers subscription `id` and starts forwarding if this is the connection's first. Its events
+    /// are held until ``activate(id:)``, so write the `subscribe` response in between.
+    func subscribe(id: RequestID, entities: [String]?) -> Result<Void, WireError> {
+        state.withLockedValue { state in
+            guard !state.isClosed else {
+                return .failure(WireError(.shuttingDown, "the connection is closing"))
+            }
+            let result = state.machine.subscribe(id: id, entities: entities)
+            if case .success = result, state.forwarder == nil {
+                // Subscribing to the listener before the response goes out means no save committed after
+                // the client sees the response can go unannounced.
+                let signals = listener.signals()
+                let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+                state.wake = wake
+                counter.add(1)
+                state.forwarder = Task { [self] in
+                    defer { counter.add(-1) }
+                    await forward(signals, wakes: wakes, wake: wake)
+                }
+            }
+            return result
+        }
+    }
+
+    /// The `subscribe` response of `id` is written: its pending and future events may follow.
+    func activate(id: RequestID) {
+        let wake = state.withLockedValue { state -> AsyncStream<Void>.Continuation? in
+            state.machine.activate(id: id)
+            return state.machine.hasPendingEvents ? state.wake : nil
+        }
+        wake?.yield()
+    }
+
+    /// Closes subscription `id`; after the last one, stops forwarding before returning.
+    func unsubscribe(id: RequestID) async -> Result<Void, WireError> {
+        let (result, forwarder) = state.withLockedValue { state -> (Result<Void, WireError>, Task<Void, Never>?) in
+            let result = state.machine.unsubscribe(id: id)
+            guard state.machine.isEmpty else { return (result, nil) }
+            return (result, takeForwarder(&state))
+        }
+        if let forwarder {
+            forwarder.cancel()
+            await forwarder.value
+        }
+        return result
+    }
+
+    /// Closes every subscription and waits for forwarding to stop: the connection is ending.
+    func close() async {
+        let forwarder = state.withLockedValue { state -> Task<Void, Never>? in
+            state.isClosed = true
+            state.machine.removeAll()
+            return takeForwarder(&state)
+        }
+        if let forwarder {
+            forwarder.cancel()
+            await forwarder.value
+        }
+    }
+
+    private func takeForwarder(_ state: inout State) -> Task<Void, Never>? {
+        state.wake?.finish()
+        state.wake = nil
+        defer { state.forwarder = nil }
+        return state.forwarder
+    }
+
+    private func forward(
+        _ signals: AsyncStream<ChangeSignal>, wakes: AsyncStream<Void>, wake: AsyncStream<Void>.Continuation
+    ) async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { [state] in
+                for await signal in signals {
+                    if state.withLockedValue({ $0.machine.receive(signal) }) { wake.yield() }
+                }
+                // The listener closed (server shutdown): let the writer flush what is pending and end.
+                wake.finish()
+            }
+            group.addTask { [state, outbound, logger] in
+                for await _ in wakes {
+                    let events = state.withLockedValue { $0.machine.takeEvents() }
+                    for event in events {
+                        do {
+                            try await outbound.write(ByteBuffer(bytes: try WireJSON.encodeLine(event)))
+                        } catch {
+                            logger.debug("event not written; the connection is closing", metadata: ["error": "\(type(of: error))"])
+                            return
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How many connections are forwarding change signals right now (one listener stream each); shared
+/// by a server's connections and reported by ``LineServer/signalForwarderCount``.
+final class ForwarderCounter: Sendable {
+    private let value = NIOLockedValueBox(0)
+
+    func add(_ delta: Int) {
+        value.withLockedValue { $0 += delta }
+    }
+
+    var count: Int { value.withLockedValue { $0 } }
+}
