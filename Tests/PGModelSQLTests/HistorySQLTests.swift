@@ -1,0 +1,64 @@
+import Foundation
+import PGModelCore
+import PGModelSQL
+import Testing
+
+// Snapshots of the history SQL: every value bound, the horizon always applied.
+
+@Suite("HistorySQL")
+struct HistorySQLTests {
+    let sql = HistorySQL(schemaName: "app")
+    let horizon = #"t."schema_name" = $1 AND t."xid" < pg_snapshot_xmin(pg_current_snapshot())"#
+    let columns = #"SELECT t."id", t."xid"::text, t."author", t."user_name", t."created_at" FROM "pgmodel"."transactions" t WHERE "#
+
+    @Test func everyFilterRendersWithBinds() {
+        let cases: [(HistoryFilter, String)] = [
+            (.token(.greater, 42), #"t."xid" > $2::text::xid8"#),
+            (.transactionIdentifier(.lessOrEqual, 7), #"t."id" <= $2"#),
+            (.author(.equal, "App"), #"t."author" = $2"#),
+            (.author(.notEqual, "App"), #"t."author" IS DISTINCT FROM $2"#),
+            (.author(.equal, nil), #"t."author" IS NULL"#),
+            (.author(.notEqual, nil), #"t."author" IS NOT NULL"#),
+            (.authorIn(["App", "Widget"]), #"t."author" IN (SELECT jsonb_array_elements_text($2::jsonb))"#),
+            (.timestamp(.less, Date(timeIntervalSince1970: 0)), #"t."created_at" < $2"#),
+            (.entities(["Trip"]), #"EXISTS (SELECT 1 FROM "pgmodel"."changes" c WHERE c."transaction_id" = t."id" AND c."entity" IN (SELECT jsonb_array_elements_text($2::jsonb)))"#),
+            (.none, "FALSE"),
+            (.and([.token(.greater, 1), .author(.equal, "A")]), #"(t."xid" > $2::text::xid8) AND (t."author" = $3)"#),
+            (.or([.token(.less, 1), .none]), #"(t."xid" < $2::text::xid8) OR (FALSE)"#),
+            (.not(.author(.equal, "A")), #"NOT coalesce((t."author" = $2), FALSE)"#),
+        ]
+        for (filter, condition) in cases {
+            let statement = sql.selectTransactions(HistoryRequest(filter: filter), ownerID: nil)
+            #expect(statement.sql == columns + horizon + " AND (" + condition + #") ORDER BY t."xid""#, "\(filter)")
+            #expect(statement.binds.first == .string("app"))
+        }
+    }
+
+    @Test func orderLimitAndOwnership() {
+        let owner = UUID()
+        let statement = sql.selectTransactions(HistoryRequest(newestFirst: true, limit: 1), ownerID: owner)
+        #expect(statement.sql == columns + horizon
+            + #" AND EXISTS (SELECT 1 FROM "pgmodel"."changes" o WHERE o."transaction_id" = t."id" AND o."owner_id" = $2) ORDER BY t."xid" DESC LIMIT $3"#)
+        #expect(statement.binds == [.string("app"), .uuid(owner), .int(1)])
+    }
+
+    @Test func writesAndTheDoorbell() {
+        #expect(sql.insertTransaction(author: "App", userID: nil, userName: nil).sql
+            == #"INSERT INTO "pgmodel"."transactions" ("schema_name", "author", "user_id", "user_name") VALUES ($1, $2, $3::uuid, $4) RETURNING "id""#)
+        let changes = sql.insertChanges(transactionID: 9, changes: "[]")
+        #expect(changes.sql.hasPrefix(#"INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "new_values", "tombstone") SELECT $1, "#))
+        #expect(changes.sql.hasSuffix(#"FROM jsonb_to_recordset($2::jsonb) AS r("entity" text, "row_id" uuid, "kind" text, "owner_id" uuid, "updated_attributes" text[], "new_values" jsonb, "tombstone" jsonb)"#))
+        #expect(sql.notify(payload: "x") == SQLStatement(sql: "SELECT pg_notify('pgmodel_changes', $1)", binds: [.string("x")]))
+        #expect(sql.notifyPayload(entities: ["Trip", "Album"]) == #"{"e":["Trip","Album"],"s":"app"}"#)
+        let many = (0..<2000).map { "Entity\($0)" }
+        #expect(sql.notifyPayload(entities: many) == #"{"e":[],"s":"app"}"#, "an oversized ring names no entities")
+    }
+
+    @Test func deletesRecordTheNewestToken() {
+        #expect(sql.deleteTransactions(.token(.lessOrEqual, 5)).sql
+            == #"DELETE FROM "pgmodel"."transactions" t WHERE "# + horizon + #" AND (t."xid" <= $2::text::xid8) RETURNING t."xid"::text"#)
+        #expect(sql.recordDeletion(through: 5).binds == [.string("app"), .string("5")])
+        #expect(HistoryRequest(filter: .and([.author(.equal, "A"), .token(.greater, 3)])).resumeToken == 3)
+        #expect(HistoryRequest(filter: .or([.token(.greater, 3)])).resumeToken == nil)
+    }
+}
