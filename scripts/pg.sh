@@ -49,6 +49,8 @@ case "$cmd" in
         pgm_log "killed the embedded cluster (immediate stop)"
         # The caller's environment points at this cluster; pgm_setup would take it for an external one.
         unset DATABASE_URL PGMODEL_TEST_DATABASE_URL
+        # Back on the same port, so clients reconnect to the URL they have.
+        export PGMODEL_PG_PORT="$PGM_PORT"
         pgm_setup
         ;;
     status)
