@@ -53,7 +53,10 @@ struct ResilienceTests {
         let inserted = records.flatMap { $0.changes.filter { $0.kind == .insert && $0.entity == "Note" }.map(\.id) }
         #expect(inserted.count == Set(inserted).count)
         #expect(Set(inserted) == committed, "exactly the committed notes, each once")
-        #expect(writer.failures > 0, "the restart interrupted some saves")
+        if kind == .direct {
+            // Through the service, saves may instead wait for the server's pool to reconnect.
+            #expect(writer.failures > 0, "the restart interrupted some saves")
+        }
     }
 
     /// Runs the restart command and waits for it. (Foundation's `Process.waitUntilExit` never returns
