@@ -174,6 +174,24 @@ struct HistoryObserverTests {
         }
     }
 
+    @Test func optionalSectionKeysPutNilInTheEmptySection() async throws {
+        let f = try await notes(.direct)
+        try await offCooperativePool {
+            let context = f.newContext()
+            for (title, topic) in [("a", "work"), ("b", nil), ("c", "home"), ("d", "work"), ("e", nil)] as [(String, String?)] {
+                context.insert(Note(title: title, body: "", topic: topic))
+            }
+            try context.save()
+            let sections = try context.fetch(FetchDescriptor<Note>(sortBy: [SortDescriptor(\.title)]), sectionBy: \.topic)
+            #expect(Set(sections.map(\.id)) == ["", "home", "work"])
+            #expect(sections.count == 3, "nil and \"\" are one section")
+            #expect(sections[sectionTitle: ""]?.map(\.title) == ["b", "e"])
+            #expect(sections[sectionTitle: "work"]?.map(\.title) == ["a", "d"])
+            let observer = try ResultsObserver<Note, String>(sectionBy: \.topic, modelContext: context)
+            #expect(observer.sections?.map(\.id) == sections.map(\.id))
+        }
+    }
+
     // MARK: ResultsObserver
 
     @Test(arguments: StoreKind.observed)
