@@ -184,14 +184,7 @@ extension PredicateExpressions.NotEqual: HistoryConvertibleExpression {
 
 extension PredicateExpressions.Comparison: HistoryConvertibleExpression {
     func historyOperand(_ context: inout HistoryTranslationContext) throws -> HistoryOperand {
-        let comparison: ComparisonOperator
-        switch op {
-        case .lessThan: comparison = .less
-        case .lessThanOrEqual: comparison = .lessOrEqual
-        case .greaterThan: comparison = .greater
-        case .greaterThanOrEqual: comparison = .greaterOrEqual
-        @unknown default: throw context.unsupported("the comparison operator \(op)")
-        }
+        guard let comparison = ComparisonOperator(op) else { throw context.unsupported("the comparison operator \(op)") }
         return .filter(try context.comparison(comparison, try context.operand(lhs), try context.operand(rhs)))
     }
 }

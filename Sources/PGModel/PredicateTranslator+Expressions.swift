@@ -19,13 +19,7 @@ extension PredicateExpressions.NotEqual: IRConvertibleExpression {
 
 extension PredicateExpressions.Comparison: IRConvertibleExpression {
     func queryExpression(_ context: inout TranslationContext) throws -> QueryExpression {
-        let comparison: ComparisonOperator
-        switch op {
-        case .lessThan: comparison = .less
-        case .lessThanOrEqual: comparison = .lessOrEqual
-        case .greaterThan: comparison = .greater
-        case .greaterThanOrEqual: comparison = .greaterOrEqual
-        @unknown default:
+        guard let comparison = ComparisonOperator(op) else {
             throw context.unsupported(self, "the comparison operator \(op) is unknown to PGModel")
         }
         return .compare(comparison, try context.translate(lhs), try context.translate(rhs))
@@ -160,6 +154,19 @@ extension QueryExpression {
         case 0: return .false
         case 1: return kept[0]
         default: return .or(kept)
+        }
+    }
+}
+
+extension ComparisonOperator {
+    /// The IR operator of a `#Predicate` ordering comparison; nil for one added to Foundation later.
+    init?(_ op: PredicateExpressions.ComparisonOperator) {
+        switch op {
+        case .lessThan: self = .less
+        case .lessThanOrEqual: self = .lessOrEqual
+        case .greaterThan: self = .greater
+        case .greaterThanOrEqual: self = .greaterOrEqual
+        @unknown default: return nil
         }
     }
 }

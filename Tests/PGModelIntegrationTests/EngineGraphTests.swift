@@ -15,24 +15,9 @@ struct EngineGraphTests {
 
     /// A fresh PostgreSQL schema with the graph schema prepared in it, dropped afterwards.
     func withStore(_ body: (PostgresStoreEngine, PostgresConnection, String) async throws -> Void) async throws {
-        let configuration = try PostgresStoreConfiguration.parse(try TestDatabase.url())
         var logger = Logger(label: "pgmodel.test.graph")
         logger.logLevel = .warning
-        let connection = try await PostgresConnection.connect(
-            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration.connection, id: 1, logger: logger)
-        let name = TestDatabase.uniqueSchema("g")
-        let engine = PostgresStoreEngine(schemaName: name, logger: logger)
-        do {
-            try await engine.bootstrap(on: connection)
-            try await engine.prepare(schema, on: connection)
-            try await body(engine, connection, name)
-            try await engine.dropSchema(on: connection)
-            try await connection.close()
-        } catch {
-            try? await engine.dropSchema(on: connection)
-            try? await connection.close()
-            throw error
-        }
+        try await EngineTestStore.with(schema, prefix: "g", logger: logger, body)
     }
 
     func save(_ engine: PostgresStoreEngine, _ c: PostgresConnection, _ request: SaveRequest, scope: AccessScope = .unrestricted) async throws -> SaveResult {

@@ -19,27 +19,12 @@ struct EngineHistoryTests {
     }()
 
     func connect(_ id: Int = 1) async throws -> PostgresConnection {
-        let configuration = try PostgresStoreConfiguration.parse(try TestDatabase.url())
-        return try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(),
-                                                    configuration: configuration.connection, id: id, logger: logger)
+        try await EngineTestStore.connect(id: id, logger: logger)
     }
 
     /// A fresh PostgreSQL schema with the graph schema prepared in it, dropped afterwards.
     func withStore(_ body: (PostgresStoreEngine, PostgresConnection, String) async throws -> Void) async throws {
-        let connection = try await connect()
-        let name = TestDatabase.uniqueSchema("h")
-        let engine = PostgresStoreEngine(schemaName: name, logger: logger)
-        do {
-            try await engine.bootstrap(on: connection)
-            try await engine.prepare(schema, on: connection)
-            try await body(engine, connection, name)
-            try await engine.dropSchema(on: connection)
-            try await connection.close()
-        } catch {
-            try? await engine.dropSchema(on: connection)
-            try? await connection.close()
-            throw error
-        }
+        try await EngineTestStore.with(schema, prefix: "h", logger: logger, body)
     }
 
     func track(_ id: UUID, _ title: String, album: UUID? = nil) -> RowValues {
