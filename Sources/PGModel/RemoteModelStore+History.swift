@@ -55,7 +55,6 @@ extension RemoteModelStore {
     /// Subscribes stream `key`, waits for its connection to drop, and subscribes again, until the
     /// stream or the store ends.
     private func keepSubscribed(_ key: Int) async {
-        var hasSubscribed = false
         var delay = Duration.milliseconds(100)
         while !Task.isCancelled, signalHub.isOpen(key) {
             do {
@@ -71,9 +70,9 @@ extension RemoteModelStore {
                     signalHub.unroute(id, from: key)
                     throw error
                 }
-                // Anything may have been saved while this stream had no subscription.
-                if hasSubscribed { signalHub.yield(ChangeSignal(.reconnected), to: key) }
-                hasSubscribed = true
+                // Anything may have been saved while this stream had no subscription — before the first
+                // one too: a reader that took its token before subscribing must catch up now.
+                signalHub.yield(ChangeSignal(.reconnected), to: key)
                 delay = .milliseconds(100)
                 await ending.wait()
                 signalHub.unroute(id, from: key)
