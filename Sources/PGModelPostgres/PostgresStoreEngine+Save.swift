@@ -147,16 +147,14 @@ extension PostgresStoreEngine {
         }
         // 4. The deletes, one statement per hierarchy table; foreign keys nullify, join rows cascade.
         var deleted: [DeletedRow] = []
-        var roots: [String: [UUID]] = [:]
-        var rootOrder: [String] = []
-        for id in order {
-            let root = schema.rootEntity(of: targets[id]!)?.name ?? targets[id]!
-            if roots[root] == nil { rootOrder.append(root) }
-            roots[root, default: []].append(id)
+        var byRoot: [(root: String, ids: [UUID])] = []
+        for (entity, ids) in group(order, targets) {
+            let root = schema.rootEntity(of: entity)?.name ?? entity
+            if let i = byRoot.firstIndex(where: { $0.root == root }) { byRoot[i].ids += ids } else { byRoot.append((root, ids)) }
         }
-        for root in rootOrder {
+        for (root, ids) in byRoot {
             let preserved = renderer.preservedAttributes(ofRoot: root)
-            for row in try await query(try renderer.deleteRows(of: root, ids: roots[root]!, ownerID: owner), on: connection, model: root) {
+            for row in try await query(try renderer.deleteRows(of: root, ids: ids, ownerID: owner), on: connection, model: root) {
                 let cells = row.makeRandomAccess()
                 let id = try cells[0].decode(UUID.self)
                 let entity = try cells[1].decode(String.self)
@@ -182,7 +180,7 @@ extension PostgresStoreEngine {
     private func group(_ ids: [UUID], _ classes: [UUID: String]) -> [(String, [UUID])] {
         var result: [(String, [UUID])] = []
         for id in ids {
-            let entity = classes[id]!
+            guard let entity = classes[id] else { continue }   // every id was added with its class
             if let i = result.firstIndex(where: { $0.0 == entity }) { result[i].1.append(id) } else { result.append((entity, [id])) }
         }
         return result
