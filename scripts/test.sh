@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the package with its tests, runs the unit tests (no database), then the integration
 # tests against PostgreSQL: the embedded cluster, or DATABASE_URL / PGMODEL_TEST_DATABASE_URL,
-# then the resilience tests, which kill and restart the embedded cluster (skipped with DATABASE_URL)
-# and so run alone, after everything else.
+# then the model-graph and seed suites again in $PGMODEL_HASH_SEED_RUNS (default 8) more processes, each
+# with another hash seed, then the resilience tests, which kill and restart the embedded cluster
+# (skipped with DATABASE_URL) and so run alone, after everything else.
 # All phases always run; the exit status is non-zero if the build or any phase failed.
 set -euo pipefail
 
@@ -13,6 +14,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 UNIT_FILTER='PGModelSQLTests|PGModelWireTests|PGModelMacrosTests|PGModelTests'
 INTEGRATION_FILTER='PGModelIntegrationTests'
 RESILIENCE_FILTER='ResilienceTests'
+# Swift seeds Dictionary/Set hashing per process: these suites run again in fresh processes, each with
+# its own seed, so behaviour that depends on hash order fails CI instead of passing by luck.
+HASH_SEED_FILTER='SeedGraphTests|EngineGraphTests|GraphPredicateParityTests|ModelActorTests|PredicateTranslatorGraphTests'
+HASH_SEED_RUNS="${PGMODEL_HASH_SEED_RUNS:-8}"
 LOG_DIR=.pgmodel/test-logs
 mkdir -p "$LOG_DIR"
 
@@ -92,6 +97,9 @@ echo "== build finished in $(elapsed)"
 
 run_phase unit "$UNIT_FILTER"
 run_phase integration "$INTEGRATION_FILTER" "$RESILIENCE_FILTER"
+for run in $(seq 1 "$HASH_SEED_RUNS"); do
+    run_phase "hash-seed-$run" "$HASH_SEED_FILTER"
+done
 run_phase resilience "$RESILIENCE_FILTER"
 
 echo "== all phases finished in $((SECONDS - overall_start))s (logs in $LOG_DIR/)"

@@ -146,7 +146,7 @@ private final class HistoryFeedLoop: @unchecked Sendable {
                 subscribers[id] = nil
             }
         }
-        for (_, subscriber) in subscribers { subscriber.deliver([]) }
+        for id in subscribers.keys.sorted() { subscribers[id]?.deliver([]) }
         subscribers = [:]
     }
 
@@ -181,7 +181,9 @@ private final class HistoryFeedLoop: @unchecked Sendable {
                 if let last = page.transactions.last {
                     current = last.token
                     token = current
-                    for (id, subscriber) in subscribers {
+                    // In registration order (ids grow), so observers hear a page in the same order every run.
+                    for id in subscribers.keys.sorted() {
+                        guard let subscriber = subscribers[id] else { continue }
                         let fresh = page.transactions.filter { $0.token > subscriber.after }
                         guard !fresh.isEmpty else { continue }
                         subscribers[id]?.after = current

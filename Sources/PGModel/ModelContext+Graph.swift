@@ -72,24 +72,42 @@ extension ModelContext {
         }
     }
 
-    /// Loads relationship `key` for all of `models` (same class) at once: one query for the lot.
+    /// Loads relationship `key` for all of `models` at once: one query for the lot. The models may be
+    /// of several classes of one hierarchy (a deep fetch of `Trip` returns `BusinessTrip`s too): they
+    /// share the relationship's storage, so the query goes through the class that declares it, and each
+    /// model is assigned through the accessor of its own class.
     func loadRelationships(_ key: String, of models: [any PersistentModel]) throws {
         guard let first = models.first else { return }
-        let entity = ModelGraph.entity(for: type(of: first))
-        guard let property = entity.property(named: key), let relationship = property.relationship,
+        let entity = declaringEntity(of: key, from: type(of: first))
+        guard entity.property(named: key)?.relationship != nil,
               let (description, storage) = storage(of: key, in: entity) else { return }
+        var relationships: [Schema.RelationshipMetadata] = []
+        relationships.reserveCapacity(models.count)
+        for model in models {
+            let own = ModelGraph.entity(for: type(of: model))
+            guard let relationship = own.property(named: key)?.relationship else {
+                throw PGModelError(.invalidField, "\(own.name) has no relationship '\(key)'", model: own.name, keyPath: key)
+            }
+            relationships.append(relationship)
+        }
         for model in models { model._$backingData.faults.remove(key) }
         let store = container.store
         var related: [UUID: [any PersistentModel]] = [:]
         if case .foreignKey = storage {
             var wanted: [UUID: UUID] = [:]
+            var targetIDs: [UUID] = []
             for model in models {
-                if case .uuid(let id)? = model._$backingData.storedValues[key] { wanted[model._$backingData.id] = id }
+                if case .uuid(let id)? = model._$backingData.storedValues[key] {
+                    wanted[model._$backingData.id] = id
+                    targetIDs.append(id)
+                }
             }
             // Registered models are held weakly: keep the fetched ones alive until they are assigned.
             var loaded: [UUID: any PersistentModel] = [:]
-            for id in Set(wanted.values) { if let model = registered(id) { loaded[id] = model } }
-            let missing = Array(Set(wanted.values).filter { loaded[$0] == nil })
+            var missing: [UUID] = []
+            for id in targetIDs where loaded[id] == nil && !missing.contains(id) {
+                if let model = registered(id) { loaded[id] = model } else { missing.append(id) }
+            }
             if !missing.isEmpty {
                 let request = FetchRequest(entity: description.destination, identifiers: missing)
                 for row in try roundTrip({ try await store.fetch(request) }) { loaded[row.id] = try materializeConcrete(row) }
@@ -107,7 +125,7 @@ extension ModelContext {
                 if related[via]?.contains(where: { $0 === target }) != true { related[via, default: []].append(target) }
             }
         }
-        for model in models {
+        for (model, relationship) in zip(models, relationships) {
             var targets = related[model._$backingData.id] ?? []
             if case .inverseForeignKey = storage, let inverse = description.inverse {
                 // Unsaved changes win over the database: a registered model whose inverse now points
@@ -130,27 +148,27 @@ extension ModelContext {
         }
     }
 
-    /// Prefetches `keyPaths` for `models`: one query per key path.
+    /// The entity of the class that declares relationship `key`: `type`'s own, or that of the highest
+    /// ancestor that still has it. Every class of a hierarchy reaches the relationship's rows through it.
+    func declaringEntity(of key: String, from type: any PersistentModel.Type) -> Schema.Entity {
+        var declaring = type
+        while let parent = declaring._$superentity, ModelGraph.entity(for: parent).property(named: key) != nil {
+            declaring = parent
+        }
+        return ModelGraph.entity(for: declaring)
+    }
+
+    /// Prefetches `keyPaths` for `models`: one query per key path, whatever mix of classes the models are.
     func prefetch<T: PersistentModel>(_ keyPaths: [PartialKeyPath<T>], for models: [T]) throws {
         guard !models.isEmpty else { return }
+        // The key path is rooted at `T`; a subclass's own metadata knows it only by name.
+        let entity = ModelGraph.entity(for: T.self)
         for keyPath in keyPaths {
-            // Models of several subclasses: group by class so each group shares one entity.
-            var groups: [ObjectIdentifier: [any PersistentModel]] = [:]
-            var name: String?
-            for model in models {
-                let entity = ModelGraph.entity(for: type(of: model))
-                guard let property = entity.property(for: keyPath), property.isRelationship else {
-                    throw PGModelError(.invalidField, "relationshipKeyPathsForPrefetching of \(T._$entityName) names something that is not a relationship", model: T._$entityName)
-                }
-                name = property.name
-                if model._$backingData.faults.contains(property.name) {
-                    groups[ObjectIdentifier(type(of: model)), default: []].append(model)
-                }
+            guard let property = entity.property(for: keyPath), property.isRelationship else {
+                throw PGModelError(.invalidField, "relationshipKeyPathsForPrefetching of \(T._$entityName) names something that is not a relationship", model: T._$entityName)
             }
-            guard let name else { continue }
-            let all = groups.values.flatMap { $0 }
-            // Subclasses share their parent's relationship storage, so one query serves them all.
-            try loadRelationships(name, of: all)
+            let faulted: [any PersistentModel] = models.filter { $0._$backingData.faults.contains(property.name) }
+            try loadRelationships(property.name, of: faulted)
         }
     }
 

@@ -282,8 +282,9 @@ public final class ModelContext {
         registry[id] = nil
     }
 
+    /// The registered models, in id order (UUIDv7: roughly creation order), the same in every run.
     func registeredModels() -> [any PersistentModel] {
-        registry.values.compactMap(\.model)
+        registry.keys.sorted { $0.uuidString < $1.uuidString }.compactMap { registry[$0]?.model }
     }
 
     private func undelete(_ model: any PersistentModel) {

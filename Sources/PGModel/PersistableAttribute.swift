@@ -214,6 +214,13 @@ public enum _AttributeCodecs {
         AttributeCodec<V?>.optionalRawRepresentable(V.self)
     }
     public static func codec<V: Codable>(_: V.Type) -> AttributeCodec<V> { .json() }
+    /// A set iterates in a per-process hash order; stored sorted, equal sets store equal documents.
+    public static func codec<E: Codable & Comparable>(_: Set<E>.Type) -> AttributeCodec<Set<E>> {
+        let json = AttributeCodec<[E]>.json()
+        return AttributeCodec<Set<E>>(attributeType: .json, isOptional: false,
+                                      encode: { json.encode($0.sorted()) },
+                                      decode: { Set(try json.decode($0)) })
+    }
     public static func codec<E: PersistableAttribute>(_: [E].Type) -> AttributeCodec<[E]> { .array() }
     public static func codec<E: PersistableAttribute>(_: [E]?.Type) -> AttributeCodec<[E]?> {
         let inner = AttributeCodec<[E]>.array()
@@ -255,7 +262,8 @@ enum PlaceholderValues {
 
 extension AttributeCodec {
     /// A Codable value as a `jsonb` document (keys sorted, so equal values store equal text); `nil` of an
-    /// optional is SQL NULL.
+    /// optional is SQL NULL. A `Set` or a dictionary with non-`String` keys *inside* the value encodes in
+    /// hash order: give such a type an `encode(to:)` that sorts (a `Set` attribute itself is stored sorted).
     public static func json(_: Value.Type = Value.self) -> AttributeCodec where Value: Codable {
         AttributeCodec(attributeType: .json, isOptional: Value.self is any _OptionalMarker.Type,
                        encode: { value in

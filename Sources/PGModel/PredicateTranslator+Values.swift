@@ -82,6 +82,11 @@ extension PredicateExpressions.SequenceContains: IRConvertibleExpression {
             let value = try context.capturedValue(item, of: self)
             if value.isNull { matchesNil = true } else if seen.insert(value).inserted { values.append(value) }
         }
+        // A captured Set iterates in a per-process hash order: sort it, so the same predicate renders
+        // the same SQL and binds in every run. An array keeps the caller's order.
+        if !(elements is any RandomAccessCollection) {
+            values.sort { String(describing: $0) < String(describing: $1) }
+        }
         let needle = try context.translate(element)
         var alternatives: [QueryExpression] = []
         if !values.isEmpty { alternatives.append(.in(needle, values)) }

@@ -94,7 +94,8 @@ extension RemoteModelStore {
         }
 
         private func failAll(_ error: any Error) {
-            let waiting = pending.values
+            // In send order, as the responses would have come.
+            let waiting = order.compactMap { pending[$0] }
             pending = [:]
             order = []
             for promise in waiting { promise.fail(error) }

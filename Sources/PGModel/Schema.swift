@@ -118,7 +118,15 @@ extension Schema {
                 uniquenessConstraints: type._$uniquenessConstraints,
                 indexes: type._$indexes,
                 relationships: properties.compactMap { property in
-                    property.relationship.map { Self.describe(property.name, $0, keypath: property.keypath, in: type) }
+                    guard let relationship = property.relationship else { return nil }
+                    // An inherited relationship is the one its declaring class describes: its inverse
+                    // points at that class, so describing it from the subclass would miss the inverse
+                    // and give the subclass other storage (another column, a join table) than its parent.
+                    if let parent = type._$superentity,
+                       let inherited = ModelGraph.entity(for: parent).relationshipDescription(named: property.name) {
+                        return inherited
+                    }
+                    return Self.describe(property.name, relationship, keypath: property.keypath, in: type)
                 },
                 superentity: superentityName
             )

@@ -12,14 +12,15 @@ extension SQLRenderer {
     ///
     /// ```swift
     /// try renderer.lockRows(of: "Album", ids: [a, b], ownerID: nil)
-    /// // SELECT "id", "entity" FROM "app"."album" WHERE "id" = ANY($1::uuid[]) FOR UPDATE
+    /// // SELECT "id", "entity" FROM "app"."album" WHERE "id" = ANY($1::uuid[]) ORDER BY "id" FOR UPDATE
     /// ```
     public func lockRows(of entity: String, ids: [UUID], ownerID: UUID?) throws -> SQLStatement {
         let entity = try self.entity(entity)
         var b = SQLBuilder()
         b.sql = "SELECT \"id\", \"entity\" FROM \(qualifiedTable(entity)) WHERE \"id\" = ANY(\(b.bindIDs(ids)))"
         if let ownerID { b.sql += " AND \"owner_id\" = \(b.bind(.uuid(ownerID)))" }
-        b.sql += " FOR UPDATE"
+        // Locks in id order, so two saves deleting overlapping rows cannot deadlock each other.
+        b.sql += " ORDER BY \"id\" FOR UPDATE"
         return b.statement
     }
 
@@ -28,7 +29,8 @@ extension SQLRenderer {
     public func relatedRows(_ relationship: String, of entity: String, ids: [UUID], ownerID: UUID?) throws -> SQLStatement {
         var b = SQLBuilder()
         let (from, conditions) = try relatedFrom(relationship, of: entity, ids: ids, ownerID: ownerID, &b)
-        b.sql = "SELECT \"d\".\"id\", \"d\".\"entity\" FROM \(from) WHERE \(conditions.joined(separator: " AND "))"
+        // In id order, so a cascade reaches rows (and writes their history) in the same order every run.
+        b.sql = "SELECT \"d\".\"id\", \"d\".\"entity\" FROM \(from) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \"d\".\"id\""
         return b.statement
     }
 

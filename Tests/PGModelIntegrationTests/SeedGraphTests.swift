@@ -369,6 +369,86 @@ struct SeedGraphTests {
         }
     }
 
+    /// The seed's migration-style fetch on a store holding trips of every class: the relationship is
+    /// declared on `Trip`, and whichever class comes first in the result, every model gets its own.
+    @Test(arguments: StoreKind.tested)
+    func prefetchingAnInheritedRelationshipWorksForAnyMixOfClasses(kind: StoreKind) async throws {
+        let f = try await trips(kind)
+        try await offCooperativePool {
+            let writer = f.newContext()
+            let made: [Trip] = [
+                Trip(name: "\(f.token)-0-trip", destination: "D0", startDate: base, endDate: base + day),
+                BusinessTrip(name: "\(f.token)-1-business", destination: "D1", startDate: base + day, endDate: base + 2 * day, perdiem: 120.5),
+                PersonalTrip(name: "\(f.token)-2-personal", destination: "D2", startDate: base + 2 * day, endDate: base + 3 * day, reason: .family),
+                RetreatTrip(name: "\(f.token)-3-retreat", destination: "D3", startDate: base + 3 * day, endDate: base + 4 * day, retreatCenter: "Kripalu"),
+                BusinessTrip(name: "\(f.token)-4-business", destination: "D4", startDate: base + 4 * day, endDate: base + 5 * day, perdiem: 80),
+            ]
+            for (i, trip) in made.enumerated() {
+                if i != 4 { trip.livingAccommodation = LivingAccommodation(address: "Street \(i)", placeName: "Place \(i)") }
+                for j in 0..<i { trip.bucketList.append(BucketListItem(title: "item \(i).\(j)")) }
+                writer.insert(trip)
+            }
+            try writer.save()
+            let places: [String?] = ["Place 0", "Place 1", "Place 2", "Place 3", nil]
+            let classes = ["Trip", "BusinessTrip", "PersonalTrip", "RetreatTrip", "BusinessTrip"]
+
+            // Every class comes first in one of these orders; each runs in a context of its own.
+            let orders: [[SortDescriptor<Trip>]] = [
+                [SortDescriptor(\.startDate)], [SortDescriptor(\.startDate, order: .reverse)],
+                [SortDescriptor(\.destination, order: .reverse)], [SortDescriptor(\.endDate, order: .reverse)],
+            ]
+            for sortBy in orders {
+                for partial in [true, false] {
+                    let context = f.newContext()
+                    var fetchDesc = FetchDescriptor<Trip>(sortBy: sortBy)
+                    if partial { fetchDesc.propertiesToFetch = [\.name] }
+                    fetchDesc.relationshipKeyPathsForPrefetching = [\.livingAccommodation, \.bucketList]
+                    let start = context.storeRoundTrips
+                    let trips = try context.fetch(fetchDesc)
+                    #expect(context.storeRoundTrips - start == 3, "one fetch and one query per prefetched key path")
+                    #expect(trips.count == 5)
+                    for trip in trips {
+                        let i = try #require(Int(trip.name.split(separator: "-").dropLast().last ?? ""))
+                        #expect("\(type(of: trip))" == classes[i])
+                        #expect(trip.livingAccommodation?.placeName == places[i])
+                        #expect(trip.livingAccommodation?.trip === trip || places[i] == nil)
+                        #expect(trip.bucketList.map(\.title).sorted() == (0..<i).map { "item \(i).\($0)" })
+                        if let business = trip as? BusinessTrip { #expect(business.perdiem == (i == 1 ? 120.5 : 80)) }
+                        if let retreat = trip as? RetreatTrip { #expect(retreat.retreatCenter == "Kripalu") }
+                    }
+                }
+            }
+
+            // Faults: the same relationships, loaded one model at a time through each class's accessor.
+            let context = f.newContext()
+            for trip in try context.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.startDate, order: .reverse)])) {
+                let i = try #require(Int(trip.name.split(separator: "-").dropLast().last ?? ""))
+                #expect(trip.livingAccommodation?.placeName == places[i])
+                #expect(trip.bucketList.count == i)
+            }
+            #expect(context.lastFaultError == nil)
+
+            // A subclass fetch prefetches the relationship its superclass declares.
+            let personal = f.newContext()
+            var personalDesc = FetchDescriptor<PersonalTrip>(sortBy: [SortDescriptor(\.startDate, order: .reverse)])
+            personalDesc.relationshipKeyPathsForPrefetching = [\.livingAccommodation, \.bucketList]
+            let personalTrips = try personal.fetch(personalDesc)
+            #expect(personalTrips.map { "\(type(of: $0))" } == ["RetreatTrip", "PersonalTrip"])
+            #expect(personalTrips.map { $0.livingAccommodation?.placeName } == ["Place 3", "Place 2"])
+            #expect(personalTrips.map(\.bucketList.count) == [3, 2])
+
+            // Assigning across classes: an accommodation moves from a BusinessTrip to a RetreatTrip.
+            let mover = f.newContext()
+            let all = try mover.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.startDate)]))
+            let stay = try #require(all[1].livingAccommodation)
+            all[4].livingAccommodation = stay
+            #expect(stay.trip === all[4])
+            try mover.save()
+            let check = try f.newContext().fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.startDate)]))
+            #expect(check.map { $0.livingAccommodation?.placeName } == ["Place 0", nil, "Place 2", "Place 3", "Place 1"])
+        }
+    }
+
     @Test(arguments: StoreKind.tested)
     func polymorphicToManyHoldsMixedSubclasses(kind: StoreKind) async throws {
         let f = try await trips(kind)

@@ -204,15 +204,15 @@ struct SQLRendererGraphTests {
     // MARK: delete rules
 
     @Test func deleteRuleQueries() throws {
-        #expect(try r.lockRows(of: "Album", ids: [a], ownerID: owner).sql == #"SELECT "id", "entity" FROM "app"."album" WHERE "id" = ANY($1::uuid[]) AND "owner_id" = $2 FOR UPDATE"#)
+        #expect(try r.lockRows(of: "Album", ids: [a], ownerID: owner).sql == #"SELECT "id", "entity" FROM "app"."album" WHERE "id" = ANY($1::uuid[]) AND "owner_id" = $2 ORDER BY "id" FOR UPDATE"#)
         let batch = try r.selectForDelete(FetchRequest(entity: "Track", predicate: .compare(.equal, .key("album.title"), .value(.string("X")))), ownerID: nil)
         #expect(batch.sql == #"SELECT "t0"."id", "t0"."entity" FROM "app"."track" AS "t0" LEFT JOIN "app"."album" AS "t1" ON "t1"."id" = "t0"."album_id" WHERE ("t1"."title" IS NOT DISTINCT FROM $1) ORDER BY "t0"."id" ASC FOR UPDATE OF "t0""#)
         #expect(try r.selectForDelete(FetchRequest(entity: "BusinessTrip"), ownerID: nil).sql == #"SELECT "id", "entity" FROM "app"."trip" WHERE "entity" IN ($1) ORDER BY "id" ASC FOR UPDATE"#)
-        #expect(try r.relatedRows("album", of: "Track", ids: [a], ownerID: nil).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."album" AS "d" WHERE "d"."id" IN (SELECT "s"."album_id" FROM "app"."track" AS "s" WHERE "s"."id" = ANY($1::uuid[]))"#)
+        #expect(try r.relatedRows("album", of: "Track", ids: [a], ownerID: nil).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."album" AS "d" WHERE "d"."id" IN (SELECT "s"."album_id" FROM "app"."track" AS "s" WHERE "s"."id" = ANY($1::uuid[])) ORDER BY "d"."id""#)
         let inverse = try r.relatedRows("tracks", of: "Album", ids: [a], ownerID: owner)
-        #expect(inverse.sql == #"SELECT "d"."id", "d"."entity" FROM "app"."track" AS "d" WHERE "d"."album_id" = ANY($1::uuid[]) AND "d"."owner_id" = $2"#)
+        #expect(inverse.sql == #"SELECT "d"."id", "d"."entity" FROM "app"."track" AS "d" WHERE "d"."album_id" = ANY($1::uuid[]) AND "d"."owner_id" = $2 ORDER BY "d"."id""#)
         #expect(inverse.binds == [ids, .uuid(owner)])
-        #expect(try r.relatedRows("following", of: "User", ids: [a], ownerID: nil).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."user" AS "d" WHERE "d"."id" IN (SELECT "j"."user_id" FROM "app"."user_followers" AS "j" WHERE "j"."followers_id" = ANY($1::uuid[]))"#)
+        #expect(try r.relatedRows("following", of: "User", ids: [a], ownerID: nil).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."user" AS "d" WHERE "d"."id" IN (SELECT "j"."user_id" FROM "app"."user_followers" AS "j" WHERE "j"."followers_id" = ANY($1::uuid[])) ORDER BY "d"."id""#)
         let deny = try r.countRelated("albums", of: "Publisher", ids: [a], excluding: [a, owner], ownerID: nil)
         #expect(deny.sql == #"SELECT count(*) FROM "app"."album" AS "d" WHERE "d"."publisher_id" = ANY($1::uuid[]) AND NOT ("d"."id" = ANY($2::uuid[]))"#)
         #expect(deny.binds == [ids, .string("{00000000-0000-7000-8000-0000000000aa,00000000-0000-7000-8000-000000000001}")])

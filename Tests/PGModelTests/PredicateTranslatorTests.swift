@@ -229,6 +229,15 @@ struct PredicateTranslatorTests {
                         .value(.int(1))))
     }
 
+    @Test func capturedSetsRenderTheSameInEveryProcess() throws {
+        // A Set iterates in a per-process hash order; the IR (and so the SQL's binds) must not.
+        let names: Set<String> = Set((0..<40).map { "city-\($0)" })
+        let expected = QueryExpression.in(.key("destination"), names.sorted().map { .string($0) })
+        #expect(try ir(#Predicate { names.contains($0.destination) }) == expected)
+        let shuffled = Set(names.shuffled())
+        #expect(try ir(#Predicate { shuffled.contains($0.destination) }) == expected)
+    }
+
     @Test func capturedArrays() throws {
         let names = ["Paris", "Rome", "Paris"]
         #expect(try ir(#Predicate { names.contains($0.destination) })
