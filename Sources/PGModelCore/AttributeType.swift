@@ -98,7 +98,10 @@ public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
         case (.int32, .int(let i)): return (Int64(Int32.min)...Int64(Int32.max)).contains(i) ? value : nil
         case (.float, .int(let i)), (.double, .int(let i)): return .double(Double(i))
         case (.decimal, .int(let i)): return .decimal(Decimal(i))
-        case (.decimal, .double(let d)): return .decimal(Decimal(d))
+        case (.decimal, .double(let d)):
+            // Decimal cannot hold every double (it becomes NaN beyond about 1e146), and NaN is not a number to store.
+            let decimal = Decimal(d)
+            return decimal.isNaN ? nil : .decimal(decimal)
         case (.decimal, .string(let s)):
             return Decimal(string: s, locale: nil).map(PGValue.decimal)
         case (.uuid, .string(let s)): return UUID(uuidString: s).map(PGValue.uuid)

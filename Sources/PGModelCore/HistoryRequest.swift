@@ -111,6 +111,10 @@ public indirect enum HistoryFilter: Codable, Hashable, Sendable {
     }
 
     public init(from decoder: any Decoder) throws {
+        guard decoder.codingPath.count <= QueryExpression.maximumDecodingDepth else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                debugDescription: "a history filter may nest at most \(QueryExpression.maximumDecodingDepth) levels deep"))
+        }
         let c = try decoder.container(keyedBy: CodingKeys.self)
         guard let key = c.allKeys.first, c.allKeys.count == 1 else {
             throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath, debugDescription: "a history filter has exactly one key"))

@@ -157,7 +157,15 @@ extension QueryExpression: Codable {
         var values: [PGValue]
     }
 
+    /// How deep a decoded expression may nest: far beyond any predicate a person writes, far below what
+    /// would exhaust a thread's stack in the decoder or the renderer.
+    public static let maximumDecodingDepth = 128
+
     public init(from decoder: any Decoder) throws {
+        guard decoder.codingPath.count <= Self.maximumDecodingDepth else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                debugDescription: "an expression may nest at most \(Self.maximumDecodingDepth) levels deep"))
+        }
         let c = try decoder.container(keyedBy: Key.self)
         guard c.allKeys.count == 1, let key = c.allKeys.first else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,

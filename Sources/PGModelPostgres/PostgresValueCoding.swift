@@ -4,6 +4,9 @@ import PostgresNIO
 
 /// PGValue ⇄ PostgresNIO: binds out, typed cells back.
 enum PostgresValueCoding {
+    /// PostgreSQL's timestamp epoch, 2000-01-01 00:00:00 UTC.
+    static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
+
     static func query(_ statement: SQLStatementLike) throws -> PostgresQuery {
         var bindings = PostgresBindings(capacity: statement.binds.count)
         for value in statement.binds {
@@ -13,8 +16,17 @@ enum PostgresValueCoding {
             case .int(let v): bindings.append(v)
             case .double(let v): bindings.append(v)
             case .string(let v): bindings.append(v)
-            case .decimal(let v): try bindings.append(v)
-            case .date(let v): bindings.append(v)
+            case .decimal(let v):
+                // PostgresNIO's numeric encoder traps on NaN.
+                guard v.isFinite else { throw PGModelError(.typeMismatch, "a decimal value must be a finite number") }
+                try bindings.append(v)
+            case .date(let v):
+                // PostgresNIO's date encoder traps when the microseconds since 2000 overflow an Int64.
+                let micros = v.timeIntervalSince(Self.postgresEpoch) * 1_000_000
+                guard micros.isFinite, abs(micros) < 9.2e18 else {
+                    throw PGModelError(.typeMismatch, "a date must lie within 290,000 years of 2000")
+                }
+                bindings.append(v)
             case .uuid(let v): bindings.append(v)
             case .data(let v): try bindings.append(v)
             }

@@ -174,8 +174,12 @@ extension SQLRenderer {
                 let column: String
                 do {
                     if let type = key.field {
-                        let parts = key.key.split(separator: ".").map(String.init)
-                        column = try render(.field(.key(parts[0]), Array(parts.dropFirst()), type), &scope, &b)
+                        let parts = key.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+                        guard let first = parts.first, !parts.contains(where: \.isEmpty) else {
+                            throw PGModelError(.unsupportedSort, "sort key '\(key.key)' of \(entity.name) is not a key path",
+                                               model: entity.name, keyPath: key.key)
+                        }
+                        column = try render(.field(.key(first), Array(parts.dropFirst()), type), &scope, &b)
                     } else {
                         column = try resolveKey(key.key, &scope, &b).sql
                     }

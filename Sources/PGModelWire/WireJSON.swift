@@ -29,7 +29,14 @@ public enum WireJSON {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let c = try decoder.singleValueContainer()
-            if let seconds = try? c.decode(Double.self) { return Date(timeIntervalSince1970: seconds) }
+            if let seconds = try? c.decode(Double.self) {
+                // Years 1 to 9999, as ISO 8601 text can say: PostgreSQL's driver traps on a date whose
+                // microseconds do not fit an Int64.
+                guard seconds.isFinite, (-62_135_596_800...253_402_300_799).contains(seconds) else {
+                    throw DecodingError.dataCorruptedError(in: c, debugDescription: "a date must lie between the years 1 and 9999")
+                }
+                return Date(timeIntervalSince1970: seconds)
+            }
             let text = try c.decode(String.self)
             if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
             if let date = try? Date.ISO8601FormatStyle().parse(text) { return date }
