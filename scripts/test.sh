@@ -2,8 +2,9 @@
 # Builds the package with its tests, runs the unit tests (no database), then the integration
 # tests against PostgreSQL: the embedded cluster, or DATABASE_URL / PGMODEL_TEST_DATABASE_URL,
 # then the model-graph and seed suites again in $PGMODEL_HASH_SEED_RUNS (default 8) more processes, each
-# with another hash seed, then the resilience tests, which kill and restart the embedded cluster
-# (skipped with DATABASE_URL) and so run alone, after everything else.
+# with another hash seed, then the deadline tests (which stall PostgreSQL on purpose), then the
+# resilience tests, which kill and restart the embedded cluster $PGMODEL_RESILIENCE_ROUNDS times (20)
+# per store (skipped with DATABASE_URL); those two run alone, after everything else.
 # All phases always run; the exit status is non-zero if the build or any phase failed.
 set -euo pipefail
 
@@ -13,7 +14,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 UNIT_FILTER='PGModelSQLTests|PGModelWireTests|PGModelMacrosTests|PGModelTests'
 INTEGRATION_FILTER='PGModelIntegrationTests'
+# DeadlineTests stall PostgreSQL on purpose (an ACCESS EXCLUSIVE lock, which takes a transaction id and so
+# holds back every history reader in the cluster): they run alone too, before the restarts.
 RESILIENCE_FILTER='ResilienceTests'
+DEADLINE_FILTER='DeadlineTests'
+ALONE_FILTER='ResilienceTests|DeadlineTests'
 # Swift seeds Dictionary/Set hashing per process: these suites run again in fresh processes, each with
 # its own seed, so behaviour that depends on hash order fails CI instead of passing by luck.
 HASH_SEED_FILTER='SeedGraphTests|EngineGraphTests|GraphPredicateParityTests|ModelActorTests|PredicateTranslatorGraphTests'
@@ -32,9 +37,10 @@ if [ "${CI:-}" = true ] && [ "$PGM_STARTED" = 1 ]; then
     trap 'pgm_stop_cluster || true' EXIT
 fi
 echo "== database ready ($(elapsed))"
-# Only a cluster these scripts own may be killed by the resilience tests.
+# Only a cluster these scripts own may be killed by the resilience tests, 20 times per store by default.
 if [ -z "$external_database" ]; then
     export PGMODEL_RESTART_COMMAND="$PWD/scripts/pg.sh restart"
+    export PGMODEL_RESILIENCE_ROUNDS="${PGMODEL_RESILIENCE_ROUNDS:-20}"
 fi
 
 # Counts one `swift test` log as "total failed skipped", from XCTest's last "Executed" line
@@ -96,10 +102,11 @@ fi
 echo "== build finished in $(elapsed)"
 
 run_phase unit "$UNIT_FILTER"
-run_phase integration "$INTEGRATION_FILTER" "$RESILIENCE_FILTER"
+run_phase integration "$INTEGRATION_FILTER" "$ALONE_FILTER"
 for run in $(seq 1 "$HASH_SEED_RUNS"); do
     run_phase "hash-seed-$run" "$HASH_SEED_FILTER"
 done
+run_phase deadline "$DEADLINE_FILTER"
 run_phase resilience "$RESILIENCE_FILTER"
 
 echo "== all phases finished in $((SECONDS - overall_start))s (logs in $LOG_DIR/)"

@@ -1,4 +1,7 @@
 import Dispatch
+import Foundation
+import NIOPosix
+import PGModelPostgres
 import NIOCore
 import PGModelCore
 
@@ -6,7 +9,13 @@ import PGModelCore
 ///
 /// The work runs as a task whose executor is a NIO event loop, never Swift's cooperative pool, so a
 /// caller may block any thread — including cooperative ones, of which a 2-core machine has two — while
-/// it waits. Calling from that event loop itself would wait forever, so it throws `wouldDeadlock`.
+/// it waits. A caller on *any* NIO event loop thread would stall that loop and everything it serves (a
+/// server's connections, another container's store) and could wait on itself, so it gets
+/// `wouldDeadlock` at once instead; server code uses `ModelContext`'s async calls.
+///
+/// Every call has a deadline: the stores enforce `requestTimeout` themselves (closing the connection
+/// that stalled); the bridge stops waiting a grace period later whatever happens below, so no
+/// synchronous call can block forever.
 ///
 /// ```swift
 /// let rows = try bridge.run { try await store.fetch(request) }
@@ -14,20 +23,30 @@ import PGModelCore
 public struct BlockingBridge: Sendable {
     let eventLoop: any EventLoop
     let executor: EventLoopTaskExecutor
+    /// The stores' deadline; the bridge waits this plus ``grace``.
+    let timeout: TimeAmount
+    /// How much longer than a store's own deadline the bridge waits, so the store's error wins.
+    let grace: TimeAmount
 
-    public init(eventLoop: any EventLoop) {
+    public init(eventLoop: any EventLoop, timeout: TimeAmount = .seconds(30), grace: TimeAmount = .seconds(5)) {
         self.eventLoop = eventLoop
         self.executor = EventLoopTaskExecutor(eventLoop: eventLoop)
+        self.timeout = timeout
+        self.grace = grace
     }
 
-    /// Runs `operation` to completion and returns its result or rethrows its error.
-    public func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
-        guard !eventLoop.inEventLoop else {
-            throw PGModelError(.wouldDeadlock, "a synchronous PGModel call was made on the event loop that serves it; call it from another thread or task")
+    /// Whether the calling thread is one of NIO's event loops, where blocking is never allowed.
+    static var isOnEventLoop: Bool { MultiThreadedEventLoopGroup.currentEventLoop != nil }
+
+    /// Runs `operation` to completion and returns its result or rethrows its error; throws `timeout`
+    /// when it takes longer than `timeout` (the bridge's own by default) plus ``grace``.
+    public func run<T: Sendable>(timeout: TimeAmount? = nil, _ operation: @escaping @Sendable () async throws -> T) throws -> T {
+        guard !eventLoop.inEventLoop, !Self.isOnEventLoop else {
+            throw PGModelError(.wouldDeadlock, "a synchronous PGModel call was made on a NIO event loop thread, which it would block; use ModelContext's async calls there, or call from another thread")
         }
         let outcome = OutcomeBox<T>()
         let done = DispatchSemaphore(value: 0)
-        Task(executorPreference: executor) {
+        let task = Task(executorPreference: executor) {
             do {
                 outcome.set(.success(try await operation()))
             } catch {
@@ -35,7 +54,11 @@ public struct BlockingBridge: Sendable {
             }
             done.signal()
         }
-        done.wait()
+        let limit = (timeout ?? self.timeout) + grace
+        if done.wait(timeout: .now() + .nanoseconds(Int(max(0, limit.nanoseconds)))) == .timedOut {
+            task.cancel()
+            throw PGModelError(.timeout, "a PGModel call did not finish within \(ConnectionDeadline.describe(limit)); the store did not answer")
+        }
         return try outcome.get()
     }
 }
@@ -59,14 +82,14 @@ final class EventLoopTaskExecutor: TaskExecutor, @unchecked Sendable {
 
 /// The result of a bridged call, handed from the event loop to the waiting thread.
 private final class OutcomeBox<T: Sendable>: @unchecked Sendable {
-    // @unchecked: written once before the semaphore is signalled, read once after it is waited on;
-    // the semaphore orders the two accesses.
+    // @unchecked: every access holds `lock` (a call that timed out may still be written to later).
+    private let lock = NSLock()
     private var outcome: Result<T, any Error>?
 
-    func set(_ value: Result<T, any Error>) { outcome = value }
+    func set(_ value: Result<T, any Error>) { lock.withLock { outcome = value } }
 
     func get() throws -> T {
-        guard let outcome else {
+        guard let outcome = lock.withLock({ outcome }) else {
             throw PGModelError(.internalError, "a bridged call finished without a result")
         }
         return try outcome.get()

@@ -13,7 +13,9 @@ import PGModelCore
 ///
 /// All work happens on one serial loop task on the container's event loop — never the cooperative
 /// pool, which callers blocked in `BlockingBridge.run` may be occupying — so registration, delivery
-/// and token updates never interleave.
+/// and token updates never interleave. Deliveries then run, in order, on a serial dispatch queue of the
+/// feed's own: they reach user code (observation callbacks that read `results` and so fetch), which
+/// must never run on an event loop, where a synchronous PGModel call would throw `wouldDeadlock`.
 ///
 /// ```swift
 /// let id = try await container.historyFeed.register { records in print(records.count) }
@@ -38,6 +40,8 @@ final class HistoryFeed: Sendable {
     private let executor: EventLoopTaskExecutor
     private let logger = Logger(label: "pgmodel.history-feed")
     private let state = NIOLockedValueBox(State())
+    /// Where deliveries run: off every event loop, one at a time, in the order the loop hands them over.
+    private let deliveries = DispatchQueue(label: "pgmodel.history-feed.deliveries")
 
     init(store: any ModelStore, executor: EventLoopTaskExecutor) {
         self.store = store
@@ -53,8 +57,10 @@ final class HistoryFeed: Sendable {
     /// delivered to it.
     func register(after: UInt64? = nil, _ delivery: @escaping Delivery) async throws -> Int {
         let (continuation, id) = startIfNeeded()
+        let queue = deliveries
+        let offLoop: Delivery = { records in queue.async { delivery(records) } }
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-            continuation.yield(.register(id, after: after, delivery, done))
+            continuation.yield(.register(id, after: after, offLoop, done))
         }
         return id
     }

@@ -6,6 +6,10 @@ import PGModelCore
 /// - `postgres://user:password@host:port/database?schema=name` — directly in PostgreSQL.
 /// - `pgmodel://user:password@host:port` — through the PGModel service, as that user.
 ///
+/// Either URL may end in `requestTimeout=<seconds>` (`?requestTimeout=5`, or `&requestTimeout=2.5` after
+/// other options): the deadline of every store call, 30 seconds unless ``requestTimeout`` or the URL
+/// says otherwise. A call past it throws `PGModelError` with code `timeout` and its connection is closed.
+///
 /// Without a URL, PGModel uses the `DATABASE_URL` environment variable, or the local cluster that
 /// `scripts/run.sh` starts. `isStoredInMemoryOnly: true` gives the container a private, temporary
 /// PostgreSQL schema that is dropped when the container goes away — the equivalent of SwiftData's
@@ -27,7 +31,38 @@ public struct ModelConfiguration: Identifiable, Hashable, Sendable {
     /// Whether the store is a temporary schema dropped with the container.
     public let isStoredInMemoryOnly: Bool
 
+    /// The deadline of every store call (a fetch, a save, one page of history): past it the call throws
+    /// `timeout` and its connection is closed. `nil` takes the URL's `requestTimeout` option, or
+    /// ``defaultRequestTimeout``. A save that times out may or may not have committed.
+    ///
+    /// ```swift
+    /// var config = ModelConfiguration(url: url)
+    /// config.requestTimeout = .seconds(5)
+    /// ```
+    public var requestTimeout: Duration?
+
+    /// The deadline when neither ``requestTimeout`` nor the URL gives one: 30 seconds.
+    public static let defaultRequestTimeout: Duration = .seconds(30)
+
     public var id: String { name }
+
+    /// The deadline in force: ``requestTimeout``, else the URL's `requestTimeout` option (seconds),
+    /// else ``defaultRequestTimeout``. Throws `invalid_configuration` for an option that is not a
+    /// positive number of seconds.
+    public func effectiveRequestTimeout() throws -> Duration {
+        if let requestTimeout {
+            guard requestTimeout > .zero else {
+                throw PGModelError(.invalidConfiguration, "requestTimeout must be positive")
+            }
+            return requestTimeout
+        }
+        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        guard let item = items.last(where: { $0.name == "requestTimeout" }) else { return Self.defaultRequestTimeout }
+        guard let text = item.value, let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 86_400 else {
+            throw PGModelError(.invalidConfiguration, "the URL's requestTimeout option must be a number of seconds between 0 and 86400 (got '\(item.value ?? "")')")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded(.up)))
+    }
 
     /// The URL used when none is given and `DATABASE_URL` is unset: `scripts/run.sh`'s local cluster.
     public static let defaultDatabaseURL = "postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel"
@@ -54,7 +89,7 @@ public struct ModelConfiguration: Identifiable, Hashable, Sendable {
 
     public static func == (l: Self, r: Self) -> Bool {
         l.name == r.name && l.url == r.url && l.allowsSave == r.allowsSave && l.isStoredInMemoryOnly == r.isStoredInMemoryOnly
-            && l.schema === r.schema
+            && l.schema === r.schema && l.requestTimeout == r.requestTimeout
     }
 
     public func hash(into h: inout Hasher) {

@@ -52,11 +52,12 @@ public final class ModelContainer: Sendable {
             }
         }
         let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
-        let store = try Self.makeStore(for: configuration, eventLoop: eventLoop)
-        let bridge = BlockingBridge(eventLoop: eventLoop)
+        let timeout = ConnectionDeadline.timeAmount(try configuration.effectiveRequestTimeout())
+        let store = try Self.makeStore(for: configuration, eventLoop: eventLoop, timeout: timeout)
+        let bridge = BlockingBridge(eventLoop: eventLoop, timeout: timeout)
         let description = schema.schemaDescription
         do {
-            try bridge.run { try await store.prepare(description) }
+            try bridge.run(timeout: max(timeout, ConnectionDeadline.minimumSchemaTimeout)) { try await store.prepare(description) }
         } catch {
             try? bridge.run { await store.close() }
             throw error
@@ -93,19 +94,20 @@ public final class ModelContainer: Sendable {
 
     var allowsSave: Bool { configurations.first?.allowsSave ?? true }
 
-    static func makeStore(for configuration: ModelConfiguration, eventLoop: any EventLoop) throws -> any ModelStore {
+    static func makeStore(for configuration: ModelConfiguration, eventLoop: any EventLoop, timeout: TimeAmount) throws -> any ModelStore {
         switch configuration.url.scheme {
         case "postgres", "postgresql":
             var config = try PostgresStoreConfiguration.parse(configuration.url.absoluteString)
             if configuration.isStoredInMemoryOnly {
                 config.schemaName = "pgmodel_mem_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
             }
-            return PostgresModelStore(configuration: config, eventLoop: eventLoop, dropsSchemaOnClose: configuration.isStoredInMemoryOnly)
+            return PostgresModelStore(configuration: config, eventLoop: eventLoop, dropsSchemaOnClose: configuration.isStoredInMemoryOnly,
+                                      requestTimeout: timeout)
         case "pgmodel":
             guard !configuration.isStoredInMemoryOnly else {
                 throw PGModelError(.invalidConfiguration, "isStoredInMemoryOnly needs a postgres:// store, not the service")
             }
-            return try makeRemoteStore(url: configuration.url, eventLoop: eventLoop)
+            return try RemoteModelStore(url: configuration.url, eventLoopGroup: eventLoop, requestTimeout: timeout)
         default:
             throw PGModelError(.invalidConfiguration,
                 "a ModelConfiguration URL must be postgres://… or pgmodel://… (got scheme '\(configuration.url.scheme ?? "")')")

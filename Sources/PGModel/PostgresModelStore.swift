@@ -34,11 +34,14 @@ public final class PostgresModelStore: ModelStore {
     private let state = NIOLockedValueBox(State())
     /// The doorbell's one LISTEN connection, opened when the first observer starts.
     let changeListener: ChangeListener
+    /// The deadline of each call; past it the call's connection is closed and the call throws `timeout`.
+    let requestTimeout: TimeAmount
     private static let maximumIdleConnections = 4
 
     public init(configuration: PostgresStoreConfiguration, eventLoop: any EventLoop, dropsSchemaOnClose: Bool = false,
-                logger: Logger = Logger(label: "pgmodel.store")) {
+                requestTimeout: TimeAmount = .seconds(30), logger: Logger = Logger(label: "pgmodel.store")) {
         self.configuration = configuration
+        self.requestTimeout = requestTimeout
         self.engine = PostgresStoreEngine(schemaName: configuration.schemaName, logger: logger)
         self.eventLoop = eventLoop
         self.logger = logger
@@ -48,7 +51,8 @@ public final class PostgresModelStore: ModelStore {
     }
 
     public func prepare(_ schema: SchemaDescription) async throws {
-        try await withConnection { connection in
+        let timeout = max(requestTimeout, ConnectionDeadline.minimumSchemaTimeout)
+        try await withConnection(timeout: timeout, operation: "creating the schema") { connection in
             if !self.state.withLockedValue({ $0.isBootstrapped }) {
                 try await self.engine.bootstrap(on: connection)
                 self.state.withLockedValue { $0.isBootstrapped = true }
@@ -60,22 +64,30 @@ public final class PostgresModelStore: ModelStore {
 
     public func fetch(_ request: FetchRequest) async throws -> [FetchedRow] {
         let schema = currentSchema
-        return try await withConnection { try await self.engine.fetch(request, in: schema, scope: .unrestricted, on: $0) }
+        return try await withConnection(operation: "fetch of \(request.entity)") {
+            try await self.engine.fetch(request, in: schema, scope: .unrestricted, on: $0)
+        }
     }
 
     public func count(_ request: FetchRequest) async throws -> Int {
         let schema = currentSchema
-        return try await withConnection { try await self.engine.count(request, in: schema, scope: .unrestricted, on: $0) }
+        return try await withConnection(operation: "count of \(request.entity)") {
+            try await self.engine.count(request, in: schema, scope: .unrestricted, on: $0)
+        }
     }
 
     public func fetchIdentifiers(_ request: FetchRequest) async throws -> [RowReference] {
         let schema = currentSchema
-        return try await withConnection { try await self.engine.fetchIdentifiers(request, in: schema, scope: .unrestricted, on: $0) }
+        return try await withConnection(operation: "identifiers of \(request.entity)") {
+            try await self.engine.fetchIdentifiers(request, in: schema, scope: .unrestricted, on: $0)
+        }
     }
 
     public func save(_ request: SaveRequest) async throws -> SaveResult {
         let schema = currentSchema
-        return try await withConnection { try await self.engine.save(request, in: schema, scope: .unrestricted, on: $0) }
+        return try await withConnection(operation: "save") {
+            try await self.engine.save(request, in: schema, scope: .unrestricted, on: $0)
+        }
     }
 
     public func close() async {
@@ -102,10 +114,14 @@ public final class PostgresModelStore: ModelStore {
 
     private var currentSchema: SchemaDescription { state.withLockedValue { $0.schema } }
 
-    func withConnection<T: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    /// Runs `body` on a pooled connection within the request deadline (`timeout`, or ``requestTimeout``).
+    /// Past it the connection is closed, which fails the statement in flight, and the call throws `timeout`.
+    func withConnection<T: Sendable>(timeout: TimeAmount? = nil, operation: String,
+                                     _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let connection = try await acquire()
+        let deadline = ConnectionDeadline(timeout ?? requestTimeout, operation: operation)
         do {
-            let result = try await body(connection)
+            let result = try await deadline.run(on: connection, body)
             release(connection)
             return result
         } catch {
@@ -129,8 +145,9 @@ public final class PostgresModelStore: ModelStore {
 
     private func connect(id: Int) async throws -> PostgresConnection {
         do {
-            return try await PostgresConnection.connect(
-                on: eventLoop, configuration: configuration.connection, id: id, logger: logger)
+            var connection = configuration.connection
+            connection.options.connectTimeout = min(connection.options.connectTimeout, requestTimeout)
+            return try await PostgresConnection.connect(on: eventLoop, configuration: connection, id: id, logger: logger)
         } catch {
             let mapped = PostgresErrorMapping.map(error)
             throw PGModelError(.connectionFailed,

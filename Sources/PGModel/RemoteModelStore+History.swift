@@ -65,7 +65,7 @@ extension RemoteModelStore {
                 channel.closeFuture.whenComplete { _ in ending.fire() }
                 do {
                     let operation = Request.Operation.subscribe(entities: nil)
-                    _ = try Self.result(of: try await roundTrip(operation, id: id, on: channel).get(), for: operation)
+                    _ = try Self.result(of: try await response(to: operation, id: id, on: channel), for: operation)
                 } catch {
                     signalHub.unroute(id, from: key)
                     throw error

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import PGModelCore
+import PGModelPostgres
 import PGModelWire
 
 /// The store of a container opened on `pgmodel://user:password@host:port`: every call is a request on
@@ -46,6 +47,9 @@ public final class RemoteModelStore: ModelStore {
     public let endpoint: Endpoint
     /// The longest response line accepted; fetch results can be far longer than requests.
     public let maxResponseLineBytes: Int
+    /// The deadline of each call. Past it the call throws `timeout` and the connection is closed (a
+    /// connection that stalled is not reused); the next call opens a new one.
+    let requestTimeout: TimeAmount
     let eventLoop: any EventLoop
     let logger: Logger
     private let state = NIOLockedValueBox(State())
@@ -62,9 +66,11 @@ public final class RemoteModelStore: ModelStore {
         url: URL,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         maxResponseLineBytes: Int = 256 << 20,
+        requestTimeout: TimeAmount = .seconds(30),
         logger: Logger = Logger(label: "pgmodel.remote")
     ) throws {
         self.endpoint = try Endpoint(url: url)
+        self.requestTimeout = requestTimeout
         self.eventLoop = eventLoopGroup.next()
         self.maxResponseLineBytes = max(1024, maxResponseLineBytes)
         self.logger = logger
@@ -80,7 +86,8 @@ public final class RemoteModelStore: ModelStore {
 
     /// Registers `schema` with the server (`register`), which creates or extends its tables.
     public func prepare(_ schema: SchemaDescription) async throws {
-        _ = try await call(.register(schema))
+        // Creating tables and indexes may take longer than a request.
+        _ = try await call(.register(schema), timeout: max(requestTimeout, ConnectionDeadline.minimumSchemaTimeout))
         state.withLockedValue { state in
             if !state.schemas.contains(schema) { state.schemas.append(schema) }
         }
@@ -154,9 +161,30 @@ public final class RemoteModelStore: ModelStore {
 
     /// Sends `operation` on the current connection (connecting first if needed) and returns its result;
     /// an error response throws the server's error.
-    func call(_ operation: Request.Operation) async throws -> ResponseResult {
+    func call(_ operation: Request.Operation, timeout: TimeAmount? = nil) async throws -> ResponseResult {
         let channel = try await connectedChannel()
-        return try Self.result(of: try await roundTrip(operation, on: channel).get(), for: operation)
+        return try Self.result(of: try await response(to: operation, on: channel, timeout: timeout), for: operation)
+    }
+
+    /// Sends `operation` and waits for its response within ``requestTimeout``. Past it the connection
+    /// is closed — its other calls fail with `connection_failed`, the next call reconnects — and this
+    /// call throws `timeout`.
+    func response(to operation: Request.Operation, id: RequestID? = nil, on channel: any Channel,
+                  timeout: TimeAmount? = nil) async throws -> Response {
+        let answer = roundTrip(operation, id: id, on: channel)
+        let deadline = channel.eventLoop.makePromise(of: Response.self)
+        let timeout = timeout ?? requestTimeout
+        let timer = channel.eventLoop.scheduleTask(in: timeout) { [endpoint] in
+            // A promise completes once: if the answer comes first, this failure is ignored.
+            deadline.fail(PGModelError(.timeout,
+                "'\(operation.name.rawValue)' got no answer from \(endpoint) within \(ConnectionDeadline.describe(timeout)); the connection was closed"))
+            channel.close(promise: nil)
+        }
+        answer.whenComplete { result in
+            timer.cancel()
+            deadline.completeWith(result)
+        }
+        return try await deadline.futureResult.get()
     }
 
     /// A request id never used before by this store, on any connection.
@@ -264,7 +292,7 @@ public final class RemoteModelStore: ModelStore {
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: eventLoop)
-                .connectTimeout(.seconds(10))
+                .connectTimeout(min(.seconds(10), requestTimeout))
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
@@ -280,7 +308,7 @@ public final class RemoteModelStore: ModelStore {
         }
         do {
             let hello = HelloPayload(user: endpoint.user, password: endpoint.password)
-            let greeting = try await roundTrip(.hello(hello), on: channel).get()
+            let greeting = try await response(to: .hello(hello), on: channel)
             guard case .hello(let result) = try Self.result(of: greeting, for: .hello(hello)) else {
                 throw Self.unexpectedResult(.hello)
             }
@@ -289,7 +317,8 @@ public final class RemoteModelStore: ModelStore {
                 return state.schemas
             }
             for schema in schemas {
-                _ = try Self.result(of: try await roundTrip(.register(schema), on: channel).get(), for: .register(schema))
+                let timeout = max(requestTimeout, ConnectionDeadline.minimumSchemaTimeout)
+                _ = try Self.result(of: try await response(to: .register(schema), on: channel, timeout: timeout), for: .register(schema))
             }
             logger.debug("connected", metadata: ["server": "\(endpoint)", "version": "\(result.server)"])
             return channel

@@ -56,6 +56,10 @@ public struct PGModelError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unsupportedProtocol = Code(rawValue: "unsupported_protocol")
         /// A blocking call made on a thread that the call itself needs (an event loop).
         public static let wouldDeadlock = Code(rawValue: "would_deadlock")
+        /// A store call that did not finish within its deadline (`ModelConfiguration.requestTimeout`, the
+        /// URL's `requestTimeout` option, or the service's own limit). Its connection was closed; a save
+        /// that timed out may or may not have committed, as with `connection_failed`.
+        public static let timeout = Code(rawValue: "timeout")
         /// A delete refused by a `.deny` relationship that still reaches models; nothing was written.
         public static let deleteDenied = Code(rawValue: "delete_denied")
         /// A relationship holds fewer models than `minimumModelCount` or more than `maximumModelCount`.

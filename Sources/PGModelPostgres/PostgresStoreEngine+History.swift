@@ -22,14 +22,19 @@ extension PostgresStoreEngine {
     /// History transactions matching `request` that committed before every running transaction began
     /// (see ``HistoryRequest``), with their changes; a non-admin user sees only changes of their own rows.
     /// Throws `historyTokenExpired` when the request resumes from a token older than deleted history.
+    /// How long a history read waits for transactions still in flight before it returns without them.
+    static let horizonWait = Duration.seconds(3)
+
     public func fetchHistory(_ request: HistoryRequest, scope: AccessScope, on connection: PostgresConnection) async throws -> HistoryPage {
         var delay = Duration.milliseconds(4)
         var waited = Duration.zero
         while true {
             let page = try await readHistory(request, scope: scope, on: connection)
-            // PGModel's own writers hold the horizon back for milliseconds; a caller reading right
-            // after its own save should see it. Anything longer is left to the caller's next read.
-            if page.isComplete || !request.waitsForHorizon || waited >= .milliseconds(500) { return page }
+            // PGModel's own writers hold the horizon back for milliseconds, schema changes (a new
+            // container's DDL) for longer on a busy server; a caller reading right after its own save
+            // should see it. Anything longer is left to the caller's next read. (Interim: issue 13
+            // replaces the cluster-wide horizon, and with it this wait.)
+            if page.isComplete || !request.waitsForHorizon || waited >= Self.horizonWait { return page }
             try await Task.sleep(for: delay)
             waited += delay
             delay = min(delay * 2, .milliseconds(128))

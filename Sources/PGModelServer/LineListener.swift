@@ -17,8 +17,9 @@ struct LineListener: Service {
         try await prepareDatabase()
 
         let tracker = ConnectionTracker(maxConnections: server.configuration.maxConnections)
-        let dispatcher = RequestDispatcher(
+        var dispatcher = RequestDispatcher(
             engine: server.engine, client: server.client, registry: server.registry, logger: logger)
+        dispatcher.requestTimeout = server.configuration.requestTimeout
         // One LISTEN connection for the whole server; sessions fan out from it. Created only now that the
         // database is known to be reachable, closed only after every connection has stopped forwarding.
         let database = server.databaseConfiguration

@@ -24,6 +24,10 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     public var maxFailedAuthentications: Int
     /// The most PostgreSQL connections the server's pool opens.
     public var maxDatabaseConnections: Int
+    /// Each request's deadline (30 s by default; `register` gets at least 5 minutes): past it the request
+    /// is answered with `timeout` and its database connection is closed, even when PostgreSQL stopped
+    /// answering mid-statement.
+    public var requestTimeout: Duration = .seconds(30)
 
     public init(
         databaseURL: String,

@@ -16,11 +16,14 @@ struct RequestDispatcher: Sendable {
     let client: PostgresClient
     let registry: SchemaRegistry
     let logger: Logger
+    /// Every request's deadline: past it the request is answered `timeout` and its database connection
+    /// closed, whether PostgreSQL stalled, vanished mid-statement or the pool has no connection to give.
+    var requestTimeout: Duration = .seconds(30)
 
     /// Checks `hello`'s credentials.
     func authenticate(_ hello: HelloPayload) async -> Result<SessionUser, WireError> {
         do {
-            let user = try await client.withConnection { connection in
+            let user = try await withDeadline("hello", requestTimeout) { connection in
                 try await engine.authenticate(user: hello.user, password: hello.password, on: connection)
             }
             logger.info("user logged in", metadata: ["user": "\(user.name)", "admin": "\(user.isAdmin)"])
@@ -38,7 +41,12 @@ struct RequestDispatcher: Sendable {
         let started = ContinuousClock.now
         let result: Result<ResponseResult, WireError>
         do {
-            result = .success(try await run(request.operation, scope: scope))
+            // Registration creates tables and indexes: it may take longer than a request.
+            let timeout = request.operation.name == .register ? max(requestTimeout, .seconds(300)) : requestTimeout
+            let operation = request.operation
+            result = .success(try await Deadline(timeout, operation: "'\(operation.name.rawValue)'").run { [self] in
+                try await run(operation, scope: scope, timeout: timeout)
+            })
         } catch {
             result = .failure(wireError(error, operation: request.operation.name))
         }
@@ -53,11 +61,15 @@ struct RequestDispatcher: Sendable {
         return Response(id: request.id, result: result)
     }
 
-    private func run(_ operation: Request.Operation, scope: AccessScope) async throws -> ResponseResult {
+    private func run(_ operation: Request.Operation, scope: AccessScope, timeout: Duration) async throws -> ResponseResult {
+        let name = "'\(operation.name.rawValue)'"
+        func withConnection<T: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+            try await withDeadline(name, timeout, body)
+        }
         switch operation {
         case .register(let schema):
             try schema.validate()
-            let registered = try await client.withConnection { connection in
+            let registered = try await withConnection { connection in
                 try await engine.prepare(schema, on: connection)
                 return try await engine.loadSchema(on: connection)
             }
@@ -65,28 +77,28 @@ struct RequestDispatcher: Sendable {
             return .registered(entities: schema.entities.map(\.name))
         case .fetch(let request):
             let schema = try await schema(covering: [request.entity])
-            return .rows(try await client.withConnection { connection in
+            return .rows(try await withConnection { connection in
                 try await engine.fetch(request, in: schema, scope: scope, on: connection)
             })
         case .count(let request):
             let schema = try await schema(covering: [request.entity])
-            return .count(try await client.withConnection { connection in
+            return .count(try await withConnection { connection in
                 try await engine.count(request, in: schema, scope: scope, on: connection)
             })
         case .ids(let request):
             let schema = try await schema(covering: [request.entity])
-            return .ids(try await client.withConnection { connection in
+            return .ids(try await withConnection { connection in
                 try await engine.fetchIdentifiers(request, in: schema, scope: scope, on: connection)
             })
         case .save(let request):
             let names = Set(request.inserts.map(\.entity) + request.updates.map(\.entity) + request.deletes.map(\.entity))
             let schema = try await schema(covering: names)
-            return .saved(try await client.withConnection { connection in
+            return .saved(try await withConnection { connection in
                 try await engine.save(request, in: schema, scope: scope, on: connection)
             })
         case .history(let request):
             // The engine filters by the scope: a non-admin gets only the changes of their own rows.
-            return .history(try await client.withConnection { connection in
+            return .history(try await withConnection { connection in
                 try await engine.fetchHistory(request, scope: scope, on: connection)
             })
         case .deleteHistory(let request):
@@ -95,7 +107,7 @@ struct RequestDispatcher: Sendable {
             guard scope.isAdmin else {
                 throw PGModelError(.forbidden, "only an admin may delete history")
             }
-            return .count(try await client.withConnection { connection in
+            return .count(try await withConnection { connection in
                 try await engine.deleteHistory(request, scope: scope, on: connection)
             })
         case .hello, .ping, .bye, .subscribe, .unsubscribe:
@@ -105,9 +117,17 @@ struct RequestDispatcher: Sendable {
     }
 
     private func schema(covering names: Set<String>) async throws -> SchemaDescription {
-        try await registry.schema(covering: names) { [client, engine] in
-            try await client.withConnection { connection in try await engine.loadSchema(on: connection) }
+        try await registry.schema(covering: names) { [self] in
+            try await withDeadline("loading the schema", requestTimeout) { connection in try await engine.loadSchema(on: connection) }
         }
+    }
+
+    /// Runs `body` on a pooled connection; past `timeout` the connection is closed (failing its statement,
+    /// and the pool drops it) and the call throws `timeout`.
+    private func withDeadline<T: Sendable>(_ operation: String, _ timeout: Duration,
+                                           _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let deadline = ConnectionDeadline(ConnectionDeadline.timeAmount(timeout), operation: operation)
+        return try await client.withConnection { connection in try await deadline.run(on: connection, body) }
     }
 
     /// The wire form of any error; errors that are not PGModelError are logged and reported without detail.

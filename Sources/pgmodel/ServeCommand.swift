@@ -30,6 +30,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Most simultaneous client connections (default: no limit).", valueName: "count"))
     var maxConnections: Int?
 
+    @Option(help: ArgumentHelp("Each request's deadline in seconds; past it the client gets 'timeout'.", valueName: "seconds"))
+    var requestTimeout: Double = 30
+
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel = "info"
 
@@ -39,6 +42,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard maxLineBytes >= 64 else { throw ValidationError("--max-line-bytes must be at least 64") }
         if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
+        guard requestTimeout.isFinite, requestTimeout > 0, requestTimeout <= 86_400 else {
+            throw ValidationError("--request-timeout must be between 0 and 86400 seconds")
+        }
     }
 
     func run() async throws {
@@ -64,11 +70,11 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "pgmodel.server")
 
         try await reportingFailures {
-            let server = try LineServer(
-                configuration: LineServerConfiguration(
-                    databaseURL: databaseURL, host: host, port: port, schemaName: database.schema,
-                    maxLineBytes: maxLineBytes, maxConnections: maxConnections),
-                logger: logger)
+            var configuration = LineServerConfiguration(
+                databaseURL: databaseURL, host: host, port: port, schemaName: database.schema,
+                maxLineBytes: maxLineBytes, maxConnections: maxConnections)
+            configuration.requestTimeout = .milliseconds(Int64((requestTimeout * 1000).rounded(.up)))
+            let server = try LineServer(configuration: configuration, logger: logger)
             let group = ServiceGroup(
                 services: [server], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
             try await group.run()

@@ -22,12 +22,15 @@ struct StoreFixture {
     let url: URL
     let types: [any PersistentModel.Type]
 
-    static func make(_ kind: StoreKind, _ types: [any PersistentModel.Type], service: TestService? = nil) async throws -> StoreFixture {
+    static func make(_ kind: StoreKind, _ types: [any PersistentModel.Type], service: TestService? = nil,
+                     requestTimeout: Duration? = nil) async throws -> StoreFixture {
         let token = String(UUID().uuidString.prefix(8)).lowercased()
         switch kind {
         case .direct:
             let url = try TestDatabase.schemaURL()
-            return StoreFixture(container: try ModelContainer(for: Schema(types), configurations: ModelConfiguration(url: url)), token: token,
+            var configuration = ModelConfiguration(url: url)
+            configuration.requestTimeout = requestTimeout
+            return StoreFixture(container: try ModelContainer(for: Schema(types), configurations: configuration), token: token,
                                 url: url, types: types)
         case .service:
             let chosen: TestService
@@ -35,7 +38,10 @@ struct StoreFixture {
             let service = chosen
             let url = try await service.newUserURL()
             let schema = Schema(types)
-            let container = try await offCooperativePool { try ModelContainer(for: schema, configurations: ModelConfiguration(url: url)) }
+            var configuration = ModelConfiguration(url: url)
+            configuration.requestTimeout = requestTimeout
+            let chosenConfiguration = configuration
+            let container = try await offCooperativePool { try ModelContainer(for: schema, configurations: chosenConfiguration) }
             return StoreFixture(container: container, token: token, url: url, types: types)
         }
     }

@@ -43,6 +43,35 @@ struct BlockingBridgeTests {
         #expect(total == 28)
     }
 
+    @Test func refusesToBlockAnyEventLoopNotOnlyItsOwn() throws {
+        // A server handler or another container's callback runs on some other loop: blocking it would
+        // stall every channel it serves, so the call throws at once instead.
+        let bridge = self.bridge
+        let other = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? other.syncShutdownGracefully() }
+        for loop in [other.next(), MultiThreadedEventLoopGroup.singleton.any()] where !(loop === bridge.eventLoop) {
+            let started = ContinuousClock.now
+            let result = try loop.submit { Result { try bridge.run { try await Task.sleep(for: .seconds(5)); return 1 } } }.wait()
+            #expect(throws: PGModelError.self) { try result.get() }
+            if case .failure(let error as PGModelError) = result { #expect(error.code == .wouldDeadlock) }
+            #expect(ContinuousClock.now - started < .seconds(2), "refused at once, not after the work")
+        }
+    }
+
+    @Test func stopsWaitingAtItsDeadlineWithTimeout() throws {
+        let bridge = BlockingBridge(eventLoop: MultiThreadedEventLoopGroup.singleton.next(), timeout: .milliseconds(100), grace: .milliseconds(100))
+        let started = ContinuousClock.now
+        // Work that never ends by itself (it ignores cancellation) must not hold the caller forever.
+        #expect {
+            try bridge.run(timeout: .milliseconds(100)) { () async throws -> Int in
+                try? await Task.sleep(for: .seconds(60))
+                return 1
+            }
+        } throws: { ($0 as? PGModelError)?.code == .timeout }
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .milliseconds(200) && waited < .seconds(5))
+    }
+
     @Test func refusesToBlockItsOwnEventLoop() throws {
         let bridge = self.bridge
         let result = try bridge.eventLoop.submit {

@@ -1,0 +1,104 @@
+import Foundation
+
+/// A time limit on an async operation that does not itself stop in time (a pooled connection that
+/// never comes, a statement on a server that stopped answering).
+///
+/// The caller gets the operation's result or, once `timeout` has passed, a `timeout` error; the
+/// operation is then cancelled and left to finish on its own. Use it where an answer must come whatever
+/// happens below (the service answers every request); where a connection can be closed instead, closing
+/// it (`ConnectionDeadline`) also frees what the operation holds.
+///
+/// ```swift
+/// let rows = try await Deadline(.seconds(30), operation: "fetch of Trip").run { try await engine.fetch(...) }
+/// ```
+public struct Deadline: Sendable {
+    /// How long the operation may take.
+    public var timeout: Duration
+    /// What the operation is, for the error message.
+    public var operation: String
+
+    public init(_ timeout: Duration, operation: String) {
+        self.timeout = timeout
+        self.operation = operation
+    }
+
+    /// Runs `body`; throws `timeout` when it has not finished in time.
+    public func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let outcome = OnceOutcome<T>()
+        let timeout = self.timeout
+        let expired = timeoutError
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                outcome.install(continuation)
+                let work = Task {
+                    do { outcome.resume(.success(try await body())) } catch { outcome.resume(.failure(error)) }
+                }
+                let timer = Task {
+                    try? await Task.sleep(for: timeout)
+                    guard !Task.isCancelled else { return }
+                    if outcome.resume(.failure(expired)) { work.cancel() }
+                }
+                outcome.onResolve { timer.cancel() }
+            }
+        } onCancel: {
+            outcome.resume(.failure(CancellationError()))
+        }
+    }
+
+    /// The error a call past its deadline throws.
+    public var timeoutError: PGModelError {
+        PGModelError(.timeout, "\(operation) did not finish within \(timeout)")
+    }
+}
+
+/// A continuation resumed by whichever comes first: the result, the deadline or cancellation.
+private final class OnceOutcome<T: Sendable>: @unchecked Sendable {
+    // @unchecked: every field is read and written under `lock`.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+    private var early: Result<T, any Error>?
+    private var isResolved = false
+    private var resolved: [@Sendable () -> Void] = []
+
+    func install(_ continuation: CheckedContinuation<T, any Error>) {
+        lock.lock()
+        if let early {
+            lock.unlock()
+            continuation.resume(with: early)
+            return
+        }
+        self.continuation = continuation
+        lock.unlock()
+    }
+
+    /// Resumes the caller with `result` if nothing did yet; returns whether this call did.
+    @discardableResult
+    func resume(_ result: Result<T, any Error>) -> Bool {
+        lock.lock()
+        guard !isResolved else {
+            lock.unlock()
+            return false
+        }
+        isResolved = true
+        let continuation = self.continuation
+        self.continuation = nil
+        if continuation == nil { early = result }
+        let callbacks = resolved
+        resolved = []
+        lock.unlock()
+        continuation?.resume(with: result)
+        for callback in callbacks { callback() }
+        return true
+    }
+
+    func onResolve(_ callback: @escaping @Sendable () -> Void) {
+        lock.lock()
+        guard !isResolved else {
+            lock.unlock()
+            callback()
+            return
+        }
+        resolved.append(callback)
+        lock.unlock()
+    }
+}

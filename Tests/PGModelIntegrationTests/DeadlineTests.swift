@@ -1,0 +1,138 @@
+import Foundation
+import Logging
+import NIOPosix
+import PGModel
+import PGModelPostgres
+import PostgresNIO
+import Testing
+
+@Model final class DeadlineEntry {
+    var title: String
+    init(title: String) { self.title = title }
+}
+
+/// Every store call has a deadline: a PostgreSQL that stops answering (here: a table locked by another
+/// session, so the statement waits) makes the call fail with `timeout` within it — on the direct store,
+/// through the service with the client's deadline, and with the server's own — and once the stall ends
+/// the next call succeeds.
+///
+/// The lock takes a transaction id, which holds back history readers across the cluster while it lasts
+/// (issue 13), so scripts/test.sh runs this suite alone, with the resilience tests.
+@Suite("Deadlines: a stalled PostgreSQL gives timeout, then calls recover")
+struct DeadlineTests {
+    /// Opens a session of its own that holds an ACCESS EXCLUSIVE lock on `table` until `release()`.
+    final class TableLock: Sendable {
+        let connection: PostgresConnection
+
+        init(_ qualifiedTable: String) async throws {
+            let configuration = try PostgresStoreConfiguration.parse(try TestDatabase.url())
+            connection = try await PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration.connection, id: 99,
+                logger: Logger(label: "pgmodel.test-lock"))
+            _ = try await connection.query(PostgresQuery(unsafeSQL: "BEGIN"), logger: Logger(label: "pgmodel.test-lock"))
+            _ = try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(qualifiedTable) IN ACCESS EXCLUSIVE MODE"),
+                                           logger: Logger(label: "pgmodel.test-lock"))
+        }
+
+        func release() async throws {
+            _ = try await connection.query(PostgresQuery(unsafeSQL: "ROLLBACK"), logger: Logger(label: "pgmodel.test-lock"))
+            try await connection.close()
+        }
+    }
+
+    /// Runs a fetch on a fresh context and returns what it threw (nil if it did not) and how long it took.
+    static func timedFetch(_ container: ModelContainer) async throws -> (PGModelError?, Duration) {
+        try await offCooperativePool {
+            let started = ContinuousClock.now
+            do {
+                _ = try ModelContext(container).fetch(FetchDescriptor<DeadlineEntry>())
+                return (nil, ContinuousClock.now - started)
+            } catch let error as PGModelError {
+                return (error, ContinuousClock.now - started)
+            }
+        }
+    }
+
+    static func seed(_ container: ModelContainer) async throws {
+        try await offCooperativePool {
+            let context = ModelContext(container)
+            context.insert(DeadlineEntry(title: "kept"))
+            try context.save()
+        }
+    }
+
+    static func count(_ container: ModelContainer) async throws -> Int {
+        try await offCooperativePool { try ModelContext(container).fetchCount(FetchDescriptor<DeadlineEntry>()) }
+    }
+
+    /// Seeds a row, stalls a fetch behind a lock on the table, and checks it fails with `timeout` after
+    /// about a second — the one-second deadline under test, not a longer one — and that the next call,
+    /// once the lock is gone, succeeds. Closes the container.
+    static func expectTimeoutThenRecovery(_ container: ModelContainer, table: String, _ comment: Comment) async throws {
+        try await seed(container)
+        let lock = try await TableLock(table)
+        // The lock is released whatever the fetch did: PostgresNIO traps on a connection never closed.
+        let outcome: Result<(PGModelError?, Duration), any Error>
+        do { outcome = .success(try await timedFetch(container)) } catch { outcome = .failure(error) }
+        try await lock.release()
+        let (error, waited) = try outcome.get()
+        #expect(error?.code == .timeout, "\(comment): \(String(describing: error))")
+        #expect(waited >= .milliseconds(900) && waited < .seconds(4), "\(comment): \(waited)")
+        #expect(try await count(container) == 1, "\(comment): the next call works")
+        await container.close()
+    }
+
+    @Test("direct store: the URL's requestTimeout bounds a stalled fetch, and the next call works")
+    func directStore() async throws {
+        let schema = TestDatabase.uniqueSchema("dl")
+        let base = try TestDatabase.schemaURL(schema).absoluteString
+        let url = try #require(URL(string: base + "&requestTimeout=1"))
+        let container = try await offCooperativePool { try ModelContainer(for: DeadlineEntry.self, configurations: ModelConfiguration(url: url)) }
+        // The store's own deadline, not the bridge's backstop; a new connection replaces the closed one.
+        try await Self.expectTimeoutThenRecovery(container, table: "\"\(schema)\".\"deadline_entry\"", "direct store")
+    }
+
+    @Test("service: the client's requestTimeout bounds a stalled call; the next call reconnects")
+    func serviceClientDeadline() async throws {
+        let schema = TestDatabase.uniqueSchema("dls")
+        let user = try await ServerTestHarness.makeUser("deadline")
+        try await ServerTestHarness.withServer(schemaName: schema) { port in
+            var configuration = ModelConfiguration(url: try #require(URL(string: "pgmodel://\(user.name):secret@127.0.0.1:\(port)")))
+            configuration.requestTimeout = .seconds(1)
+            let container = try await offCooperativePool { [configuration] in
+                try ModelContainer(for: DeadlineEntry.self, configurations: configuration)
+            }
+            // The client closes the stalled connection; the next call reconnects.
+            try await Self.expectTimeoutThenRecovery(container, table: "\"\(schema)\".\"deadline_entry\"", "client deadline")
+        }
+    }
+
+    @Test("service: the server answers timeout at its own deadline, and the connection stays usable")
+    func serverDeadline() async throws {
+        let schema = TestDatabase.uniqueSchema("dlv")
+        let user = try await ServerTestHarness.makeUser("deadline")
+        try await ServerTestHarness.withRunningServer(schemaName: schema, requestTimeout: .seconds(1)) { _, port in
+            var configuration = ModelConfiguration(url: try #require(URL(string: "pgmodel://\(user.name):secret@127.0.0.1:\(port)")))
+            configuration.requestTimeout = .seconds(20)
+            let container = try await offCooperativePool { [configuration] in
+                try ModelContainer(for: DeadlineEntry.self, configurations: configuration)
+            }
+            // The server answers at its 1 s, long before the client's 20 s; its pool replaces the connection.
+            try await Self.expectTimeoutThenRecovery(container, table: "\"\(schema)\".\"deadline_entry\"", "server deadline")
+        }
+    }
+
+    @Test("a requestTimeout option that is not a positive number of seconds is invalid_configuration")
+    func invalidOption() async throws {
+        for option in ["0", "-1", "soon", "1e9"] {
+            let url = try #require(URL(string: try TestDatabase.schemaURL().absoluteString + "&requestTimeout=\(option)"))
+            #expect(throws: PGModelError.self) {
+                _ = try ModelConfiguration(url: url).effectiveRequestTimeout()
+            }
+        }
+        var configuration = ModelConfiguration(url: try TestDatabase.schemaURL())
+        #expect(try configuration.effectiveRequestTimeout() == ModelConfiguration.defaultRequestTimeout)
+        configuration.requestTimeout = .milliseconds(250)
+        #expect(try configuration.effectiveRequestTimeout() == .milliseconds(250))
+    }
+}
