@@ -51,6 +51,19 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Layer 3: the store layer. Every thread, socket, pool, reconnect policy and deadline between the
+        // SwiftData API and PostgreSQL: the direct store, the service client, the blocking bridge.
+        .target(
+            name: "PGModelStore",
+            dependencies: [
+                "PGModelCore", "PGModelPostgres", "PGModelWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .macro(
             name: "PGModelMacros",
             dependencies: [
@@ -61,22 +74,19 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
         ),
-        // What applications import.
+        // What applications import: the SwiftData API. It reaches the stores only through PGModelStore.
         .target(
             name: "PGModel",
             dependencies: [
-                "PGModelCore", "PGModelSQL", "PGModelPostgres", "PGModelWire", "PGModelMacros",
-                .product(name: "NIOCore", package: "swift-nio"),
+                "PGModelCore", "PGModelStore", "PGModelMacros",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "pgmodel",
             dependencies: [
-                "PGModel", "PGModelServer", "PGModelPostgres", "PGModelCore",
+                "PGModel", "PGModelStore", "PGModelServer", "PGModelPostgres", "PGModelCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -93,13 +103,21 @@ let package = Package(
                 .product(name: "SwiftSyntaxMacrosTestSupport", package: "swift-syntax"),
             ]
         ),
-        .testTarget(name: "PGModelTests", dependencies: ["PGModel", "PGModelSQL", "PGModelPostgres", "PGModelCore"]),
+        .testTarget(
+            name: "PGModelTests",
+            dependencies: [
+                "PGModel", "PGModelStore", "PGModelSQL", "PGModelPostgres", "PGModelCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         // Integration tests: a real PostgreSQL (scripts/test.sh starts it) and real TCP connections.
         .testTarget(
             name: "PGModelIntegrationTests",
             dependencies: [
-                "PGModel", "PGModelServer", "PGModelPostgres", "PGModelWire", "PGModelCore",
+                "PGModel", "PGModelStore", "PGModelServer", "PGModelPostgres", "PGModelWire", "PGModelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

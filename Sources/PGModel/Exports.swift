@@ -1,4 +1,8 @@
 // SwiftData code uses Foundation types and Observation without importing them itself.
 @_exported import Foundation
 @_exported import Observation
-@_exported import PGModelCore
+// Of PGModel's lower layers, apps see only what they name: the error they catch (with its codes) and the
+// attribute types `@Model` expansions spell out. The query IR, the SQL renderer and NIO stay out of an
+// app's namespace; tools that need them import PGModelCore or PGModelStore themselves.
+@_exported import struct PGModelCore.PGModelError
+@_exported import enum PGModelCore.AttributeType

@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import Observation
 import PGModelCore
+import PGModelStore
 
 /// Counts the history transactions committed anywhere — this process, other processes, other users of
 /// the service — that match its authors and models. `Observable`: watch ``eventCounter`` and call

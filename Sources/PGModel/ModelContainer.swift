@@ -1,8 +1,6 @@
 import Foundation
-import NIOCore
-import NIOPosix
 import PGModelCore
-import PGModelPostgres
+import PGModelStore
 
 /// The schema and the store behind your models. Sendable: share one container across tasks and
 /// actors, and give each its own `ModelContext`.
@@ -51,13 +49,11 @@ public final class ModelContainer: Sendable {
                     model: entity.name, keyPath: property.name)
             }
         }
-        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
-        let timeout = ConnectionDeadline.timeAmount(try configuration.effectiveRequestTimeout())
-        let store = try Self.makeStore(for: configuration, eventLoop: eventLoop, timeout: timeout)
-        let bridge = BlockingBridge(eventLoop: eventLoop, timeout: timeout)
+        let (store, bridge) = try ModelStores.open(url: configuration.url, isStoredInMemoryOnly: configuration.isStoredInMemoryOnly,
+                                                   requestTimeout: try configuration.effectiveRequestTimeout())
         let description = schema.schemaDescription
         do {
-            try bridge.run(timeout: max(timeout, ConnectionDeadline.minimumSchemaTimeout)) { try await store.prepare(description) }
+            try bridge.run(timeout: bridge.schemaTimeout) { try await store.prepare(description) }
         } catch {
             try? bridge.run { await store.close() }
             throw error
@@ -93,26 +89,6 @@ public final class ModelContainer: Sendable {
     }
 
     var allowsSave: Bool { configurations.first?.allowsSave ?? true }
-
-    static func makeStore(for configuration: ModelConfiguration, eventLoop: any EventLoop, timeout: TimeAmount) throws -> any ModelStore {
-        switch configuration.url.scheme {
-        case "postgres", "postgresql":
-            var config = try PostgresStoreConfiguration.parse(configuration.url.absoluteString)
-            if configuration.isStoredInMemoryOnly {
-                config.schemaName = "pgmodel_mem_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
-            }
-            return PostgresModelStore(configuration: config, eventLoop: eventLoop, dropsSchemaOnClose: configuration.isStoredInMemoryOnly,
-                                      requestTimeout: timeout)
-        case "pgmodel":
-            guard !configuration.isStoredInMemoryOnly else {
-                throw PGModelError(.invalidConfiguration, "isStoredInMemoryOnly needs a postgres:// store, not the service")
-            }
-            return try RemoteModelStore(url: configuration.url, eventLoopGroup: eventLoop, requestTimeout: timeout)
-        default:
-            throw PGModelError(.invalidConfiguration,
-                "a ModelConfiguration URL must be postgres://… or pgmodel://… (got scheme '\(configuration.url.scheme ?? "")')")
-        }
-    }
 }
 
 /// Holds the main context; main-actor isolated, hence Sendable inside the container.

@@ -1,5 +1,6 @@
 import Foundation
 import PGModelCore
+import PGModelStore
 
 /// Relationships inside a context: faults, prefetching, the inserted graph, links and delete cleanup.
 extension ModelContext {

@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import Observation
 import PGModelCore
+import PGModelStore
 
 /// Fetches models and keeps the results current as saves commit — in this context, other contexts,
 /// other processes on the same database and other users of the service (as far as the observing user

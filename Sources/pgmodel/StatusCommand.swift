@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PGModel
+import PGModelStore
 import PGModelCore
 import PGModelWire
 

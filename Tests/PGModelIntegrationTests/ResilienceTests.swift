@@ -4,6 +4,7 @@ import Glibc
 #endif
 import PGModelCore
 import Synchronization
+import PGModelStore
 import Testing
 
 @testable import PGModel

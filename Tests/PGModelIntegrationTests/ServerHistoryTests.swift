@@ -2,6 +2,7 @@ import Foundation
 import PGModelCore
 import PGModelPostgres
 import PGModelServer
+import PGModelStore
 import Testing
 
 @testable import PGModel

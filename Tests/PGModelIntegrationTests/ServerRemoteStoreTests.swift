@@ -1,6 +1,7 @@
 import Foundation
 import PGModelCore
 import PGModelPostgres
+import PGModelStore
 import Testing
 
 @testable import PGModel

@@ -2,7 +2,8 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Testing
-@testable import PGModel
+import PGModelCore
+@testable import PGModelStore
 
 /// The bridge must run async work to completion while the calling thread — possibly a cooperative
 /// one — is blocked, and must refuse to block the event loop it runs on.

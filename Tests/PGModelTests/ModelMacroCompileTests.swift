@@ -1,4 +1,5 @@
 import Foundation
+import PGModelCore
 import Testing
 @testable import PGModel
 

@@ -11,7 +11,7 @@ import PGModelCore
 /// caller may block any thread — including cooperative ones, of which a 2-core machine has two — while
 /// it waits. A caller on *any* NIO event loop thread would stall that loop and everything it serves (a
 /// server's connections, another container's store) and could wait on itself, so it gets
-/// `wouldDeadlock` at once instead; server code uses `ModelContext`'s async calls.
+/// `wouldDeadlock` at once instead.
 ///
 /// Every call has a deadline: the stores enforce `requestTimeout` themselves (closing the connection
 /// that stalled); the bridge stops waiting a grace period later whatever happens below, so no
@@ -21,12 +21,15 @@ import PGModelCore
 /// let rows = try bridge.run { try await store.fetch(request) }
 /// ```
 public struct BlockingBridge: Sendable {
-    let eventLoop: any EventLoop
-    let executor: EventLoopTaskExecutor
+    package let eventLoop: any EventLoop
+    package let executor: EventLoopTaskExecutor
     /// The stores' deadline; the bridge waits this plus ``grace``.
-    let timeout: TimeAmount
+    package let timeout: TimeAmount
     /// How much longer than a store's own deadline the bridge waits, so the store's error wins.
-    let grace: TimeAmount
+    package let grace: TimeAmount
+
+    /// The deadline of schema work (creating tables and indexes), which may take longer than a request.
+    package var schemaTimeout: TimeAmount { max(timeout, ConnectionDeadline.minimumSchemaTimeout) }
 
     public init(eventLoop: any EventLoop, timeout: TimeAmount = .seconds(30), grace: TimeAmount = .seconds(5)) {
         self.eventLoop = eventLoop
@@ -42,7 +45,7 @@ public struct BlockingBridge: Sendable {
     /// when it takes longer than `timeout` (the bridge's own by default) plus ``grace``.
     public func run<T: Sendable>(timeout: TimeAmount? = nil, _ operation: @escaping @Sendable () async throws -> T) throws -> T {
         guard !eventLoop.inEventLoop, !Self.isOnEventLoop else {
-            throw PGModelError(.wouldDeadlock, "a synchronous PGModel call was made on a NIO event loop thread, which it would block; use ModelContext's async calls there, or call from another thread")
+            throw PGModelError(.wouldDeadlock, "a synchronous PGModel call was made on a NIO event loop thread, which it would block; call it from another thread or task")
         }
         let outcome = OutcomeBox<T>()
         let done = DispatchSemaphore(value: 0)
@@ -64,15 +67,15 @@ public struct BlockingBridge: Sendable {
 }
 
 /// A TaskExecutor that runs jobs on one NIO event loop.
-final class EventLoopTaskExecutor: TaskExecutor, @unchecked Sendable {
+package final class EventLoopTaskExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: the only state is the event loop, which is thread-safe.
-    let eventLoop: any EventLoop
+    package let eventLoop: any EventLoop
 
-    init(eventLoop: any EventLoop) {
+    package init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         eventLoop.execute {
             job.runSynchronously(on: self.asUnownedTaskExecutor())

@@ -18,7 +18,7 @@ extension RemoteModelStore {
         /// The PGModel user name sent in `hello`.
         public var user: String
         /// The password sent in `hello`.
-        var password: String
+        package var password: String
 
         /// Parses and checks a `pgmodel://` URL; throws `invalid_configuration` naming what is wrong.
         public init(url: URL) throws {

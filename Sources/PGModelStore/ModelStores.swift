@@ -1,0 +1,41 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import PGModelCore
+import PGModelPostgres
+
+/// Opens the store a URL names, with the threads and deadline it runs on: the one place that knows
+/// which store serves which scheme.
+///
+/// ```swift
+/// let (store, bridge) = try ModelStores.open(url: url, isStoredInMemoryOnly: false, requestTimeout: .seconds(30))
+/// try bridge.run(timeout: bridge.schemaTimeout) { try await store.prepare(schema) }
+/// ```
+package enum ModelStores {
+    /// The store for `url` (`postgres://…` directly, `pgmodel://…` through the service) and the bridge
+    /// that runs synchronous calls on the store's event loop within `requestTimeout`. Throws
+    /// `invalid_configuration` for another scheme, or an in-memory store on the service.
+    package static func open(url: URL, isStoredInMemoryOnly: Bool, requestTimeout: Duration) throws -> (store: any ModelStore, bridge: BlockingBridge) {
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+        let timeout = ConnectionDeadline.timeAmount(requestTimeout)
+        let store: any ModelStore
+        switch url.scheme {
+        case "postgres", "postgresql":
+            var configuration = try PostgresStoreConfiguration.parse(url.absoluteString)
+            if isStoredInMemoryOnly {
+                configuration.schemaName = "pgmodel_mem_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+            }
+            store = PostgresModelStore(configuration: configuration, eventLoop: eventLoop,
+                                       dropsSchemaOnClose: isStoredInMemoryOnly, requestTimeout: timeout)
+        case "pgmodel":
+            guard !isStoredInMemoryOnly else {
+                throw PGModelError(.invalidConfiguration, "isStoredInMemoryOnly needs a postgres:// store, not the service")
+            }
+            store = try RemoteModelStore(url: url, eventLoopGroup: eventLoop, requestTimeout: timeout)
+        default:
+            throw PGModelError(.invalidConfiguration,
+                "a ModelConfiguration URL must be postgres://… or pgmodel://… (got scheme '\(url.scheme ?? "")')")
+        }
+        return (store, BlockingBridge(eventLoop: eventLoop, timeout: timeout))
+    }
+}
