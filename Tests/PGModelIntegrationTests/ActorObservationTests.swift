@@ -30,7 +30,13 @@ struct ActorObservationTests {
 }
 
 /// Observes from inside its own isolation; `assertIsolated()` traps if a change ever ran elsewhere.
+///
+/// Its executor is a dispatch queue, as an app's background actor's would be here: it makes synchronous
+/// PGModel calls, and on the cooperative pool those would starve the in-process test service they wait
+/// for (two threads on a 2-core machine).
 actor VisitWatcher {
+    private nonisolated let executor = QueueExecutor()
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     let container: ModelContainer
     private var observer: ResultsObserver<WatchedVisit, Never>?
     private var token: ObservationTracking.Token?

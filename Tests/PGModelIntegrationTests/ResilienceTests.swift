@@ -39,14 +39,15 @@ struct ResilienceTests {
         }
         let writer = NoteWriter(container: container, prefix: f.token)
         writer.start()
-        #expect(writer.waitForSuccesses(10), "the writer saves before the restart")
+        // Waits block a thread: never a cooperative one, which the in-process service needs.
+        #expect(try await offCooperativePool { writer.waitForSuccesses(10) }, "the writer saves before the restart")
         for round in 1...Self.rounds {
             try await restartPostgreSQL()
-            let saved = writer.waitForSuccesses(writer.successes + 10, seconds: 120)
+            let saved = try await offCooperativePool { writer.waitForSuccesses(writer.successes + 10, seconds: 120) }
             #expect(saved, "the writer saves again after restart \(round)")
             if !saved { break }
         }
-        writer.stop()
+        try await offCooperativePool { writer.stop() }
 
         let committed: Set<UUID> = try await offCooperativePool {
             let reader = ModelContext(container)
