@@ -30,8 +30,13 @@ struct StoreFixture {
             let url = try TestDatabase.schemaURL()
             var configuration = ModelConfiguration(url: url)
             configuration.requestTimeout = requestTimeout
-            return StoreFixture(container: try ModelContainer(for: Schema(types), configurations: configuration), token: token,
-                                url: url, types: types)
+            let chosenConfiguration = configuration
+            let schema = Schema(types)
+            // Creating a container blocks until its schema is in place, and schema work is serialized by
+            // an advisory lock that an in-process service's `register` may hold: on a cooperative thread
+            // this would starve the very service it waits for.
+            let container = try await offCooperativePool { try ModelContainer(for: schema, configurations: chosenConfiguration) }
+            return StoreFixture(container: container, token: token, url: url, types: types)
         case .service:
             let chosen: TestService
             if let service { chosen = service } else { chosen = try await TestService.shared() }
