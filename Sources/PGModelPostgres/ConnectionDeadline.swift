@@ -62,7 +62,12 @@ public struct ConnectionDeadline: Sendable {
 extension ConnectionDeadline {
     /// How long schema work (creating tables and indexes on a large table) may take at least, whatever
     /// the request timeout: it runs once per container, not per request.
-    public static let minimumSchemaTimeout = TimeAmount.minutes(5)
+    public static let minimumSchemaDuration: Duration = .seconds(300)
+
+    /// The deadline of schema work for a store whose requests have `requestTimeout`.
+    public static func schemaTimeout(for requestTimeout: TimeAmount) -> TimeAmount {
+        max(requestTimeout, timeAmount(minimumSchemaDuration))
+    }
 
     /// `duration` as NIO's `TimeAmount` (nanoseconds, saturating).
     public static func timeAmount(_ duration: Duration) -> TimeAmount {

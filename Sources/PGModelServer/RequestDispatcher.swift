@@ -42,7 +42,7 @@ struct RequestDispatcher: Sendable {
         let result: Result<ResponseResult, WireError>
         do {
             // Registration creates tables and indexes: it may take longer than a request.
-            let timeout = request.operation.name == .register ? max(requestTimeout, .seconds(300)) : requestTimeout
+            let timeout = request.operation.name == .register ? max(requestTimeout, ConnectionDeadline.minimumSchemaDuration) : requestTimeout
             let operation = request.operation
             result = .success(try await Deadline(timeout, operation: "'\(operation.name.rawValue)'").run { [self] in
                 try await run(operation, scope: scope, timeout: timeout)

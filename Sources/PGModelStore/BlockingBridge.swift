@@ -29,7 +29,7 @@ public struct BlockingBridge: Sendable {
     package let grace: TimeAmount
 
     /// The deadline of schema work (creating tables and indexes), which may take longer than a request.
-    package var schemaTimeout: TimeAmount { max(timeout, ConnectionDeadline.minimumSchemaTimeout) }
+    package var schemaTimeout: TimeAmount { ConnectionDeadline.schemaTimeout(for: timeout) }
 
     public init(eventLoop: any EventLoop, timeout: TimeAmount = .seconds(30), grace: TimeAmount = .seconds(5)) {
         self.eventLoop = eventLoop

@@ -51,7 +51,7 @@ public final class PostgresModelStore: ModelStore {
     }
 
     public func prepare(_ schema: SchemaDescription) async throws {
-        let timeout = max(requestTimeout, ConnectionDeadline.minimumSchemaTimeout)
+        let timeout = ConnectionDeadline.schemaTimeout(for: requestTimeout)
         try await withConnection(timeout: timeout, operation: "creating the schema") { connection in
             if !self.state.withLockedValue({ $0.isBootstrapped }) {
                 try await self.engine.bootstrap(on: connection)

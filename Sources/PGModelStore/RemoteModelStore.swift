@@ -87,7 +87,7 @@ public final class RemoteModelStore: ModelStore {
     /// Registers `schema` with the server (`register`), which creates or extends its tables.
     public func prepare(_ schema: SchemaDescription) async throws {
         // Creating tables and indexes may take longer than a request.
-        _ = try await call(.register(schema), timeout: max(requestTimeout, ConnectionDeadline.minimumSchemaTimeout))
+        _ = try await call(.register(schema), timeout: ConnectionDeadline.schemaTimeout(for: requestTimeout))
         state.withLockedValue { state in
             if !state.schemas.contains(schema) { state.schemas.append(schema) }
         }
@@ -317,7 +317,7 @@ public final class RemoteModelStore: ModelStore {
                 return state.schemas
             }
             for schema in schemas {
-                let timeout = max(requestTimeout, ConnectionDeadline.minimumSchemaTimeout)
+                let timeout = ConnectionDeadline.schemaTimeout(for: requestTimeout)
                 _ = try Self.result(of: try await response(to: .register(schema), on: channel, timeout: timeout), for: .register(schema))
             }
             logger.debug("connected", metadata: ["server": "\(endpoint)", "version": "\(result.server)"])
