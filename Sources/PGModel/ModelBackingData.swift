@@ -138,6 +138,7 @@ public final class ModelBackingData {
         // A detached model's every column is written at insert: its setters (Swift calls them in the
         // user's init for properties that already had a default) are not changes.
         guard !isApplyingStoredValues, state != .detached else { return }
+        context?.mutationCount &+= 1
         changedKeys.insert(key)
         if state == .persisted { context?.modelDidChange(model) }
     }

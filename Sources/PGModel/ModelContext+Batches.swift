@@ -76,8 +76,9 @@ extension ModelContext {
         let missing = ids.map(\.id).filter { found[$0] == nil }
         if !missing.isEmpty {
             let request = FetchRequest(entity: T._$entityName, identifiers: missing)
-            let store = container.store
-            for row in try roundTrip({ try await store.fetch(request) }) { found[row.id] = try materializeConcrete(row) }
+            let rows = try fetchRows(request)
+            defer { stagedRows = [:] }
+            for row in rows { found[row.id] = try materializeConcrete(row) }
         }
         return ids.compactMap { found[$0.id] as? T }
     }

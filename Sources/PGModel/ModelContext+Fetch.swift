@@ -10,21 +10,30 @@ extension ModelContext {
     /// ```
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         let (_, request, pending) = try prepare(descriptor)
-        let store = container.store
         materializingPartialRows = request.properties != nil
         defer { materializingPartialRows = false }
-        if !pending {
-            let rows = try roundTrip { try await store.fetch(request) }
-            let models = try rows.map { try typed($0, as: T.self) }
-            try prefetch(descriptor.relationshipKeyPathsForPrefetching, for: models)
-            return models
+        let rows = try fetchRows(pending ? Self.unpaged(request) : request)
+        let models = try models(from: rows, for: descriptor, mergingPending: pending)
+        for keyPath in descriptor.relationshipKeyPathsForPrefetching {
+            guard let load = try prefetchLoad(keyPath, for: models) else { continue }
+            try apply(load, rows: try load.request.map { try fetchRows($0) } ?? [])
         }
-        // Unsaved changes of this entity: fetch every match without paging, merge in memory, then page.
+        return models
+    }
+
+    /// With unsaved changes of the entity, every match is fetched without paging, merged in memory, then paged.
+    static func unpaged(_ request: FetchRequest) -> FetchRequest {
         var unpaged = request
         unpaged.limit = nil
         unpaged.offset = nil
-        let unpagedRequest = unpaged
-        let rows = try roundTrip { try await store.fetch(unpagedRequest) }
+        return unpaged
+    }
+
+    /// The fetch's models from its rows: as they are, or merged with the context's unsaved changes and
+    /// then sorted and paged in memory.
+    func models<T: PersistentModel>(from rows: [FetchedRow], for descriptor: FetchDescriptor<T>, mergingPending pending: Bool) throws -> [T] {
+        defer { stagedRows = [:] }
+        guard pending else { return try rows.map { try typed($0, as: T.self) } }
         let changes = pendingModels(of: T.self)
         var seen = Set<UUID>()
         var candidates: [T] = []
@@ -43,9 +52,7 @@ extension ModelContext {
         }
         let start = min(descriptor.fetchOffset ?? 0, candidates.count)
         let end = descriptor.fetchLimit.map { min(start + $0, candidates.count) } ?? candidates.count
-        let page = Array(candidates[start..<end])
-        try prefetch(descriptor.relationshipKeyPathsForPrefetching, for: page)
-        return page
+        return Array(candidates[start..<end])
     }
 
     /// The attribute names to read for `propertiesToFetch`: the listed attributes plus those that cannot

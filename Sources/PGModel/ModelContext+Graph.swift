@@ -26,6 +26,7 @@ extension ModelContext {
     /// The registered model for a row id, or the row fetched as its concrete class.
     func model(forRowID id: UUID, declaredType: any PersistentModel.Type) throws -> any PersistentModel {
         if let model = registered(id) { return model }
+        if let row = stagedRows.removeValue(forKey: id) { return try materializeConcrete(row) }
         let request = FetchRequest(entity: declaredType._$entityName, identifiers: [id])
         let store = container.store
         guard let row = try roundTrip({ try await store.fetch(request) }).first else {
@@ -78,10 +79,18 @@ extension ModelContext {
     /// share the relationship's storage, so the query goes through the class that declares it, and each
     /// model is assigned through the accessor of its own class.
     func loadRelationships(_ key: String, of models: [any PersistentModel]) throws {
-        guard let first = models.first else { return }
+        guard let load = try relationshipLoad(key, of: models) else { return }
+        let rows = try load.request.map { try fetchRows($0) } ?? []
+        try apply(load, rows: rows)
+    }
+
+    /// The query that loads relationship `key` for `models` (nil when there is nothing to load), and
+    /// what ``apply(_:rows:)`` needs to assign its rows. Marks the relationship loaded.
+    func relationshipLoad(_ key: String, of models: [any PersistentModel]) throws -> RelationshipLoad? {
+        guard let first = models.first else { return nil }
         let entity = declaringEntity(of: key, from: type(of: first))
         guard entity.property(named: key)?.relationship != nil,
-              let (description, storage) = storage(of: key, in: entity) else { return }
+              let (description, storage) = storage(of: key, in: entity) else { return nil }
         var relationships: [Schema.RelationshipMetadata] = []
         relationships.reserveCapacity(models.count)
         for model in models {
@@ -92,43 +101,47 @@ extension ModelContext {
             relationships.append(relationship)
         }
         for model in models { model._$backingData.faults.remove(key) }
-        let store = container.store
-        var related: [UUID: [any PersistentModel]] = [:]
+        var load = RelationshipLoad(key: key, models: models, relationships: relationships, description: description, storage: storage)
         if case .foreignKey = storage {
-            var wanted: [UUID: UUID] = [:]
-            var targetIDs: [UUID] = []
+            var missing: [UUID] = []
             for model in models {
-                if case .uuid(let id)? = model._$backingData.storedValues[key] {
-                    wanted[model._$backingData.id] = id
-                    targetIDs.append(id)
+                guard case .uuid(let id)? = model._$backingData.storedValues[key] else { continue }
+                load.wanted[model._$backingData.id] = id
+                // Registered models are held weakly: keep the found ones alive until they are assigned.
+                if load.loaded[id] == nil, !missing.contains(id) {
+                    if let model = registered(id) { load.loaded[id] = model } else { missing.append(id) }
                 }
             }
-            // Registered models are held weakly: keep the fetched ones alive until they are assigned.
-            var loaded: [UUID: any PersistentModel] = [:]
-            var missing: [UUID] = []
-            for id in targetIDs where loaded[id] == nil && !missing.contains(id) {
-                if let model = registered(id) { loaded[id] = model } else { missing.append(id) }
-            }
-            if !missing.isEmpty {
-                let request = FetchRequest(entity: description.destination, identifiers: missing)
-                for row in try roundTrip({ try await store.fetch(request) }) { loaded[row.id] = try materializeConcrete(row) }
-            }
-            for (source, target) in wanted {
+            if !missing.isEmpty { load.request = FetchRequest(entity: description.destination, identifiers: missing) }
+        } else {
+            let ids = models.map { $0._$backingData.id }
+            load.request = FetchRequest(entity: description.destination, sort: [],
+                                        related: RelatedScope(entity: entity.name, relationship: key, ids: ids))
+        }
+        return load
+    }
+
+    /// Assigns the rows of `load`'s query (empty when it had none) to its models.
+    func apply(_ load: RelationshipLoad, rows: [FetchedRow]) throws {
+        defer { stagedRows = [:] }
+        var related: [UUID: [any PersistentModel]] = [:]
+        if case .foreignKey = load.storage {
+            var loaded = load.loaded
+            for row in rows { loaded[row.id] = try materializeConcrete(row) }
+            for (source, target) in load.wanted {
                 if let target = loaded[target] { related[source] = [target] }
             }
         } else {
-            let ids = models.map { $0._$backingData.id }
-            let request = FetchRequest(entity: description.destination, sort: [],
-                                       related: RelatedScope(entity: entity.name, relationship: key, ids: ids))
-            for row in try roundTrip({ try await store.fetch(request) }) {
+            for row in rows {
                 guard let via = row.via else { continue }
                 let target = try materializeConcrete(row)
                 if related[via]?.contains(where: { $0 === target }) != true { related[via, default: []].append(target) }
             }
         }
-        for (model, relationship) in zip(models, relationships) {
+        let key = load.key
+        for (model, relationship) in zip(load.models, load.relationships) {
             var targets = related[model._$backingData.id] ?? []
-            if case .inverseForeignKey = storage, let inverse = description.inverse {
+            if case .inverseForeignKey = load.storage, let inverse = load.description.inverse {
                 // Unsaved changes win over the database: a registered model whose inverse now points
                 // elsewhere is not here any more.
                 targets = targets.filter { target in
@@ -137,7 +150,7 @@ extension ModelContext {
                     return back.models(target).contains { $0 === model }
                 }
             }
-            if case .joinTable = storage {
+            if case .joinTable = load.storage {
                 model._$backingData.storedLinks[key] = Set(targets.map { $0._$backingData.id })
             }
             let data = model._$backingData
@@ -147,6 +160,61 @@ extension ModelContext {
             if !relationship.isToMany && targets.isEmpty && !relationship.isOptional { continue }
             try relationship.assign(model, targets)
         }
+    }
+
+    /// Rows of `request`, with the partners their models' inits need staged (see ``stagePartners(of:)``).
+    func fetchRows(_ request: FetchRequest) throws -> [FetchedRow] {
+        let store = container.store
+        let rows = try roundTrip { try await store.fetch(request) }
+        var frontier = rows
+        while true {
+            let requests = partnerRequests(for: frontier)
+            if requests.isEmpty { break }
+            frontier = []
+            for partnerRequest in requests {
+                let partners = try roundTrip { try await store.fetch(partnerRequest) }
+                stage(partners)
+                frontier += partners
+            }
+        }
+        return rows
+    }
+
+    /// The queries for partners that building `rows` would load one by one: a non-optional to-one cannot
+    /// be a fault, so a model's init loads it. Fetching them first, one query per class, turns N round
+    /// trips into one, and lets an async fetch build its models without blocking.
+    func partnerRequests(for rows: [FetchedRow]) -> [FetchRequest] {
+        var required: [String: [(name: String, destination: String)]] = [:]
+        var wanted: [String: [UUID]] = [:]
+        var seen = Set<UUID>()
+        for row in rows {
+            let keys: [(name: String, destination: String)]
+            if let known = required[row.entity] {
+                keys = known
+            } else {
+                var found: [(name: String, destination: String)] = []
+                if let entity = container.schema.entity(named: row.entity) {
+                    for property in entity.properties {
+                        guard let relationship = property.relationship, !relationship.isToMany, !relationship.isOptional,
+                              let description = entity.relationshipDescription(named: property.name) else { continue }
+                        found.append((property.name, description.destination))
+                    }
+                }
+                required[row.entity] = found
+                keys = found
+            }
+            for key in keys {
+                guard case .uuid(let id)? = row.values[key.name], registered(id) == nil, stagedRows[id] == nil,
+                      seen.insert(id).inserted else { continue }
+                wanted[key.destination, default: []].append(id)
+            }
+        }
+        return wanted.keys.sorted().map { FetchRequest(entity: $0, identifiers: wanted[$0] ?? []) }
+    }
+
+    /// Keeps fetched partner rows until a model's init asks for them (``model(forRowID:declaredType:)``).
+    func stage(_ rows: [FetchedRow]) {
+        for row in rows { stagedRows[row.id] = row }
     }
 
     /// The entity of the class that declares relationship `key`: `type`'s own, or that of the highest
@@ -159,18 +227,16 @@ extension ModelContext {
         return ModelGraph.entity(for: declaring)
     }
 
-    /// Prefetches `keyPaths` for `models`: one query per key path, whatever mix of classes the models are.
-    func prefetch<T: PersistentModel>(_ keyPaths: [PartialKeyPath<T>], for models: [T]) throws {
-        guard !models.isEmpty else { return }
+    /// The load that prefetches `keyPath` for `models`, whatever mix of classes they are; nil when
+    /// none of them still has it as a fault.
+    func prefetchLoad<T: PersistentModel>(_ keyPath: PartialKeyPath<T>, for models: [T]) throws -> RelationshipLoad? {
         // The key path is rooted at `T`; a subclass's own metadata knows it only by name.
         let entity = ModelGraph.entity(for: T.self)
-        for keyPath in keyPaths {
-            guard let property = entity.property(for: keyPath), property.isRelationship else {
-                throw PGModelError(.invalidField, "relationshipKeyPathsForPrefetching of \(T._$entityName) names something that is not a relationship", model: T._$entityName)
-            }
-            let faulted: [any PersistentModel] = models.filter { $0._$backingData.faults.contains(property.name) }
-            try loadRelationships(property.name, of: faulted)
+        guard let property = entity.property(for: keyPath), property.isRelationship else {
+            throw PGModelError(.invalidField, "relationshipKeyPathsForPrefetching of \(T._$entityName) names something that is not a relationship", model: T._$entityName)
         }
+        let faulted: [any PersistentModel] = models.filter { $0._$backingData.faults.contains(property.name) }
+        return try relationshipLoad(property.name, of: faulted)
     }
 
     /// Builds a fetched row as its concrete class (a fetch of `Trip` returns `BusinessTrip`s as such).
@@ -275,4 +341,19 @@ extension ModelContext {
             }
         }
     }
+}
+
+/// A batched relationship load: its query and what assigning the rows needs.
+struct RelationshipLoad {
+    let key: String
+    let models: [any PersistentModel]
+    let relationships: [Schema.RelationshipMetadata]
+    let description: RelationshipDescription
+    let storage: RelationshipStorage
+    /// The query to run; nil when every partner is registered already.
+    var request: FetchRequest?
+    /// Foreign-key storage: each model's partner id.
+    var wanted: [UUID: UUID] = [:]
+    /// Foreign-key storage: partners found registered (held strongly until assigned).
+    var loaded: [UUID: any PersistentModel] = [:]
 }

@@ -34,12 +34,17 @@ extension ModelContext {
     /// try context.deleteHistory(HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.token <= processed }))
     /// ```
     public func deleteHistory<T: HistoryTransaction>(_ descriptor: HistoryDescriptor<T>) throws {
-        var request = try Self.historyRequest(descriptor)
+        let request = try Self.deleteHistoryRequest(descriptor)
+        let store = container.store
+        _ = try roundTrip { try await store.deleteHistory(request) }
+    }
+
+    /// The request of a history delete: the descriptor's filter, without its sort and limit.
+    static func deleteHistoryRequest<T: HistoryTransaction>(_ descriptor: HistoryDescriptor<T>) throws -> HistoryRequest {
+        var request = try historyRequest(descriptor)
         request.limit = nil
         request.newestFirst = false
-        let store = container.store
-        let finalRequest = request
-        _ = try roundTrip { try await store.deleteHistory(finalRequest) }
+        return request
     }
 
     static func historyRequest<T: HistoryTransaction>(_ descriptor: HistoryDescriptor<T>) throws -> HistoryRequest {

@@ -28,6 +28,8 @@ public final class ModelContext {
     var storeRoundTrips = 0
     /// Set while rows of a `propertiesToFetch` fetch are turned into models.
     var materializingPartialRows = false
+    /// Partner rows fetched ahead for the models being built (see `partnerRequests(for:)`).
+    var stagedRows: [UUID: FetchedRow] = [:]
 
     var isMainContext = false
     private var isAutosaveScheduled = false
@@ -61,6 +63,7 @@ public final class ModelContext {
     /// Inserts `model`; the next save writes it. Inserting a model twice does nothing.
     public func insert<T: PersistentModel>(_ model: T) {
         let data = model._$backingData
+        mutationCount &+= 1
         if data.context === self {
             if data.state == .deleted { undelete(model) }
             return
@@ -92,6 +95,7 @@ public final class ModelContext {
     /// Deletes `model`; the next save removes its row. Deleting an unsaved insert just forgets it.
     public func delete<T: PersistentModel>(_ model: T) {
         let data = model._$backingData
+        mutationCount &+= 1
         switch data.state {
         case .inserted:
             inserted.remove(data.id)
@@ -112,11 +116,33 @@ public final class ModelContext {
     /// Writes every pending insert, change and delete in one transaction: all or nothing. On error
     /// nothing is written and every change stays pending, so you can fix it and save again or roll back.
     public func save() throws {
+        guard let prepared = try prepareSave() else { return }
+        let store = container.store
+        let request = prepared.request
+        let result = try roundTrip { try await store.save(request) }
+        finishSave(prepared, result: result)
+    }
+
+    /// What a save sends and what it needs afterwards to mark the models saved.
+    struct PreparedSave {
+        var request: SaveRequest
+        var inserted: [any PersistentModel]
+        var changed: [any PersistentModel]
+        var deleted: [any PersistentModel]
+        var insertedValues: [UUID: [String: PGValue]]
+        var updatedValues: [UUID: [String: PGValue]]
+        /// ``mutationCount`` when the request was built: a different count at the end means the app
+        /// changed the context while an async save was suspended.
+        var mutationCount: Int
+    }
+
+    /// Builds the save's request from the pending changes; nil when there is nothing to save.
+    func prepareSave() throws -> PreparedSave? {
         if let error = pendingError {
             pendingError = nil
             throw error
         }
-        guard hasChanges else { return }
+        guard hasChanges else { return nil }
         guard container.allowsSave else {
             throw PGModelError(.saveNotAllowed, "this ModelContainer's configuration has allowsSave: false")
         }
@@ -146,16 +172,21 @@ public final class ModelContext {
         for model in deleted.models {
             request.deletes.append(RowReference(entity: type(of: model)._$entityName, id: model._$backingData.id))
         }
-        let store = container.store
-        let finalRequest = request
-        let result = try roundTrip { try await store.save(finalRequest) }
+        return PreparedSave(request: request, inserted: inserted.models, changed: changed.models, deleted: deleted.models,
+                            insertedValues: insertedValues, updatedValues: updatedValues, mutationCount: mutationCount)
+    }
 
-        for model in inserted.models {
+    /// Marks what `prepared` wrote as saved. Changes the app made after the request was built (while an
+    /// async save was suspended) stay pending for the next save.
+    func finishSave(_ prepared: PreparedSave, result: SaveResult) {
+        let interleaved = prepared.mutationCount != mutationCount
+        var stillPending: [any PersistentModel] = []
+        for model in prepared.inserted {
             let data = model._$backingData
             let oldID = data.id
-            data.storedValues = insertedValues[oldID] ?? [:]
-            recordSavedLinks(of: model)
-            data.changedKeys = []
+            let wasDeletedMeanwhile = data.state != .inserted
+            data.storedValues = prepared.insertedValues[oldID] ?? [:]
+            if !interleaved { recordSavedLinks(of: model) }
             data.state = .persisted
             if let existing = result.remappedIdentifiers[oldID] {
                 // Upsert: the model is now the existing row.
@@ -163,23 +194,84 @@ public final class ModelContext {
                 data.id = existing
                 register(model)
             }
+            if wasDeletedMeanwhile {
+                // Deleted while the save was in flight: the row exists now, so its delete is pending.
+                data.changedKeys = []
+                data.context = self
+                register(model)
+                data.stateBeforeDelete = .persisted
+                data.state = .deleted
+                stillPending.append(model)
+            } else if interleaved {
+                if keepUnsavedChanges(of: model) { stillPending.append(model) }
+            } else {
+                data.changedKeys = []
+            }
         }
-        for model in changed.models {
+        for model in prepared.changed {
             let data = model._$backingData
-            for (key, value) in updatedValues[data.id] ?? [:] { data.storedValues[key] = value }
-            recordSavedLinks(of: model)
-            data.changedKeys = []
+            for (key, value) in prepared.updatedValues[data.id] ?? [:] { data.storedValues[key] = value }
+            if !interleaved { recordSavedLinks(of: model) }
+            if interleaved {
+                if keepUnsavedChanges(of: model) { stillPending.append(model) }
+            } else {
+                data.changedKeys = []
+            }
         }
-        for model in deleted.models {
+        for model in prepared.deleted {
             registry[model._$backingData.id] = nil
             model._$backingData.changedKeys = []
         }
-        inserted = OrderedModels()
-        changed = OrderedModels()
-        deleted = OrderedModels()
-        batchDeletes = []
+        if interleaved {
+            // Links changed meanwhile were not saved: the stored links are those the request wrote.
+            for link in prepared.request.links {
+                guard let data = registered(link.source)?._$backingData else { continue }
+                if link.isAdded {
+                    data.storedLinks[link.relationship, default: []].insert(link.destination)
+                } else {
+                    data.storedLinks[link.relationship]?.remove(link.destination)
+                }
+            }
+            let saved = Set((prepared.inserted + prepared.changed + prepared.deleted).map { ObjectIdentifier($0) })
+            var remainingInserted = OrderedModels(), remainingChanged = OrderedModels(), remainingDeleted = OrderedModels()
+            for model in inserted.models where !saved.contains(ObjectIdentifier(model)) { remainingInserted.add(model, id: model._$backingData.id) }
+            for model in changed.models where !saved.contains(ObjectIdentifier(model)) { remainingChanged.add(model, id: model._$backingData.id) }
+            for model in deleted.models where !saved.contains(ObjectIdentifier(model)) { remainingDeleted.add(model, id: model._$backingData.id) }
+            for model in stillPending {
+                if model._$backingData.state == .deleted {
+                    remainingDeleted.add(model, id: model._$backingData.id)
+                } else {
+                    remainingChanged.add(model, id: model._$backingData.id)
+                }
+            }
+            inserted = remainingInserted
+            changed = remainingChanged
+            deleted = remainingDeleted
+            batchDeletes.removeFirst(min(prepared.request.batchDeletes.count, batchDeletes.count))
+        } else {
+            inserted = OrderedModels()
+            changed = OrderedModels()
+            deleted = OrderedModels()
+            batchDeletes = []
+        }
         lastAutosaveError = nil
         forgetDeleted(Set(result.deleted.map(\.id)))
+    }
+
+    /// After an interleaved save: keeps as changed only the keys whose value now differs from what was
+    /// saved. Returns whether any remain.
+    private func keepUnsavedChanges(of model: any PersistentModel) -> Bool {
+        let data = model._$backingData
+        guard !data.changedKeys.isEmpty,
+              let current = try? storedValues(of: model, in: container.schema, keys: data.changedKeys) else {
+            data.changedKeys = []
+            return false
+        }
+        data.changedKeys = data.changedKeys.filter { key in
+            guard let value = current[key] else { return true }   // a to-many: the next save diffs its links
+            return data.storedValues[key] != value
+        }
+        return !data.changedKeys.isEmpty
     }
 
     /// Deletes every `T` matching `predicate` at the next save, in one statement per table plus delete
@@ -200,6 +292,7 @@ public final class ModelContext {
                 .entityNames(inHierarchyOf: entity.name).dropFirst().map { QueryExpression.not(.isKind($0)) })
             condition = condition.map { .and([$0, exact]) } ?? exact
         }
+        mutationCount &+= 1
         batchDeletes.append(FetchRequest(entity: entity.name, predicate: condition))
         scheduleAutosave()
     }
@@ -207,6 +300,7 @@ public final class ModelContext {
     /// Discards every pending change: inserts are forgotten, changed properties get their stored values
     /// back, deletes are undone.
     public func rollback() {
+        mutationCount &+= 1
         pendingError = nil
         batchDeletes = []
         for model in inserted.models {
@@ -250,11 +344,16 @@ public final class ModelContext {
         guard let entity = container.schema.entity(named: persistentModelID.entityName) else {
             throw PGModelError(.unknownEntity, "\(persistentModelID.entityName) is not in this container's schema", model: persistentModelID.entityName)
         }
-        let request = FetchRequest(entity: entity.name, identifiers: [persistentModelID.id])
-        let store = container.store
-        let rows = try roundTrip { try await store.fetch(request) }
+        let rows = try fetchRows(FetchRequest(entity: entity.name, identifiers: [persistentModelID.id]))
+        return try modelFromIdentifierFetch(rows, persistentModelID)
+    }
+
+    /// The model of a ``model(for:)`` fetch: its one row, or `notFound`.
+    func modelFromIdentifierFetch(_ rows: [FetchedRow], _ persistentModelID: PersistentIdentifier) throws -> any PersistentModel {
+        defer { stagedRows = [:] }
         guard let row = rows.first else {
-            throw PGModelError(.notFound, "no \(entity.name) with id \(persistentModelID.id.uuidString.lowercased()) exists", model: entity.name)
+            throw PGModelError(.notFound, "no \(persistentModelID.entityName) with id \(persistentModelID.id.uuidString.lowercased()) exists",
+                               model: persistentModelID.entityName)
         }
         return try materializeConcrete(row)
     }
@@ -262,9 +361,13 @@ public final class ModelContext {
     // MARK: Internals
 
     private var pendingError: PGModelError?
+    /// Counts changes to the context's models and pending sets, so an async save can tell whether the
+    /// app changed anything while it was suspended.
+    var mutationCount = 0
 
     func modelDidChange(_ model: any PersistentModel) {
         let data = model._$backingData
+        mutationCount &+= 1
         guard data.context === self, data.state == .persisted else { return }
         changed.add(model, id: data.id)
         scheduleAutosave()

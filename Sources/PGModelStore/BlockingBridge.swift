@@ -83,6 +83,19 @@ package final class EventLoopTaskExecutor: TaskExecutor, @unchecked Sendable {
     }
 }
 
+extension BlockingBridge {
+    /// Runs `operation` for async code: the caller suspends instead of blocking a thread, and gets
+    /// `timeout` when it takes longer than `timeout` (the bridge's own by default) plus ``grace``.
+    ///
+    /// ```swift
+    /// let rows = try await bridge.perform { try await store.fetch(request) }
+    /// ```
+    public func perform<T: Sendable>(timeout: TimeAmount? = nil, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let limit = (timeout ?? self.timeout) + grace
+        return try await Deadline(.nanoseconds(limit.nanoseconds), operation: "a PGModel call").run(operation)
+    }
+}
+
 /// The result of a bridged call, handed from the event loop to the waiting thread.
 private final class OutcomeBox<T: Sendable>: @unchecked Sendable {
     // @unchecked: every access holds `lock` (a call that timed out may still be written to later).
