@@ -43,7 +43,7 @@ let package = Package(
         .target(
             name: "PGModelServer",
             dependencies: [
-                "PGModelWire", "PGModelPostgres", "PGModelSQL", "PGModelCore",
+                "PGModelStore", "PGModelWire", "PGModelPostgres", "PGModelSQL", "PGModelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -57,13 +57,15 @@ public struct PostgresStoreConfiguration: Sendable {
         return config
     }
 
+    /// How long opening one connection may take.
+    public var connectTimeout: TimeAmount = .seconds(10)
+
     /// A single connection's configuration.
     public var connection: PostgresConnection.Configuration {
-        PostgresConnection.Configuration(host: host, port: port, username: username, password: password, database: database, tls: .disable)
+        var configuration = PostgresConnection.Configuration(host: host, port: port, username: username, password: password,
+                                                             database: database, tls: .disable)
+        configuration.options.connectTimeout = connectTimeout
+        return configuration
     }
 
-    /// A pooled client's configuration.
-    public var client: PostgresClient.Configuration {
-        PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: .disable)
-    }
 }

@@ -5,11 +5,11 @@ import PostgresNIO
 
 extension PostgresStoreEngine {
     /// Rows of `request` visible in `scope`, in the request's order.
-    public func fetch(_ request: FetchRequest, in schema: SchemaDescription, scope: AccessScope, on connection: PostgresConnection) async throws -> [RowValues] {
+    public func fetch(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection) async throws -> [RowValues] {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         let entity = try renderer.entity(request.entity)
         let layout = try renderer.selectLayout(request)
-        let rows = try await query(try renderer.select(request, ownerID: scope.ownerFilter), on: connection, model: entity.name)
+        let rows = try await query(try renderer.select(request, visibility: requester.visibility), on: connection, model: entity.name)
         var result: [RowValues] = []
         result.reserveCapacity(rows.count)
         for row in rows {
@@ -37,17 +37,17 @@ extension PostgresStoreEngine {
     }
 
     /// The number of rows of `request` visible in `scope`.
-    public func count(_ request: FetchRequest, in schema: SchemaDescription, scope: AccessScope, on connection: PostgresConnection) async throws -> Int {
+    public func count(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection) async throws -> Int {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
-        let rows = try await query(try renderer.count(request, ownerID: scope.ownerFilter), on: connection, model: request.entity)
+        let rows = try await query(try renderer.count(request, visibility: requester.visibility), on: connection, model: request.entity)
         guard let row = rows.first else { return 0 }
         return Int(try row.decode(Int64.self))
     }
 
     /// The ids of rows of `request` visible in `scope`, in its order.
-    public func fetchIdentifiers(_ request: FetchRequest, in schema: SchemaDescription, scope: AccessScope, on connection: PostgresConnection) async throws -> [RowReference] {
+    public func fetchIdentifiers(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection) async throws -> [RowReference] {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
-        let rows = try await query(try renderer.selectIdentifiers(request, ownerID: scope.ownerFilter), on: connection, model: request.entity)
+        let rows = try await query(try renderer.selectIdentifiers(request, visibility: requester.visibility), on: connection, model: request.entity)
         return try rows.map { row in
             let cells = row.makeRandomAccess()   // a related fetch adds `via`
             return RowReference(entity: try cells[1].decode(String.self), id: try cells[0].decode(UUID.self))

@@ -7,10 +7,10 @@ extension PostgresStoreEngine {
     /// Writes a save's history transaction and changes, then rings the doorbell: inside the save's SQL
     /// transaction, so history commits (or rolls back) with the data. A save that wrote nothing writes
     /// no history.
-    func writeHistory(_ log: HistoryLog, request: SaveRequest, scope: AccessScope, on connection: PostgresConnection) async throws {
+    func writeHistory(_ log: HistoryLog, request: SaveRequest, as requester: Requester, on connection: PostgresConnection) async throws {
         guard !log.isEmpty else { return }
         let sql = HistorySQL(schemaName: schemaName)
-        let rows = try await query(sql.insertTransaction(author: request.author, userID: scope.userID, userName: scope.userName), on: connection)
+        let rows = try await query(sql.insertTransaction(author: request.author, userID: requester.newRowOwner, userName: requester.userName), on: connection)
         guard let id = try rows.first?.decode(Int64.self) else {
             throw PGModelError(.internalError, "writing the history transaction of schema \(schemaName) returned no id")
         }
@@ -25,11 +25,11 @@ extension PostgresStoreEngine {
     /// How long a history read waits for transactions still in flight before it returns without them.
     static let horizonWait = Duration.seconds(3)
 
-    public func fetchHistory(_ request: HistoryRequest, scope: AccessScope, on connection: PostgresConnection) async throws -> HistoryPage {
+    public func fetchHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> HistoryPage {
         var delay = Duration.milliseconds(4)
         var waited = Duration.zero
         while true {
-            let page = try await readHistory(request, scope: scope, on: connection)
+            let page = try await readHistory(request, as: requester, on: connection)
             // PGModel's own writers hold the horizon back for milliseconds, schema changes (a new
             // container's DDL) for longer on a busy server; a caller reading right after its own save
             // should see it. Anything longer is left to the caller's next read. (Interim: issue 13
@@ -43,8 +43,8 @@ extension PostgresStoreEngine {
 
     /// Deletes the history transactions `request` matches (below the horizon) and records the newest
     /// deleted token, so readers resuming from an older one get `historyTokenExpired`. Returns how many.
-    public func deleteHistory(_ request: HistoryRequest, scope: AccessScope, on connection: PostgresConnection) async throws -> Int {
-        guard scope.ownerFilter == nil else {
+    public func deleteHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> Int {
+        guard requester.visibility == .allRows else {
             throw PGModelError(.forbidden, "deleting history removes other users' history too; it needs an admin or a direct connection")
         }
         let sql = HistorySQL(schemaName: schemaName)
@@ -60,9 +60,9 @@ extension PostgresStoreEngine {
 
     /// One consistent read: the horizon check, the transactions and their changes in one
     /// REPEATABLE READ snapshot, so "complete" describes exactly the rows returned.
-    private func readHistory(_ request: HistoryRequest, scope: AccessScope, on connection: PostgresConnection) async throws -> HistoryPage {
+    private func readHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> HistoryPage {
         let sql = HistorySQL(schemaName: schemaName)
-        let owner = scope.ownerFilter
+        let visibility = requester.visibility
         try await execute(SQLStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), on: connection)
         do {
             let state = try await query(sql.horizonState(), on: connection)
@@ -76,7 +76,7 @@ extension PostgresStoreEngine {
             }
             var records: [HistoryRecord] = []
             var positions: [Int64: Int] = [:]
-            for row in try await query(sql.selectTransactions(request, ownerID: owner), on: connection) {
+            for row in try await query(sql.selectTransactions(request, visibility: visibility), on: connection) {
                 let (id, xid, author, userName, createdAt) = try row.decode((Int64, String, String?, String?, Date).self)
                 guard let token = UInt64(xid) else {
                     throw PGModelError(.internalError, "a history token of schema \(schemaName) is not a 64-bit xid")
@@ -86,7 +86,7 @@ extension PostgresStoreEngine {
                                              timestamp: createdAt, storeIdentifier: schemaName))
             }
             if !records.isEmpty {
-                let changes = sql.selectChanges(transactionIDs: records.map(\.transactionIdentifier), entities: request.changedEntities, ownerID: owner)
+                let changes = sql.selectChanges(transactionIDs: records.map(\.transactionIdentifier), entities: request.changedEntities, visibility: visibility)
                 for row in try await query(changes, on: connection) {
                     let (transaction, id, kind, entity, rowID, attributes, values, tombstone) =
                         try row.decode((Int64, Int64, String, String, UUID, [String], String?, String?).self)

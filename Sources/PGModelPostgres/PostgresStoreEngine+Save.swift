@@ -9,40 +9,40 @@ extension PostgresStoreEngine {
     /// insert in the same save. An insert that meets a uniqueness constraint updates the existing row
     /// (SwiftData's upsert) and is reported in ``SaveResult/remappedIdentifiers``. Every deleted row,
     /// cascades included, is reported in ``SaveResult/deleted``. Any failure rolls back everything.
-    public func save(_ request: SaveRequest, in schema: SchemaDescription, scope: AccessScope, on connection: PostgresConnection) async throws -> SaveResult {
+    public func save(_ request: SaveRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection) async throws -> SaveResult {
         guard !request.isEmpty else { return SaveResult() }
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
-        let owner = scope.ownerFilter
+        let visibility = requester.visibility
         return try await transaction(on: connection) {
             var result = SaveResult()
             var history = HistoryLog()
             if !request.deletes.isEmpty || !request.batchDeletes.isEmpty {
-                let deleted = try await applyDeletes(request, renderer, owner, connection)
+                let deleted = try await applyDeletes(request, renderer, visibility, connection)
                 result.deleted = deleted.map(\.reference)
                 for row in deleted {
                     history.record(.delete, row.reference.entity, row.reference.id, owner: row.owner, tombstone: row.tombstone)
                 }
             }
             for row in request.updates {
-                let updated = try await query(try renderer.update(row, ownerID: owner), on: connection, model: row.entity)
+                let updated = try await query(try renderer.update(row, visibility: visibility), on: connection, model: row.entity)
                 if let first = updated.first {
                     let rowOwner = try? first.decode((UUID, UUID?).self).1
-                    history.record(.update, row.entity, row.id, owner: rowOwner ?? scope.userID, values: row.values)
+                    history.record(.update, row.entity, row.id, owner: rowOwner ?? requester.newRowOwner, values: row.values)
                 }
                 if updated.isEmpty {
-                    if owner != nil, try await exists(RowReference(entity: row.entity, id: row.id), renderer, connection) {
+                    if visibility != .allRows, try await exists(RowReference(entity: row.entity, id: row.id), renderer, connection) {
                         throw PGModelError(.forbidden, "this \(row.entity) belongs to another user", model: row.entity)
                     }
                     throw PGModelError(.notFound, "an updated \(row.entity) no longer exists", model: row.entity)
                 }
             }
             for row in request.inserts {
-                let inserted = try await query(try renderer.insert(row, ownerID: scope.userID), on: connection, model: row.entity)
+                let inserted = try await query(try renderer.insert(row, owner: requester.newRowOwner), on: connection, model: row.entity)
                 if !inserted.isEmpty {
-                    history.record(.insert, row.entity, row.id, owner: scope.userID)
+                    history.record(.insert, row.entity, row.id, owner: requester.newRowOwner)
                     continue
                 }
-                guard let upsert = try renderer.upsertUpdate(row, ownerID: owner) else {
+                guard let upsert = try renderer.upsertUpdate(row, visibility: visibility) else {
                     throw PGModelError(.uniqueViolation, "an inserted \(row.entity) collides with an existing row's id", model: row.entity)
                 }
                 let merged = try await query(upsert, on: connection, model: row.entity)
@@ -52,10 +52,10 @@ extension PostgresStoreEngine {
                 }
                 let existing = try first.decode(UUID.self)
                 if existing != row.id { result.remappedIdentifiers[row.id] = existing }
-                history.record(.update, row.entity, existing, owner: scope.userID, values: row.values)
+                history.record(.update, row.entity, existing, owner: requester.newRowOwner, values: row.values)
             }
             for change in request.links {
-                if let owner {
+                if case .ownedBy(let owner) = visibility {
                     let rows = try await query(try renderer.linkEndsOwned(change, ownerID: owner), on: connection, model: change.entity)
                     guard let row = rows.first, try row.decode(Bool.self) else {
                         throw PGModelError(.forbidden, "a link of \(change.entity).\(change.relationship) names a row this user does not own",
@@ -63,9 +63,9 @@ extension PostgresStoreEngine {
                     }
                 }
                 try await execute(try renderer.link(change), on: connection, model: change.entity)
-                history.record(.update, change.entity, change.source, owner: scope.userID, values: [:], attributes: [change.relationship])
+                history.record(.update, change.entity, change.source, owner: requester.newRowOwner, values: [:], attributes: [change.relationship])
             }
-            try await writeHistory(history, request: request, scope: scope, on: connection)
+            try await writeHistory(history, request: request, as: requester, on: connection)
             return result
         }
     }
@@ -73,7 +73,7 @@ extension PostgresStoreEngine {
     /// Deletes the requested rows and every row `.cascade` relationships reach (the caller's own rows only),
     /// after checking `.deny` relationships, set-based: one statement per class and relationship per wave.
     /// Returns every deleted row.
-    private func applyDeletes(_ request: SaveRequest, _ renderer: SQLRenderer, _ owner: UUID?,
+    private func applyDeletes(_ request: SaveRequest, _ renderer: SQLRenderer, _ visibility: RowVisibility,
                               _ connection: PostgresConnection) async throws -> [DeletedRow] {
         let schema = renderer.schema
         var targets: [UUID: String] = [:]   // id → concrete class
@@ -92,7 +92,7 @@ extension PostgresStoreEngine {
             else { byTable.append((root, [reference])) }
         }
         for (root, references) in byTable {
-            let rows = try await query(try renderer.lockRows(of: root, ids: references.map(\.id), ownerID: owner), on: connection, model: root)
+            let rows = try await query(try renderer.lockRows(of: root, ids: references.map(\.id), visibility: visibility), on: connection, model: root)
             var found = Set<UUID>()
             for row in rows {
                 let (id, entity) = try row.decode((UUID, String).self)
@@ -101,7 +101,7 @@ extension PostgresStoreEngine {
             }
             // Deleting a row that is already gone is not an error (another context won the race);
             // deleting someone else's row is.
-            if owner != nil {
+            if visibility != .allRows {
                 for reference in references where !found.contains(reference.id) {
                     if try await exists(reference, renderer, connection) {
                         throw PGModelError(.forbidden, "this \(reference.entity) belongs to another user", model: reference.entity)
@@ -110,7 +110,7 @@ extension PostgresStoreEngine {
             }
         }
         for fetch in request.batchDeletes {
-            for row in try await query(try renderer.selectForDelete(fetch, ownerID: owner), on: connection, model: fetch.entity) {
+            for row in try await query(try renderer.selectForDelete(fetch, visibility: visibility), on: connection, model: fetch.entity) {
                 let cells = row.makeRandomAccess()
                 _ = add(try cells[0].decode(UUID.self), try cells[1].decode(String.self))
             }
@@ -122,7 +122,7 @@ extension PostgresStoreEngine {
             for (entityName, ids) in group(frontier, targets) {
                 guard let entity = schema.entity(named: entityName) else { continue }
                 for relationship in entity.relationships where relationship.deleteRule == .cascade {
-                    let statement = try renderer.relatedRows(relationship.name, of: entity.name, ids: ids, ownerID: owner)
+                    let statement = try renderer.relatedRows(relationship.name, of: entity.name, ids: ids, visibility: visibility)
                     for row in try await query(statement, on: connection, model: entity.name) {
                         let (id, concrete) = try row.decode((UUID, String).self)
                         if add(id, concrete) { next.append(id) }
@@ -136,7 +136,7 @@ extension PostgresStoreEngine {
         for (entityName, ids) in group(order, targets) {
             guard let entity = schema.entity(named: entityName) else { continue }
             for relationship in entity.relationships where relationship.deleteRule == .deny {
-                let statement = try renderer.countRelated(relationship.name, of: entity.name, ids: ids, excluding: order, ownerID: owner)
+                let statement = try renderer.countRelated(relationship.name, of: entity.name, ids: ids, excluding: order, visibility: visibility)
                 let count = try await query(statement, on: connection, model: entity.name).first?.decode(Int64.self) ?? 0
                 if count > 0 {
                     throw PGModelError(.deleteDenied,
@@ -154,7 +154,7 @@ extension PostgresStoreEngine {
         }
         for (root, ids) in byRoot {
             let preserved = renderer.preservedAttributes(ofRoot: root)
-            for row in try await query(try renderer.deleteRows(of: root, ids: ids, ownerID: owner), on: connection, model: root) {
+            for row in try await query(try renderer.deleteRows(of: root, ids: ids, visibility: visibility), on: connection, model: root) {
                 let cells = row.makeRandomAccess()
                 let id = try cells[0].decode(UUID.self)
                 let entity = try cells[1].decode(String.self)

@@ -6,7 +6,7 @@ import PGModelCore
 ///
 /// ```swift
 /// let sql = HistorySQL(schemaName: "public")
-/// let select = sql.selectTransactions(HistoryRequest(filter: .token(.greater, 4711)), ownerID: nil)
+/// let select = sql.selectTransactions(HistoryRequest(filter: .token(.greater, 4711)), visibility: .allRows)
 /// // SELECT t."id", t."xid"::text, … FROM "pgmodel"."transactions" t WHERE t."schema_name" = $1
 /// //   AND t."xid" < pg_snapshot_xmin(pg_current_snapshot()) AND (t."xid" > $2::text::xid8) ORDER BY t."xid" LIMIT …
 /// ```
@@ -72,7 +72,8 @@ public struct HistorySQL: Sendable {
     }
 
     /// `id, xid, author, user_name, created_at` of the matching transactions below the horizon, in token order.
-    public func selectTransactions(_ request: HistoryRequest, ownerID: UUID?) -> SQLStatement {
+    public func selectTransactions(_ request: HistoryRequest, visibility: RowVisibility) -> SQLStatement {
+        let ownerID = visibility.ownerID
         var b = SQLBuilder()
         let conditions = visibleConditions(request.filter, ownerID: ownerID, &b)
         b.sql = "SELECT t.\"id\", t.\"xid\"::text, t.\"author\", t.\"user_name\", t.\"created_at\" FROM \"pgmodel\".\"transactions\" t WHERE "
@@ -83,7 +84,8 @@ public struct HistorySQL: Sendable {
 
     /// The changes of `transactionIDs`, in change order: only `entities` when given, only `ownerID`'s
     /// rows when given.
-    public func selectChanges(transactionIDs: [Int64], entities: [String]?, ownerID: UUID?) -> SQLStatement {
+    public func selectChanges(transactionIDs: [Int64], entities: [String]?, visibility: RowVisibility) -> SQLStatement {
+        let ownerID = visibility.ownerID
         var b = SQLBuilder()
         var sql = "SELECT c.\"transaction_id\", c.\"id\", c.\"kind\", c.\"entity\", c.\"row_id\", c.\"updated_attributes\", "
             + "c.\"new_values\"::text, c.\"tombstone\"::text FROM \"pgmodel\".\"changes\" c WHERE c.\"transaction_id\" = ANY("

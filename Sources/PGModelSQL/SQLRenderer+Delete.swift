@@ -11,10 +11,11 @@ extension SQLRenderer {
     /// `ownerID` only, when given): the rows a save deletes, with their concrete classes.
     ///
     /// ```swift
-    /// try renderer.lockRows(of: "Album", ids: [a, b], ownerID: nil)
+    /// try renderer.lockRows(of: "Album", ids: [a, b], visibility: .allRows)
     /// // SELECT "id", "entity" FROM "app"."album" WHERE "id" = ANY($1::uuid[]) ORDER BY "id" FOR UPDATE
     /// ```
-    public func lockRows(of entity: String, ids: [UUID], ownerID: UUID?) throws -> SQLStatement {
+    public func lockRows(of entity: String, ids: [UUID], visibility: RowVisibility) throws -> SQLStatement {
+        let ownerID = visibility.ownerID
         let entity = try self.entity(entity)
         var b = SQLBuilder()
         b.sql = "SELECT \"id\", \"entity\" FROM \(qualifiedTable(entity)) WHERE \"id\" = ANY(\(b.bindIDs(ids)))"
@@ -26,7 +27,8 @@ extension SQLRenderer {
 
     /// `SELECT id, entity` of the rows that rows `ids` (of class `entity`) reach through `relationship`,
     /// of `ownerID` only when given: the next wave of a cascade.
-    public func relatedRows(_ relationship: String, of entity: String, ids: [UUID], ownerID: UUID?) throws -> SQLStatement {
+    public func relatedRows(_ relationship: String, of entity: String, ids: [UUID], visibility: RowVisibility) throws -> SQLStatement {
+        let ownerID = visibility.ownerID
         var b = SQLBuilder()
         let (from, conditions) = try relatedFrom(relationship, of: entity, ids: ids, ownerID: ownerID, &b)
         // In id order, so a cascade reaches rows (and writes their history) in the same order every run.
@@ -36,7 +38,8 @@ extension SQLRenderer {
 
     /// `SELECT count(*)` of the rows that rows `ids` reach through `relationship`, leaving out `excluding`
     /// (rows deleted by the same save): what a `.deny` rule checks.
-    public func countRelated(_ relationship: String, of entity: String, ids: [UUID], excluding: [UUID], ownerID: UUID?) throws -> SQLStatement {
+    public func countRelated(_ relationship: String, of entity: String, ids: [UUID], excluding: [UUID], visibility: RowVisibility) throws -> SQLStatement {
+        let ownerID = visibility.ownerID
         var b = SQLBuilder()
         var (from, conditions) = try relatedFrom(relationship, of: entity, ids: ids, ownerID: ownerID, &b)
         if !excluding.isEmpty { conditions.append("NOT (\"d\".\"id\" = ANY(\(b.bindIDs(excluding))))") }
@@ -46,7 +49,8 @@ extension SQLRenderer {
 
     /// `DELETE … RETURNING id, entity, owner_id` of the rows of `entity`'s hierarchy table with these ids,
     /// followed by the columns of ``preservedAttributes(ofRoot:)`` in that order: history's tombstones.
-    public func deleteRows(of entity: String, ids: [UUID], ownerID: UUID?) throws -> SQLStatement {
+    public func deleteRows(of entity: String, ids: [UUID], visibility: RowVisibility) throws -> SQLStatement {
+        let ownerID = visibility.ownerID
         let entity = try self.entity(entity)
         var b = SQLBuilder()
         b.sql = "DELETE FROM \(qualifiedTable(entity)) WHERE \"id\" = ANY(\(b.bindIDs(ids)))"

@@ -49,9 +49,10 @@ extension SQLRenderer {
     /// a fetch of a subclass filters on `entity`.
     ///
     /// ```swift
-    /// let s = try renderer.select(FetchRequest(entity: "Trip", limit: 10), ownerID: nil)
+    /// let s = try renderer.select(FetchRequest(entity: "Trip", limit: 10), visibility: .allRows)
     /// ```
-    public func select(_ request: FetchRequest, ownerID: UUID?) throws -> SQLStatement {
+    public func select(_ request: FetchRequest, visibility: RowVisibility) throws -> SQLStatement {
+        let ownerID = visibility.ownerID
         let layout = try selectLayout(request)
         return try renderQuery(request, ownerID: ownerID, page: true, lock: false) { alias, via in
             var columns = ["id", "entity"].map { Self.column($0, alias) }
@@ -105,22 +106,25 @@ extension SQLRenderer {
     }
 
     /// `SELECT id, entity` for `request`, in its order (plus `via` for a related fetch).
-    public func selectIdentifiers(_ request: FetchRequest, ownerID: UUID?) throws -> SQLStatement {
-        try renderQuery(request, ownerID: ownerID, page: true, lock: false) { alias, via in
+    public func selectIdentifiers(_ request: FetchRequest, visibility: RowVisibility) throws -> SQLStatement {
+        let ownerID = visibility.ownerID
+        return try renderQuery(request, ownerID: ownerID, page: true, lock: false) { alias, via in
             ([Self.column("id", alias), Self.column("entity", alias)] + (via.map { [$0] } ?? [])).joined(separator: ", ")
         }
     }
 
     /// `SELECT id, entity … FOR UPDATE` of the rows a batch delete (`delete(model:where:)`) removes,
     /// subclasses included, locked until the transaction ends.
-    public func selectForDelete(_ request: FetchRequest, ownerID: UUID?) throws -> SQLStatement {
-        try renderQuery(request, ownerID: ownerID, page: true, lock: true) { alias, _ in
+    public func selectForDelete(_ request: FetchRequest, visibility: RowVisibility) throws -> SQLStatement {
+        let ownerID = visibility.ownerID
+        return try renderQuery(request, ownerID: ownerID, page: true, lock: true) { alias, _ in
             "\(Self.column("id", alias)), \(Self.column("entity", alias))"
         }
     }
 
     /// `SELECT count(*)` of `request`; limit and offset count as SwiftData's `fetchCount` does.
-    public func count(_ request: FetchRequest, ownerID: UUID?) throws -> SQLStatement {
+    public func count(_ request: FetchRequest, visibility: RowVisibility) throws -> SQLStatement {
+        let ownerID = visibility.ownerID
         if request.limit == nil && request.offset == nil {
             return try renderQuery(request, ownerID: ownerID, page: false, lock: false) { _, _ in "count(*)" }
         }

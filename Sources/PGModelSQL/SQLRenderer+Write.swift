@@ -7,9 +7,10 @@ extension SQLRenderer {
     /// then runs ``upsertUpdate(_:ownerID:)`` (SwiftData's upsert).
     ///
     /// ```swift
-    /// let insert = try renderer.insert(RowValues(entity: "Trip", id: id, values: values), ownerID: nil)
+    /// let insert = try renderer.insert(RowValues(entity: "Trip", id: id, values: values), owner: nil)
     /// ```
-    public func insert(_ row: RowValues, ownerID: UUID?) throws -> SQLStatement {
+    public func insert(_ row: RowValues, owner: UUID?) throws -> SQLStatement {
+        let ownerID = owner
         let entity = try self.entity(row.entity)
         try rejectUnknownKeys(row, entity)
         var b = SQLBuilder()
@@ -36,7 +37,8 @@ extension SQLRenderer {
     /// After an insert met a uniqueness constraint: updates the row that holds the same unique values with
     /// all of `row`'s attributes, returning its id. Only groups whose values are all non-nil can match,
     /// because PostgreSQL treats NULLs as distinct in UNIQUE constraints. Returns `nil` if no group can match.
-    public func upsertUpdate(_ row: RowValues, ownerID: UUID?) throws -> SQLStatement? {
+    public func upsertUpdate(_ row: RowValues, visibility: RowVisibility) throws -> SQLStatement? {
+        let ownerID = visibility.ownerID
         let entity = try self.entity(row.entity)
         var b = SQLBuilder()
         var assignments: [String] = []
@@ -72,7 +74,8 @@ extension SQLRenderer {
 
     /// `UPDATE` of the attributes present in `row` (the changed ones). With `ownerID`, only that user's row.
     /// Returns the id when a row was updated, so zero rows means missing or not the caller's.
-    public func update(_ row: RowValues, ownerID: UUID?) throws -> SQLStatement {
+    public func update(_ row: RowValues, visibility: RowVisibility) throws -> SQLStatement {
+        let ownerID = visibility.ownerID
         let entity = try self.entity(row.entity)
         try rejectUnknownKeys(row, entity)
         var b = SQLBuilder()
@@ -97,7 +100,8 @@ extension SQLRenderer {
     }
 
     /// `DELETE` of one row. With `ownerID`, only that user's row. Returns the id when a row was deleted.
-    public func delete(_ reference: RowReference, ownerID: UUID?) throws -> SQLStatement {
+    public func delete(_ reference: RowReference, visibility: RowVisibility) throws -> SQLStatement {
+        let ownerID = visibility.ownerID
         let entity = try self.entity(reference.entity)
         var b = SQLBuilder()
         b.sql = "DELETE FROM \(qualifiedTable(entity)) WHERE \"id\" = \(b.bind(.uuid(reference.id)))"

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import PGModelCore
 import PGModelPostgres
+import PGModelStore
 import PGModelWire
 
 /// Serves one client connection: reads frames in order, lets the ``SessionStateMachine`` decide,

@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import PGModelCore
 import PGModelPostgres
+import PGModelStore
 import PGModelWire
 import PostgresNIO
 import ServiceLifecycle
@@ -17,8 +18,7 @@ struct LineListener: Service {
         try await prepareDatabase()
 
         let tracker = ConnectionTracker(maxConnections: server.configuration.maxConnections)
-        var dispatcher = RequestDispatcher(
-            engine: server.engine, client: server.client, registry: server.registry, logger: logger)
+        var dispatcher = RequestDispatcher(gateway: server.gateway, logger: logger)
         dispatcher.requestTimeout = server.configuration.requestTimeout
         // One LISTEN connection for the whole server; sessions fan out from it. Created only now that the
         // database is known to be reachable, closed only after every connection has stopped forwarding.
@@ -84,31 +84,12 @@ struct LineListener: Service {
         }
     }
 
-    /// Creates the system tables if needed and loads the registered entities. Uses a connection of its
-    /// own so that an unreachable database fails the start at once with a clear error.
+    /// Creates the system tables if needed and loads the registered entities, so that an unreachable
+    /// database fails the start at once with a clear error.
     private func prepareDatabase() async throws {
-        let database = server.databaseConfiguration
-        let connection: PostgresConnection
-        do {
-            connection = try await PostgresConnection.connect(
-                on: server.eventLoopGroup.next(), configuration: database.connection, id: 0, logger: server.logger)
-        } catch {
-            let reason = (error as? PSQLError).map { "\($0.code)" } ?? "\(type(of: error))"
-            throw PGModelError(
-                .connectionFailed,
-                "cannot connect to PostgreSQL at \(database.host):\(database.port) as \(database.username) (\(reason))")
-        }
-        do {
-            try await server.engine.bootstrap(on: connection)
-            let schema = try await server.engine.loadSchema(on: connection)
-            await server.registry.replace(with: schema)
-            server.logger.info(
-                "database ready",
-                metadata: ["schema": "\(database.schemaName)", "entities": "\(schema.entities.count)"])
-        } catch {
-            try? await connection.close()
-            throw error
-        }
-        try? await connection.close()
+        let schema = try await server.gateway.loadRegisteredSchema()
+        server.logger.info(
+            "database ready",
+            metadata: ["schema": "\(server.databaseConfiguration.schemaName)", "entities": "\(schema.entities.count)"])
     }
 }

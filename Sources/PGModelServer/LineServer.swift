@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import PGModelCore
 import PGModelPostgres
+import PGModelStore
 import PGModelWire
 import PostgresNIO
 import ServiceLifecycle
@@ -28,9 +29,8 @@ public struct LineServer: Service, CustomStringConvertible {
     public let configuration: LineServerConfiguration
     let logger: Logger
     let databaseConfiguration: PostgresStoreConfiguration
-    let engine: PostgresStoreEngine
-    let client: PostgresClient
-    let registry = SchemaRegistry()
+    /// The database side: the pool, the schema registry and the engine, shared with the direct store's code.
+    let gateway: DatabaseGateway
     let lifecycle = LineServerLifecycle()
     let forwarders = ForwarderCounter()
     let eventLoopGroup: any EventLoopGroup
@@ -62,10 +62,9 @@ public struct LineServer: Service, CustomStringConvertible {
         self.logger = logger
         self.databaseConfiguration = database
         self.eventLoopGroup = eventLoopGroup
-        self.engine = PostgresStoreEngine(schemaName: database.schemaName, logger: logger)
-        var clientConfiguration = database.client
-        clientConfiguration.options.maximumConnections = max(1, configuration.maxDatabaseConnections)
-        self.client = PostgresClient(configuration: clientConfiguration, eventLoopGroup: eventLoopGroup, backgroundLogger: logger)
+        self.gateway = DatabaseGateway(
+            configuration: database, maximumConnections: max(1, configuration.maxDatabaseConnections),
+            requestTimeout: ConnectionDeadline.timeAmount(configuration.requestTimeout), eventLoopGroup: eventLoopGroup, logger: logger)
     }
 
     /// Runs until graceful shutdown or cancellation. Throws when the database cannot be prepared or the
@@ -73,20 +72,13 @@ public struct LineServer: Service, CustomStringConvertible {
     public func run() async throws {
         try lifecycle.markStarted()
         let listener = LineListener(server: self)
-        // A nested group orders shutdown: the listener drains first, the database pool closes last.
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [
-                    .init(service: client, serviceName: "postgres-pool"),
-                    .init(
-                        service: listener, successTerminationBehavior: .gracefullyShutdownGroup,
-                        failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "line-listener"),
-                ],
-                logger: logger))
+        // The listener drains first (every request in progress answers); the database pool closes last.
         do {
-            try await group.run()
+            try await listener.run()
+            await gateway.close()
             lifecycle.finish(PGModelError(.connectionFailed, "the server has stopped"))
         } catch {
+            await gateway.close()
             lifecycle.finish(error)
             throw error
         }

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import PGModelCore
 import PGModelPostgres
+import PGModelStore
 import PGModelWire
 
 /// The subscriptions of one connection: while it has any, one forwarding task reads the server's

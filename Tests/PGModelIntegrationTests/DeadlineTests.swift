@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOPosix
 import PGModel
 import PGModelPostgres
@@ -135,4 +136,84 @@ struct DeadlineTests {
         configuration.requestTimeout = .milliseconds(250)
         #expect(try configuration.effectiveRequestTimeout() == .milliseconds(250))
     }
+
+    /// How many sessions wait on a lock right now.
+    static func sessionsWaitingOnLocks() async throws -> Int {
+        let configuration = try PostgresStoreConfiguration.parse(try TestDatabase.url())
+        let logger = Logger(label: "pgmodel.test-probe")
+        let connection = try await PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration.connection, id: 98, logger: logger)
+        defer { Task { try? await connection.close() } }
+        let rows = try await connection.query("SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock'", logger: logger)
+        for try await count in rows.decode(Int.self) { return count }
+        return 0
+    }
+
+    /// 200 async fetches at once, all stalled behind a lock: none blocks a thread, so the cooperative pool
+    /// (two threads here) still runs other work, and once the lock goes every fetch completes.
+    static func expectConcurrentAsyncFetchesKeepThePoolResponsive(_ container: ModelContainer, table: String, _ comment: Comment) async throws {
+        try await seed(container)
+        let lock = try await TableLock(table)
+        let completed = Counter()
+        let outcome: Result<[Int], any Error>
+        do {
+            outcome = .success(try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<200 {
+                    group.addTask {
+                        let rows = try await ModelContext(container).fetchAsync(FetchDescriptor<DeadlineEntry>())
+                        completed.increment()
+                        return rows.count
+                    }
+                }
+                // Every fetch is in flight: the database holds some behind the lock, the pool queues the rest.
+                let waitedSince = ContinuousClock.now
+                while try await sessionsWaitingOnLocks() == 0 {
+                    guard ContinuousClock.now - waitedSince < .seconds(20) else { break }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(try await sessionsWaitingOnLocks() > 0, "\(comment): fetches wait on the lock")
+                // The cooperative pool is free: a detached task runs and finishes while all 200 wait.
+                let probe = await Task.detached { (1...1000).reduce(0, +) }.value
+                #expect(probe == 500_500)
+                #expect(completed.value == 0, "\(comment): nothing finished while the table was locked")
+                try await lock.release()
+                var counts: [Int] = []
+                for try await count in group { counts.append(count) }
+                return counts
+            })
+        } catch {
+            try? await lock.release()
+            outcome = .failure(error)
+        }
+        let counts = try outcome.get()
+        #expect(counts.count == 200, "\(comment)")
+        #expect(counts.allSatisfy { $0 == 1 }, "\(comment)")
+        await container.close()
+    }
+
+    @Test("direct store: 200 concurrent async fetches on a two-thread pool all complete, and the pool stays responsive")
+    func concurrentAsyncFetchesDirect() async throws {
+        let schema = TestDatabase.uniqueSchema("dla")
+        let url = try TestDatabase.schemaURL(schema)
+        let container = try await offCooperativePool { try ModelContainer(for: DeadlineEntry.self, configurations: ModelConfiguration(url: url)) }
+        try await Self.expectConcurrentAsyncFetchesKeepThePoolResponsive(container, table: "\"\(schema)\".\"deadline_entry\"", "direct store")
+    }
+
+    @Test("service: 200 concurrent async fetches on a two-thread pool all complete, and the pool stays responsive")
+    func concurrentAsyncFetchesService() async throws {
+        let schema = TestDatabase.uniqueSchema("dlb")
+        let user = try await ServerTestHarness.makeUser("deadline")
+        try await ServerTestHarness.withServer(schemaName: schema) { port in
+            let url = try #require(URL(string: "pgmodel://\(user.name):secret@127.0.0.1:\(port)"))
+            let container = try await offCooperativePool { try ModelContainer(for: DeadlineEntry.self, configurations: ModelConfiguration(url: url)) }
+            try await Self.expectConcurrentAsyncFetchesKeepThePoolResponsive(container, table: "\"\(schema)\".\"deadline_entry\"", "service")
+        }
+    }
+}
+
+/// A thread-safe counter.
+final class Counter: Sendable {
+    private let count = NIOLockedValueBox(0)
+    func increment() { count.withLockedValue { $0 += 1 } }
+    var value: Int { count.withLockedValue { $0 } }
 }

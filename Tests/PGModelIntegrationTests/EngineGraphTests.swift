@@ -3,6 +3,7 @@ import Logging
 import NIOPosix
 import PGModelCore
 import PGModelPostgres
+@testable import PGModelStore
 import PostgresNIO
 import Testing
 
@@ -20,12 +21,12 @@ struct EngineGraphTests {
         try await EngineTestStore.with(schema, prefix: "g", logger: logger, body)
     }
 
-    func save(_ engine: PostgresStoreEngine, _ c: PostgresConnection, _ request: SaveRequest, scope: AccessScope = .unrestricted) async throws -> SaveResult {
-        try await engine.save(request, in: schema, scope: scope, on: c)
+    func save(_ engine: PostgresStoreEngine, _ c: PostgresConnection, _ request: SaveRequest, as requester: Requester = .trusted) async throws -> SaveResult {
+        try await engine.save(request, in: schema, as: requester, on: c)
     }
 
-    func fetch(_ engine: PostgresStoreEngine, _ c: PostgresConnection, _ request: FetchRequest, scope: AccessScope = .unrestricted) async throws -> [RowValues] {
-        try await engine.fetch(request, in: schema, scope: scope, on: c)
+    func fetch(_ engine: PostgresStoreEngine, _ c: PostgresConnection, _ request: FetchRequest, as requester: Requester = .trusted) async throws -> [RowValues] {
+        try await engine.fetch(request, in: schema, as: requester, on: c)
     }
 
     func strings(_ c: PostgresConnection, _ sql: String) async throws -> [String] {
@@ -124,8 +125,8 @@ struct EngineGraphTests {
 
             let businessOnly = try await fetch(engine, c, FetchRequest(entity: "BusinessTrip"))
             #expect(businessOnly.map(\.id) == [business.id])
-            #expect(try await engine.count(FetchRequest(entity: "Trip", predicate: .isKind("PersonalTrip")), in: schema, scope: .unrestricted, on: c) == 1)
-            #expect(try await engine.count(FetchRequest(entity: "Trip", predicate: .not(.isKind("Trip"))), in: schema, scope: .unrestricted, on: c) == 0)
+            #expect(try await engine.count(FetchRequest(entity: "Trip", predicate: .isKind("PersonalTrip")), in: schema, as: .trusted, on: c) == 1)
+            #expect(try await engine.count(FetchRequest(entity: "Trip", predicate: .not(.isKind("Trip"))), in: schema, as: .trusted, on: c) == 0)
             let onlyPerdiem = try await fetch(engine, c, FetchRequest(entity: "BusinessTrip", properties: ["perdiem"]))
             #expect(onlyPerdiem.first?.values == ["perdiem": .double(120)])
             #expect(try await strings(c, "SELECT name FROM \(s).business_trip") == ["b"])
@@ -170,10 +171,10 @@ struct EngineGraphTests {
             let noTrip = try await fetch(engine, c, FetchRequest(entity: "BucketListItem", predicate: .compare(.equal, .key("trip"), .value(.null))))
             #expect(noTrip.map(\.id) == [items[2].id])
             let withStay = try await engine.count(FetchRequest(entity: "Trip", predicate: .compare(.notEqual, .key("livingAccommodation"), .value(.null))),
-                                                  in: schema, scope: .unrestricted, on: c)
+                                                  in: schema, as: .trusted, on: c)
             #expect(withStay == 1)
             let byID = try await engine.count(FetchRequest(entity: "Trip", predicate: .compare(.equal, .key("livingAccommodation"), .value(.uuid(hotel.id)))),
-                                              in: schema, scope: .unrestricted, on: c)
+                                              in: schema, as: .trusted, on: c)
             #expect(byID == 1)
 
             // Changing a foreign key.
@@ -284,27 +285,27 @@ struct EngineGraphTests {
         try await withStore { engine, c, _ in
             let alice = try await engine.createUser(name: "g_alice_" + UUID().uuidString.prefix(8).lowercased(), password: "x", isAdmin: false, on: c)
             let bob = try await engine.createUser(name: "g_bob_" + UUID().uuidString.prefix(8).lowercased(), password: "x", isAdmin: false, on: c)
-            let aliceScope = AccessScope(userID: alice.id), bobScope = AccessScope(userID: bob.id)
+            let aliceScope = Requester.user(alice), bobScope = Requester.user(bob)
             let album = row("Album", ["title": .string("A")])
             let mine = row("Track", ["title": .string("mine"), "duration": .int(1), "album": .uuid(album.id)])
-            _ = try await save(engine, c, SaveRequest(inserts: [album, mine]), scope: aliceScope)
+            _ = try await save(engine, c, SaveRequest(inserts: [album, mine]), as: aliceScope)
             let theirs = row("Track", ["title": .string("theirs"), "duration": .int(1), "album": .uuid(album.id)])
-            _ = try await save(engine, c, SaveRequest(inserts: [theirs]), scope: bobScope)
+            _ = try await save(engine, c, SaveRequest(inserts: [theirs]), as: bobScope)
             // Bob sees his track only, and cannot fetch through Alice's album.
             #expect(try await engine.count(FetchRequest(entity: "Track", predicate: .compare(.equal, .key("album.title"), .value(.string("A")))),
-                                           in: schema, scope: bobScope, on: c) == 0)
-            let result = try await save(engine, c, SaveRequest(deletes: [RowReference(entity: "Album", id: album.id)]), scope: aliceScope)
+                                           in: schema, as: bobScope, on: c) == 0)
+            let result = try await save(engine, c, SaveRequest(deletes: [RowReference(entity: "Album", id: album.id)]), as: aliceScope)
             #expect(Set(result.deleted.map(\.id)) == [album.id, mine.id])
-            let left = try await fetch(engine, c, FetchRequest(entity: "Track"), scope: bobScope)
+            let left = try await fetch(engine, c, FetchRequest(entity: "Track"), as: bobScope)
             #expect(left.map(\.id) == [theirs.id] && left[0].values["album"] == .null)
             // Bob cannot delete Alice's rows: forbidden; a batch delete simply does not see them.
             let other = row("Album", ["title": .string("B")])
-            _ = try await save(engine, c, SaveRequest(inserts: [other]), scope: aliceScope)
-            await #expect { _ = try await save(engine, c, SaveRequest(deletes: [RowReference(entity: "Album", id: other.id)]), scope: bobScope) }
+            _ = try await save(engine, c, SaveRequest(inserts: [other]), as: aliceScope)
+            await #expect { _ = try await save(engine, c, SaveRequest(deletes: [RowReference(entity: "Album", id: other.id)]), as: bobScope) }
                 throws: { ($0 as? PGModelError)?.code == .forbidden }
-            let none = try await save(engine, c, SaveRequest(batchDeletes: [FetchRequest(entity: "Album")]), scope: bobScope)
+            let none = try await save(engine, c, SaveRequest(batchDeletes: [FetchRequest(entity: "Album")]), as: bobScope)
             #expect(none.deleted.isEmpty)
-            #expect(try await fetch(engine, c, FetchRequest(entity: "Album"), scope: aliceScope).map(\.id) == [other.id])
+            #expect(try await fetch(engine, c, FetchRequest(entity: "Album"), as: aliceScope).map(\.id) == [other.id])
         }
     }
 
@@ -354,7 +355,7 @@ struct EngineGraphTests {
             _ = try await save(engine, c, SaveRequest(inserts: inserts, links: links))
 
             func ids(_ entity: String, _ predicate: QueryExpression) async throws -> Set<UUID> {
-                Set(try await engine.fetchIdentifiers(FetchRequest(entity: entity, predicate: predicate), in: schema, scope: .unrestricted, on: c).map(\.id))
+                Set(try await engine.fetchIdentifiers(FetchRequest(entity: entity, predicate: predicate), in: schema, as: .trusted, on: c).map(\.id))
             }
             func check(_ entity: String, _ relationship: String, _ data: [UUID: [Int64]]) async throws {
                 func agg(_ f: Aggregate.Function, _ p: QueryExpression? = EngineGraphTests.long) -> QueryExpression {

@@ -3,6 +3,7 @@ import Logging
 import NIOPosix
 import PGModelCore
 import PGModelPostgres
+@testable import PGModelStore
 import PostgresNIO
 import Testing
 
@@ -44,13 +45,13 @@ struct EngineHistoryTests {
             let album = UUID.v7(), t1 = UUID.v7(), t2 = UUID.v7()
             _ = try await engine.save(SaveRequest(inserts: [RowValues(entity: "Album", id: album, values: ["title": .string("Blue")]),
                                                             track(t1, "A", album: album), track(t2, "B", album: album)], author: "App"),
-                                      in: schema, scope: .unrestricted, on: c)
+                                      in: schema, as: .trusted, on: c)
             _ = try await engine.save(SaveRequest(updates: [RowValues(entity: "Track", id: t1, values: ["title": .string("A2")])]),
-                                      in: schema, scope: .unrestricted, on: c)
-            _ = try await engine.save(SaveRequest(deletes: [RowReference(entity: "Album", id: album)]), in: schema, scope: .unrestricted, on: c)
-            _ = try await engine.save(SaveRequest(), in: schema, scope: .unrestricted, on: c)   // writes nothing, records nothing
+                                      in: schema, as: .trusted, on: c)
+            _ = try await engine.save(SaveRequest(deletes: [RowReference(entity: "Album", id: album)]), in: schema, as: .trusted, on: c)
+            _ = try await engine.save(SaveRequest(), in: schema, as: .trusted, on: c)   // writes nothing, records nothing
 
-            let page = try await engine.fetchHistory(HistoryRequest(), scope: .unrestricted, on: c)
+            let page = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c)
             #expect(page.transactions.count == 3)
             guard page.transactions.count == 3 else { return }
             let (insert, update, delete) = (page.transactions[0], page.transactions[1], page.transactions[2])
@@ -63,16 +64,16 @@ struct EngineHistoryTests {
             #expect(Set(delete.changes.filter { $0.kind == .delete }.map(\.id)) == [album, t1, t2])
             #expect(insert.token < update.token && update.token < delete.token)
 
-            let newest = try await engine.fetchHistory(HistoryRequest(newestFirst: true, limit: 1), scope: .unrestricted, on: c)
+            let newest = try await engine.fetchHistory(HistoryRequest(newestFirst: true, limit: 1), as: .trusted, on: c)
             #expect(newest.transactions.map(\.token) == [delete.token])
             let onlyDeletes = try await engine.fetchHistory(
-                HistoryRequest(filter: .and([.token(.greater, insert.token), .entities(["Album"])])), scope: .unrestricted, on: c)
+                HistoryRequest(filter: .and([.token(.greater, insert.token), .entities(["Album"])])), as: .trusted, on: c)
             #expect(onlyDeletes.transactions.map(\.token) == [delete.token])
-            let byAuthor = try await engine.fetchHistory(HistoryRequest(filter: .authorIn(["App", "Other"])), scope: .unrestricted, on: c)
+            let byAuthor = try await engine.fetchHistory(HistoryRequest(filter: .authorIn(["App", "Other"])), as: .trusted, on: c)
             #expect(byAuthor.transactions.map(\.token) == [insert.token])
-            let notApp = try await engine.fetchHistory(HistoryRequest(filter: .author(.notEqual, "App")), scope: .unrestricted, on: c)
+            let notApp = try await engine.fetchHistory(HistoryRequest(filter: .author(.notEqual, "App")), as: .trusted, on: c)
             #expect(notApp.transactions.count == 2, "a nil author is not \"App\"")
-            let albumChangesOnly = try await engine.fetchHistory(HistoryRequest(changedEntities: ["Album"]), scope: .unrestricted, on: c)
+            let albumChangesOnly = try await engine.fetchHistory(HistoryRequest(changedEntities: ["Album"]), as: .trusted, on: c)
             #expect(albumChangesOnly.transactions.flatMap(\.changes).allSatisfy { $0.entity == "Album" })
         }
     }
@@ -82,16 +83,16 @@ struct EngineHistoryTests {
             let suffix = UUID().uuidString.prefix(8).lowercased()
             let aliceUser = try await engine.createUser(name: "alice-\(suffix)", password: "pw", isAdmin: false, on: c)
             let bobUser = try await engine.createUser(name: "bob-\(suffix)", password: "pw", isAdmin: false, on: c)
-            let alice = AccessScope(userID: aliceUser.id, userName: aliceUser.name)
-            let bob = AccessScope(userID: bobUser.id, userName: bobUser.name)
-            _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "alice's")]), in: schema, scope: alice, on: c)
-            _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "bob's")]), in: schema, scope: bob, on: c)
-            let seenByAlice = try await engine.fetchHistory(HistoryRequest(), scope: alice, on: c)
+            let alice = Requester.user(aliceUser)
+            let bob = Requester.user(bobUser)
+            _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "alice's")]), in: schema, as: alice, on: c)
+            _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "bob's")]), in: schema, as: bob, on: c)
+            let seenByAlice = try await engine.fetchHistory(HistoryRequest(), as: alice, on: c)
             #expect(seenByAlice.transactions.count == 1)
             #expect(seenByAlice.transactions.first?.userName == aliceUser.name)
-            #expect(try await engine.fetchHistory(HistoryRequest(), scope: .unrestricted, on: c).transactions.count == 2)
+            #expect(try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions.count == 2)
             _ = bob
-            await #expect { try await engine.deleteHistory(HistoryRequest(), scope: alice, on: c) } throws: {
+            await #expect { try await engine.deleteHistory(HistoryRequest(), as: alice, on: c) } throws: {
                 ($0 as? PGModelError)?.code == .forbidden
             }
         }
@@ -100,16 +101,16 @@ struct EngineHistoryTests {
     @Test func deletedHistoryExpiresOlderTokens() async throws {
         try await withStore { engine, c, _ in
             for i in 0..<3 {
-                _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "t\(i)")]), in: schema, scope: .unrestricted, on: c)
+                _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "t\(i)")]), in: schema, as: .trusted, on: c)
             }
-            let all = try await engine.fetchHistory(HistoryRequest(), scope: .unrestricted, on: c).transactions.map(\.token)
+            let all = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions.map(\.token)
             #expect(all.count == 3)
             guard all.count == 3 else { return }
-            let deleted = try await engine.deleteHistory(HistoryRequest(filter: .token(.lessOrEqual, all[1])), scope: .unrestricted, on: c)
+            let deleted = try await engine.deleteHistory(HistoryRequest(filter: .token(.lessOrEqual, all[1])), as: .trusted, on: c)
             #expect(deleted == 2)
-            let rest = try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, all[1])), scope: .unrestricted, on: c)
+            let rest = try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, all[1])), as: .trusted, on: c)
             #expect(rest.transactions.map(\.token) == [all[2]])
-            await #expect { try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, all[0])), scope: .unrestricted, on: c) } throws: {
+            await #expect { try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, all[0])), as: .trusted, on: c) } throws: {
                 ($0 as? PGModelError)?.code == .historyTokenExpired
             }
         }
@@ -120,17 +121,17 @@ struct EngineHistoryTests {
     /// ends, and then both arrive, A first.
     @Test func aLateCommitIsNeverSkipped() async throws {
         try await withStore { engine, reader, name in
-            let before = try await engine.fetchHistory(HistoryRequest(newestFirst: true, limit: 1), scope: .unrestricted, on: reader)
+            let before = try await engine.fetchHistory(HistoryRequest(newestFirst: true, limit: 1), as: .trusted, on: reader)
             let start = before.transactions.first?.token ?? 0
             let slow = try await connect(2)
             defer { Task { try? await slow.close() } }
             try await exec(slow, "BEGIN")
             try await exec(slow, "INSERT INTO pgmodel.transactions (schema_name, author) VALUES ($1, 'slow')", [.string(name)])
-            _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "fast")], author: "fast"), in: schema, scope: .unrestricted, on: reader)
+            _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "fast")], author: "fast"), in: schema, as: .trusted, on: reader)
 
             var early = HistoryRequest(filter: .token(.greater, start))
             early.waitsForHorizon = false
-            let whileSlowRuns = try await engine.fetchHistory(early, scope: .unrestricted, on: reader)
+            let whileSlowRuns = try await engine.fetchHistory(early, as: .trusted, on: reader)
             #expect(!whileSlowRuns.transactions.contains { $0.author == "fast" }, "B is held back while A runs")
             #expect(!whileSlowRuns.isComplete)
 
@@ -138,7 +139,7 @@ struct EngineHistoryTests {
             var authors: [String?] = []
             for _ in 0..<50 {
                 // Other tests' transactions may hold the cluster-wide horizon back a little longer.
-                let page = try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, start)), scope: .unrestricted, on: reader)
+                let page = try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, start)), as: .trusted, on: reader)
                 authors = page.transactions.map(\.author)
                 if authors.count == 2 { break }
             }
@@ -156,17 +157,17 @@ struct EngineHistoryTests {
 
             let other = PostgresStoreEngine(schemaName: TestDatabase.uniqueSchema("o"), logger: logger)
             try await other.prepare(schema, on: c)
-            _ = try await other.save(SaveRequest(inserts: [track(UUID.v7(), "elsewhere")]), in: schema, scope: .unrestricted, on: c)
+            _ = try await other.save(SaveRequest(inserts: [track(UUID.v7(), "elsewhere")]), in: schema, as: .trusted, on: c)
             try await other.dropSchema(on: c)
             _ = try await engine.save(SaveRequest(inserts: [RowValues(entity: "Album", id: UUID.v7(), values: ["title": .string("X")])]),
-                                      in: schema, scope: .unrestricted, on: c)
+                                      in: schema, as: .trusted, on: c)
             let rang = await next(&signals)
             #expect(rang == ChangeSignal(.committed, entities: ["Album"]), "the other store's ring was filtered out")
 
             try await exec(c, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
                            [.string(ChangeListener.applicationName(name))])
             #expect(await next(&signals)?.kind == .reconnected, "after its backend was killed it listens again")
-            _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "after")]), in: schema, scope: .unrestricted, on: c)
+            _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "after")]), in: schema, as: .trusted, on: c)
             #expect(await next(&signals) == ChangeSignal(.committed, entities: ["Track"]))
             await listener.close()
             #expect(await next(&signals) == nil, "closing ends the stream")

@@ -28,7 +28,7 @@ struct HistorySQLTests {
             (.not(.author(.equal, "A")), #"NOT coalesce((t."author" = $2), FALSE)"#),
         ]
         for (filter, condition) in cases {
-            let statement = sql.selectTransactions(HistoryRequest(filter: filter), ownerID: nil)
+            let statement = sql.selectTransactions(HistoryRequest(filter: filter), visibility: .allRows)
             #expect(statement.sql == columns + horizon + " AND (" + condition + #") ORDER BY t."xid""#, "\(filter)")
             #expect(statement.binds.first == .string("app"))
         }
@@ -36,7 +36,7 @@ struct HistorySQLTests {
 
     @Test func orderLimitAndOwnership() {
         let owner = UUID()
-        let statement = sql.selectTransactions(HistoryRequest(newestFirst: true, limit: 1), ownerID: owner)
+        let statement = sql.selectTransactions(HistoryRequest(newestFirst: true, limit: 1), visibility: .ownedBy(owner))
         #expect(statement.sql == columns + horizon
             + #" AND EXISTS (SELECT 1 FROM "pgmodel"."changes" o WHERE o."transaction_id" = t."id" AND o."owner_id" = $2) ORDER BY t."xid" DESC LIMIT $3"#)
         #expect(statement.binds == [.string("app"), .uuid(owner), .int(1)])

@@ -17,9 +17,9 @@ struct SQLRendererGraphTests {
         r = try SQLRenderer(schema: GraphTestSchema.schema, schemaName: "app")
     }
 
-    func sql(_ request: FetchRequest, owner: UUID? = nil) throws -> SQLStatement { try r.select(request, ownerID: owner) }
+    func sql(_ request: FetchRequest, owner: UUID? = nil) throws -> SQLStatement { try r.select(request, visibility: owner.map(RowVisibility.ownedBy) ?? .allRows) }
     func count(_ entity: String, _ predicate: QueryExpression, owner: UUID? = nil) throws -> SQLStatement {
-        try r.count(FetchRequest(entity: entity, predicate: predicate), ownerID: owner)
+        try r.count(FetchRequest(entity: entity, predicate: predicate), visibility: owner.map(RowVisibility.ownedBy) ?? .allRows)
     }
 
     // MARK: storage
@@ -108,14 +108,14 @@ struct SQLRendererGraphTests {
         let s = try sql(FetchRequest(entity: "Track", predicate: .compare(.equal, .key("album.title"), .value(.string("X"))), sort: [SortKey("album.publisher.name")]), owner: owner)
         #expect(s.sql == #"SELECT "t0"."id", "t0"."entity", "t0"."title", "t0"."duration", "t0"."album_id" FROM "app"."track" AS "t0" LEFT JOIN "app"."album" AS "t1" ON "t1"."id" = "t0"."album_id" AND "t1"."owner_id" = $1 LEFT JOIN "app"."publisher" AS "t2" ON "t2"."id" = "t1"."publisher_id" AND "t2"."owner_id" = $4 WHERE ("t1"."title" IS NOT DISTINCT FROM $2) AND "t0"."owner_id" = $3 ORDER BY "t2"."name" ASC NULLS FIRST, "t0"."id" ASC"#)
         #expect(s.binds == [.uuid(owner), .string("X"), .uuid(owner), .uuid(owner)])
-        let lateral = try r.selectIdentifiers(FetchRequest(entity: "BucketListItem", predicate: .compare(.equal, .key("trip.livingAccommodation.name"), .value(.string("X")))), ownerID: nil)
+        let lateral = try r.selectIdentifiers(FetchRequest(entity: "BucketListItem", predicate: .compare(.equal, .key("trip.livingAccommodation.name"), .value(.string("X")))), visibility: .allRows)
         #expect(lateral.sql == #"SELECT "t0"."id", "t0"."entity" FROM "app"."bucket_list_item" AS "t0" LEFT JOIN "app"."trip" AS "t1" ON "t1"."id" = "t0"."trip_id" LEFT JOIN LATERAL (SELECT * FROM "app"."living_accommodation" AS "t2" WHERE "t2"."trip_id" = "t1"."id" ORDER BY "t2"."id" LIMIT 1) AS "t2" ON TRUE WHERE ("t2"."name" IS NOT DISTINCT FROM $1) ORDER BY "t0"."id" ASC"#)
     }
 
     @Test func toManyInADottedKeyIsUnsupported() {
         #expect { try count("Album", .compare(.equal, .key("tracks.title"), .value(.string("x")))) }
             throws: { ($0 as? PGModelError)?.code == .unsupportedPredicate && ($0 as? PGModelError)?.keyPath == "tracks.title" }
-        #expect { try r.select(FetchRequest(entity: "Album", sort: [SortKey("tracks.title")]), ownerID: nil) }
+        #expect { try r.select(FetchRequest(entity: "Album", sort: [SortKey("tracks.title")]), visibility: .allRows) }
             throws: { ($0 as? PGModelError)?.code == .unsupportedSort }
         #expect { try count("Album", .compare(.equal, .key("publisher.nope"), .value(.string("x")))) }
             throws: { ($0 as? PGModelError)?.code == .unknownAttribute }
@@ -179,14 +179,14 @@ struct SQLRendererGraphTests {
     // MARK: writes
 
     @Test func writesMapForeignKeys() throws {
-        let insert = try r.insert(RowValues(entity: "Track", id: a, values: ["title": .string("t"), "duration": .int(3), "album": .uuid(owner)]), ownerID: nil)
+        let insert = try r.insert(RowValues(entity: "Track", id: a, values: ["title": .string("t"), "duration": .int(3), "album": .uuid(owner)]), owner: nil)
         #expect(insert.sql == #"INSERT INTO "app"."track" ("id", "entity", "owner_id", "title", "duration", "album_id") VALUES ($1, $2, NULL, $3, $4, $5) RETURNING "id""#)
-        let subclass = try r.insert(RowValues(entity: "BusinessTrip", id: a, values: ["name": .string("t"), "destination": .string("d"), "perdiem": .double(3)]), ownerID: nil)
+        let subclass = try r.insert(RowValues(entity: "BusinessTrip", id: a, values: ["name": .string("t"), "destination": .string("d"), "perdiem": .double(3)]), owner: nil)
         #expect(subclass.sql == #"INSERT INTO "app"."trip" ("id", "entity", "owner_id", "name", "destination", "perdiem") VALUES ($1, $2, NULL, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING "id""#)
         #expect(subclass.binds[1] == .string("BusinessTrip"))
-        #expect(try r.update(RowValues(entity: "Track", id: a, values: ["album": .null]), ownerID: nil).sql == #"UPDATE "app"."track" SET "album_id" = NULL WHERE "id" = $1 RETURNING "id", "owner_id""#)
-        #expect { try r.update(RowValues(entity: "Album", id: a, values: ["tracks": .null]), ownerID: nil) } throws: { ($0 as? PGModelError)?.code == .invalidField }
-        #expect { try r.update(RowValues(entity: "Track", id: a, values: ["album": .int(1)]), ownerID: nil) } throws: { ($0 as? PGModelError)?.code == .typeMismatch }
+        #expect(try r.update(RowValues(entity: "Track", id: a, values: ["album": .null]), visibility: .allRows).sql == #"UPDATE "app"."track" SET "album_id" = NULL WHERE "id" = $1 RETURNING "id", "owner_id""#)
+        #expect { try r.update(RowValues(entity: "Album", id: a, values: ["tracks": .null]), visibility: .allRows) } throws: { ($0 as? PGModelError)?.code == .invalidField }
+        #expect { try r.update(RowValues(entity: "Track", id: a, values: ["album": .int(1)]), visibility: .allRows) } throws: { ($0 as? PGModelError)?.code == .typeMismatch }
     }
 
     @Test func linksNormalizeToTheJoinTable() throws {
@@ -204,18 +204,18 @@ struct SQLRendererGraphTests {
     // MARK: delete rules
 
     @Test func deleteRuleQueries() throws {
-        #expect(try r.lockRows(of: "Album", ids: [a], ownerID: owner).sql == #"SELECT "id", "entity" FROM "app"."album" WHERE "id" = ANY($1::uuid[]) AND "owner_id" = $2 ORDER BY "id" FOR UPDATE"#)
-        let batch = try r.selectForDelete(FetchRequest(entity: "Track", predicate: .compare(.equal, .key("album.title"), .value(.string("X")))), ownerID: nil)
+        #expect(try r.lockRows(of: "Album", ids: [a], visibility: .ownedBy(owner)).sql == #"SELECT "id", "entity" FROM "app"."album" WHERE "id" = ANY($1::uuid[]) AND "owner_id" = $2 ORDER BY "id" FOR UPDATE"#)
+        let batch = try r.selectForDelete(FetchRequest(entity: "Track", predicate: .compare(.equal, .key("album.title"), .value(.string("X")))), visibility: .allRows)
         #expect(batch.sql == #"SELECT "t0"."id", "t0"."entity" FROM "app"."track" AS "t0" LEFT JOIN "app"."album" AS "t1" ON "t1"."id" = "t0"."album_id" WHERE ("t1"."title" IS NOT DISTINCT FROM $1) ORDER BY "t0"."id" ASC FOR UPDATE OF "t0""#)
-        #expect(try r.selectForDelete(FetchRequest(entity: "BusinessTrip"), ownerID: nil).sql == #"SELECT "id", "entity" FROM "app"."trip" WHERE "entity" IN ($1) ORDER BY "id" ASC FOR UPDATE"#)
-        #expect(try r.relatedRows("album", of: "Track", ids: [a], ownerID: nil).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."album" AS "d" WHERE "d"."id" IN (SELECT "s"."album_id" FROM "app"."track" AS "s" WHERE "s"."id" = ANY($1::uuid[])) ORDER BY "d"."id""#)
-        let inverse = try r.relatedRows("tracks", of: "Album", ids: [a], ownerID: owner)
+        #expect(try r.selectForDelete(FetchRequest(entity: "BusinessTrip"), visibility: .allRows).sql == #"SELECT "id", "entity" FROM "app"."trip" WHERE "entity" IN ($1) ORDER BY "id" ASC FOR UPDATE"#)
+        #expect(try r.relatedRows("album", of: "Track", ids: [a], visibility: .allRows).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."album" AS "d" WHERE "d"."id" IN (SELECT "s"."album_id" FROM "app"."track" AS "s" WHERE "s"."id" = ANY($1::uuid[])) ORDER BY "d"."id""#)
+        let inverse = try r.relatedRows("tracks", of: "Album", ids: [a], visibility: .ownedBy(owner))
         #expect(inverse.sql == #"SELECT "d"."id", "d"."entity" FROM "app"."track" AS "d" WHERE "d"."album_id" = ANY($1::uuid[]) AND "d"."owner_id" = $2 ORDER BY "d"."id""#)
         #expect(inverse.binds == [ids, .uuid(owner)])
-        #expect(try r.relatedRows("following", of: "User", ids: [a], ownerID: nil).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."user" AS "d" WHERE "d"."id" IN (SELECT "j"."user_id" FROM "app"."user_followers" AS "j" WHERE "j"."followers_id" = ANY($1::uuid[])) ORDER BY "d"."id""#)
-        let deny = try r.countRelated("albums", of: "Publisher", ids: [a], excluding: [a, owner], ownerID: nil)
+        #expect(try r.relatedRows("following", of: "User", ids: [a], visibility: .allRows).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."user" AS "d" WHERE "d"."id" IN (SELECT "j"."user_id" FROM "app"."user_followers" AS "j" WHERE "j"."followers_id" = ANY($1::uuid[])) ORDER BY "d"."id""#)
+        let deny = try r.countRelated("albums", of: "Publisher", ids: [a], excluding: [a, owner], visibility: .allRows)
         #expect(deny.sql == #"SELECT count(*) FROM "app"."album" AS "d" WHERE "d"."publisher_id" = ANY($1::uuid[]) AND NOT ("d"."id" = ANY($2::uuid[]))"#)
         #expect(deny.binds == [ids, .string("{00000000-0000-7000-8000-0000000000aa,00000000-0000-7000-8000-000000000001}")])
-        #expect(try r.deleteRows(of: "BusinessTrip", ids: [a], ownerID: owner).sql == #"DELETE FROM "app"."trip" WHERE "id" = ANY($1::uuid[]) AND "owner_id" = $2 RETURNING "id", "entity", "owner_id""#)
+        #expect(try r.deleteRows(of: "BusinessTrip", ids: [a], visibility: .ownedBy(owner)).sql == #"DELETE FROM "app"."trip" WHERE "id" = ANY($1::uuid[]) AND "owner_id" = $2 RETURNING "id", "entity", "owner_id""#)
     }
 }

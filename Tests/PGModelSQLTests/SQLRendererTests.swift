@@ -39,40 +39,40 @@ struct SQLRendererTests {
         let request = FetchRequest(entity: "BucketListItem",
                                    predicate: .compare(.equal, .key("title"), .value(.string("Paris"))),
                                    sort: [SortKey("startDate"), SortKey("notes", ascending: false)], limit: 10, offset: 5)
-        let s = try renderer.select(request, ownerID: owner)
+        let s = try renderer.select(request, visibility: .ownedBy(owner))
         #expect(s.sql == #"SELECT "id", "entity", "title", "start_date", "notes", "attr_id", "cost" FROM "app"."bucket_list_item" WHERE ("title" = $1) AND "owner_id" = $2 ORDER BY "start_date" ASC NULLS FIRST, "notes" DESC NULLS LAST, "id" ASC LIMIT $3 OFFSET $4"#)
         #expect(s.binds == [.string("Paris"), .uuid(owner), .int(10), .int(5)])
     }
 
     @Test func selectWithoutAnythingOrdersByID() throws {
-        let s = try renderer.select(FetchRequest(entity: "BucketListItem"), ownerID: nil)
+        let s = try renderer.select(FetchRequest(entity: "BucketListItem"), visibility: .allRows)
         #expect(s.sql == #"SELECT "id", "entity", "title", "start_date", "notes", "attr_id", "cost" FROM "app"."bucket_list_item" ORDER BY "id" ASC"#)
         #expect(s.binds.isEmpty)
     }
 
     @Test func selectByIdentifiers() throws {
-        let s = try renderer.selectIdentifiers(FetchRequest(entity: "BucketListItem", identifiers: [rowID]), ownerID: nil)
+        let s = try renderer.selectIdentifiers(FetchRequest(entity: "BucketListItem", identifiers: [rowID]), visibility: .allRows)
         #expect(s.sql == #"SELECT "id", "entity" FROM "app"."bucket_list_item" WHERE "id" IN ($1) ORDER BY "id" ASC"#)
-        let none = try renderer.count(FetchRequest(entity: "BucketListItem", identifiers: []), ownerID: nil)
+        let none = try renderer.count(FetchRequest(entity: "BucketListItem", identifiers: []), visibility: .allRows)
         #expect(none.sql == #"SELECT count(*) FROM "app"."bucket_list_item" WHERE FALSE"#)
     }
 
     @Test func countWithAndWithoutPaging() throws {
-        let plain = try renderer.count(FetchRequest(entity: "BucketListItem"), ownerID: nil)
+        let plain = try renderer.count(FetchRequest(entity: "BucketListItem"), visibility: .allRows)
         #expect(plain.sql == #"SELECT count(*) FROM "app"."bucket_list_item""#)
-        let paged = try renderer.count(FetchRequest(entity: "BucketListItem", limit: 3), ownerID: owner)
+        let paged = try renderer.count(FetchRequest(entity: "BucketListItem", limit: 3), visibility: .ownedBy(owner))
         #expect(paged.sql == #"SELECT count(*) FROM (SELECT 1 FROM "app"."bucket_list_item" WHERE "owner_id" = $1 ORDER BY "id" ASC LIMIT $2) AS page"#)
     }
 
     @Test func negativeLimitIsRejected() {
-        #expect { try renderer.select(FetchRequest(entity: "BucketListItem", limit: -1), ownerID: nil) }
+        #expect { try renderer.select(FetchRequest(entity: "BucketListItem", limit: -1), visibility: .allRows) }
             throws: { ($0 as? PGModelError)?.code == .invalidField }
     }
 
     @Test func unknownEntityAndAttributeAreTypedErrors() {
-        #expect { try renderer.select(FetchRequest(entity: "Nope"), ownerID: nil) }
+        #expect { try renderer.select(FetchRequest(entity: "Nope"), visibility: .allRows) }
             throws: { ($0 as? PGModelError)?.code == .unknownEntity }
-        #expect { try renderer.select(FetchRequest(entity: "BucketListItem", sort: [SortKey("nope")]), ownerID: nil) }
+        #expect { try renderer.select(FetchRequest(entity: "BucketListItem", sort: [SortKey("nope")]), visibility: .allRows) }
             throws: { ($0 as? PGModelError)?.code == .unknownAttribute && ($0 as? PGModelError)?.keyPath == "nope" }
     }
 
@@ -81,26 +81,26 @@ struct SQLRendererTests {
     }
 
     @Test func insertOfEntityWithUniquenessIsOnConflictDoNothing() throws {
-        let s = try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: values), ownerID: owner)
+        let s = try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: values), owner: owner)
         #expect(s.sql == #"INSERT INTO "app"."bucket_list_item" ("id", "entity", "owner_id", "title", "start_date", "notes", "attr_id", "cost") VALUES ($1, $2, $3, $4, $5, NULL, $6, $7) ON CONFLICT DO NOTHING RETURNING "id""#)
         #expect(s.binds == [.uuid(rowID), .string("BucketListItem"), .uuid(owner), .string("Paris"),
                             .date(Date(timeIntervalSince1970: 0)), .string("x"), .decimal(12)])
     }
 
     @Test func upsertUpdateMatchesOnlyGroupsWithoutNil() throws {
-        let s = try #require(try renderer.upsertUpdate(RowValues(entity: "BucketListItem", id: rowID, values: values), ownerID: nil))
+        let s = try #require(try renderer.upsertUpdate(RowValues(entity: "BucketListItem", id: rowID, values: values), visibility: .allRows))
         // The (startDate, notes) group has a nil, and NULLs never conflict: only `title` can match.
         #expect(s.sql == #"UPDATE "app"."bucket_list_item" SET "title" = $1, "start_date" = $2, "notes" = NULL, "attr_id" = $3, "cost" = $4 WHERE "id" = (SELECT "id" FROM "app"."bucket_list_item" WHERE (("title" = $5)) ORDER BY "id" LIMIT 1 FOR UPDATE) RETURNING "id""#)
     }
 
     @Test func updateWritesOnlyGivenColumnsAndChecksOwner() throws {
-        let s = try renderer.update(RowValues(entity: "BucketListItem", id: rowID, values: ["notes": .null, "cost": .double(1.5)]), ownerID: owner)
+        let s = try renderer.update(RowValues(entity: "BucketListItem", id: rowID, values: ["notes": .null, "cost": .double(1.5)]), visibility: .ownedBy(owner))
         #expect(s.sql == #"UPDATE "app"."bucket_list_item" SET "notes" = NULL, "cost" = $1 WHERE "id" = $2 AND "owner_id" = $3 RETURNING "id", "owner_id""#)
         #expect(s.binds == [.decimal(Decimal(1.5)), .uuid(rowID), .uuid(owner)])
     }
 
     @Test func deleteChecksOwner() throws {
-        let s = try renderer.delete(RowReference(entity: "BucketListItem", id: rowID), ownerID: owner)
+        let s = try renderer.delete(RowReference(entity: "BucketListItem", id: rowID), visibility: .ownedBy(owner))
         #expect(s.sql == #"DELETE FROM "app"."bucket_list_item" WHERE "id" = $1 AND "owner_id" = $2 RETURNING "id""#)
     }
 
@@ -110,23 +110,23 @@ struct SQLRendererTests {
         }
         var wrong = values
         wrong["title"] = .int(3)
-        #expect(code { try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: wrong), ownerID: nil) } == .typeMismatch)
+        #expect(code { try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: wrong), owner: nil) } == .typeMismatch)
         var missing = values
         missing["title"] = nil
-        #expect(code { try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: missing), ownerID: nil) } == .missingField)
+        #expect(code { try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: missing), owner: nil) } == .missingField)
         var nilled = values
         nilled["title"] = .null
-        #expect(code { try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: nilled), ownerID: nil) } == .typeMismatch)
+        #expect(code { try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: nilled), owner: nil) } == .typeMismatch)
         var extra = values
         extra["owner_id"] = .null
-        #expect(code { try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: extra), ownerID: nil) } == .unknownAttribute)
+        #expect(code { try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: extra), owner: nil) } == .unknownAttribute)
     }
 
     @Test func errorDescriptionsNeverContainBoundValues() {
         var wrong = values
         wrong["title"] = .int(424242)
         do {
-            _ = try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: wrong), ownerID: nil)
+            _ = try renderer.insert(RowValues(entity: "BucketListItem", id: rowID, values: wrong), owner: nil)
             Issue.record("expected a type mismatch")
         } catch {
             #expect(!"\(error)".contains("424242"))

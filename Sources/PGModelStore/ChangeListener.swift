@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import PGModelCore
+import PGModelPostgres
 import PGModelSQL
 import PostgresNIO
 

@@ -1,0 +1,225 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import PGModelCore
+import PGModelPostgres
+import PostgresNIO
+
+/// The one connection pool of PGModel: the direct store's and the server's.
+///
+/// A bounded set of PostgreSQL connections (``ConnectionPoolStateMachine`` decides; this class opens,
+/// hands out and closes). It has no background task: connections are opened by the lease that needs
+/// one, on that lease's own task, so a pool never waits for a thread of Swift's cooperative pool — which
+/// synchronous callers may be blocking — and a database that is down fails the call at once with
+/// `connection_failed`. A lease that must wait for a busy pool gives up with `timeout` at its deadline.
+///
+/// ```swift
+/// let pool = ConnectionPool(configuration: configuration, maximumConnections: 8, eventLoopGroup: group)
+/// let rows = try await pool.withConnection(deadline: .seconds(30), operation: "fetch of Trip") { connection in
+///     try await engine.fetch(request, in: schema, as: .trusted, on: connection)
+/// }
+/// ```
+package final class ConnectionPool: Sendable {
+    private typealias Machine = ConnectionPoolStateMachine<ObjectIdentifier>
+
+    /// How a waiting lease ends.
+    private enum WakeUp: Sendable {
+        case machine(Machine.WaiterWakeUp)
+        case timedOut
+    }
+
+    private struct State: Sendable {
+        var machine: Machine
+        var connections: [ObjectIdentifier: PostgresConnection] = [:]
+        var waiting: [Int: CheckedContinuation<WakeUp, Never>] = [:]
+        /// Wake-ups that came before their lease stored its continuation.
+        var early: [Int: WakeUp] = [:]
+        var nextID = 1
+
+        /// Resumes waiter `id` with `wakeUp` now (returned, to resume outside the lock) or when it starts waiting.
+        mutating func deliver(_ wakeUp: WakeUp, to id: Int) -> CheckedContinuation<WakeUp, Never>? {
+            if let continuation = waiting.removeValue(forKey: id) { return continuation }
+            early[id] = wakeUp
+            return nil
+        }
+    }
+
+    package let configuration: PostgresStoreConfiguration
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    private let state: NIOLockedValueBox<State>
+
+    package init(configuration: PostgresStoreConfiguration, maximumConnections: Int, maximumIdleConnections: Int? = nil,
+                 eventLoopGroup: any EventLoopGroup, logger: Logger) {
+        self.configuration = configuration
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+        let machine = ConnectionPoolStateMachine<ObjectIdentifier>(
+            maximum: maximumConnections, maximumIdle: maximumIdleConnections ?? maximumConnections)
+        self.state = NIOLockedValueBox(State(machine: machine))
+    }
+
+    /// Connections open or being opened right now (tests and diagnostics).
+    package var openConnections: Int { state.withLockedValue { $0.machine.open } }
+
+    /// Runs `body` on a pooled connection within `deadline`: waiting for a connection counts against it,
+    /// and past it the connection is closed (failing the statement in flight) and the call throws `timeout`.
+    package func withConnection<T: Sendable>(deadline timeout: TimeAmount, operation: String,
+                                             _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let started = NIODeadline.now()
+        let connection = try await lease(until: started + timeout, operation: operation)
+        let remaining = max(.milliseconds(1), (started + timeout) - NIODeadline.now())
+        do {
+            let result = try await ConnectionDeadline(remaining, operation: operation).run(on: connection, body)
+            release(connection, isUsable: !connection.isClosed)
+            return result
+        } catch let error as PGModelError where error.code == .timeout {
+            // The deadline closed the connection; its channel may still be closing.
+            release(connection, isUsable: false)
+            throw ConnectionDeadline(timeout, operation: operation).timeoutError
+        } catch {
+            release(connection, isUsable: !connection.isClosed)
+            throw error
+        }
+    }
+
+    /// Closes every idle connection and wakes every waiter with `connection_failed`; connections still
+    /// leased are closed when they come back. Idempotent.
+    package func close() async {
+        let (idle, waiters) = state.withLockedValue { state -> ([PostgresConnection], [CheckedContinuation<WakeUp, Never>]) in
+            let (idleIDs, waiterIDs) = state.machine.close()
+            let idle = idleIDs.compactMap { state.connections.removeValue(forKey: $0) }
+            let waiters = waiterIDs.compactMap { state.deliver(.machine(.closed), to: $0) }
+            return (idle, waiters)
+        }
+        for waiter in waiters { waiter.resume(returning: .machine(.closed)) }
+        for connection in idle { try? await connection.close() }
+    }
+
+    // MARK: Leasing
+
+    private func lease(until deadline: NIODeadline, operation: String) async throws -> PostgresConnection {
+        let (action, waiterID) = state.withLockedValue { state -> (Machine.LeaseAction, Int) in
+            let id = state.nextID
+            state.nextID += 1
+            let connections = state.connections
+            var dropped: [ObjectIdentifier] = []
+            let action = state.machine.lease(waiterID: id) { key in
+                if let connection = connections[key], !connection.isClosed { return true }
+                dropped.append(key)
+                return false
+            }
+            for key in dropped { state.connections[key] = nil }
+            return (action, id)
+        }
+        switch action {
+        case .use(let key):
+            return try leased(key)
+        case .connect:
+            return try await connect(operation: operation)
+        case .closed:
+            throw Self.closedError
+        case .wait:
+            return try await wait(waiterID, until: deadline, operation: operation)
+        }
+    }
+
+    private func leased(_ key: ObjectIdentifier) throws -> PostgresConnection {
+        if let connection = state.withLockedValue({ $0.connections[key] }) { return connection }
+        throw PGModelError(.internalError, "the connection pool lost a connection it handed out")
+    }
+
+    private func wait(_ waiterID: Int, until deadline: NIODeadline, operation: String) async throws -> PostgresConnection {
+        let timer = eventLoopGroup.any().scheduleTask(deadline: deadline) { [state] in
+            let waiter = state.withLockedValue { state -> CheckedContinuation<WakeUp, Never>? in
+                guard state.machine.cancel(waiterID: waiterID) else { return nil }
+                return state.deliver(.timedOut, to: waiterID)
+            }
+            waiter?.resume(returning: .timedOut)
+        }
+        let wakeUp = await withCheckedContinuation { (continuation: CheckedContinuation<WakeUp, Never>) in
+            let early = state.withLockedValue { state -> WakeUp? in
+                if let wakeUp = state.early.removeValue(forKey: waiterID) { return wakeUp }
+                state.waiting[waiterID] = continuation
+                return nil
+            }
+            if let early { continuation.resume(returning: early) }
+        }
+        timer.cancel()
+        switch wakeUp {
+        case .machine(.use(let key)):
+            return try leased(key)
+        case .machine(.connect):
+            return try await connect(operation: operation)
+        case .machine(.closed):
+            throw Self.closedError
+        case .timedOut:
+            throw PGModelError(.timeout, "\(operation) waited for a database connection until its deadline; every one of the pool's connections was busy")
+        }
+    }
+
+    private func connect(operation: String) async throws -> PostgresConnection {
+        let id = state.withLockedValue { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        do {
+            let connection = try await PostgresConnection.connect(
+                on: eventLoopGroup.any(), configuration: configuration.connection, id: id, logger: logger)
+            state.withLockedValue { state in
+                state.connections[ObjectIdentifier(connection)] = connection
+                state.machine.connected()
+            }
+            return connection
+        } catch {
+            let next = state.withLockedValue { state in
+                state.machine.connectFailed().flatMap { state.deliver(.machine(.connect), to: $0) }
+            }
+            next?.resume(returning: .machine(.connect))
+            let mapped = PostgresErrorMapping.map(error)
+            throw PGModelError(.connectionFailed,
+                "cannot connect to PostgreSQL at \(configuration.host):\(configuration.port) as \(configuration.username): \(mapped.message)",
+                sqlState: mapped.sqlState)
+        }
+    }
+
+    private func release(_ connection: PostgresConnection, isUsable: Bool) {
+        let key = ObjectIdentifier(connection)
+        let (action, waiter) = state.withLockedValue { state -> (Machine.ReleaseAction, CheckedContinuation<WakeUp, Never>?) in
+            let action = state.machine.release(key, isUsable: isUsable)
+            switch action {
+            case .keep:
+                return (action, nil)
+            case .handOff(_, let waiterID):
+                return (action, state.deliver(.machine(.use(key)), to: waiterID))
+            case .wakeToConnect(let waiterID):
+                state.connections[key] = nil
+                return (action, state.deliver(.machine(.connect), to: waiterID))
+            case .close, .discard:
+                state.connections[key] = nil
+                return (action, nil)
+            }
+        }
+        switch action {
+        case .keep:
+            break
+        case .close, .discard:
+            Self.closeAndRelease(connection)
+        case .handOff:
+            waiter?.resume(returning: .machine(.use(key)))
+        case .wakeToConnect:
+            Self.closeAndRelease(connection)
+            waiter?.resume(returning: .machine(.connect))
+        }
+    }
+
+    /// Closes `connection` (again, if a deadline already started closing it) and keeps it alive until
+    /// its channel is closed: PostgresNIO traps on a connection deallocated while still open.
+    private static func closeAndRelease(_ connection: PostgresConnection) {
+        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+    }
+
+    private static var closedError: PGModelError {
+        PGModelError(.connectionFailed, "the store's connection pool is closed")
+    }
+}

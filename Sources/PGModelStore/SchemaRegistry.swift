@@ -1,0 +1,46 @@
+import NIOConcurrencyHelpers
+import PGModelCore
+
+/// The entities a ``DatabaseGateway`` serves, by name: the database's own view (`pgmodel.entities`),
+/// refreshed after every registration and, lazily, when a request names an entity it does not know yet
+/// (another process or an earlier run may have registered it).
+///
+/// A lock, not an actor: the direct store's calls run on an event loop and must not hop to the
+/// cooperative pool that blocked synchronous callers may be occupying.
+///
+/// ```swift
+/// let schema = try await registry.schema(covering: ["Trip"]) { try await loadFromDatabase() }
+/// ```
+package final class SchemaRegistry: Sendable {
+    private let schema = NIOLockedValueBox(SchemaDescription(entities: []))
+
+    package init() {}
+
+    /// The registered entities.
+    package var current: SchemaDescription { schema.withLockedValue { $0 } }
+
+    /// Replaces what is registered, e.g. with the database's view after a registration.
+    package func replace(with schema: SchemaDescription) {
+        self.schema.withLockedValue { $0 = schema }
+    }
+
+    /// A schema containing every entity in `names`. Unknown names trigger one reload through `load`;
+    /// still unknown → `unknown_entity`.
+    package func schema(
+        covering names: Set<String>, load: @Sendable () async throws -> SchemaDescription
+    ) async throws -> SchemaDescription {
+        let known = current
+        if Self.missing(from: known, names).isEmpty { return known }
+        let loaded = try await load()
+        replace(with: loaded)
+        if let name = Self.missing(from: loaded, names).sorted().first {
+            throw PGModelError(
+                .unknownEntity, "entity '\(name)' is not registered; send 'register' with its schema first", model: name)
+        }
+        return loaded
+    }
+
+    private static func missing(from schema: SchemaDescription, _ names: Set<String>) -> Set<String> {
+        names.subtracting(schema.entities.map(\.name))
+    }
+}

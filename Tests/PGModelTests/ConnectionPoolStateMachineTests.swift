@@ -1,0 +1,101 @@
+import Testing
+
+@testable import PGModelStore
+
+/// The pool's decisions, without sockets: bounded, first come first served, and a free slot is never
+/// left unused while a lease waits.
+@Suite("ConnectionPoolStateMachine")
+struct ConnectionPoolStateMachineTests {
+    typealias Machine = ConnectionPoolStateMachine<Int>
+
+    @Test("leases open connections up to the maximum, then wait in line")
+    func boundedWithWaiters() {
+        var pool = Machine(maximum: 2, maximumIdle: 2)
+        #expect(pool.lease(waiterID: 1) == .connect)
+        #expect(pool.lease(waiterID: 2) == .connect)
+        #expect(pool.lease(waiterID: 3) == .wait)
+        #expect(pool.lease(waiterID: 4) == .wait)
+        #expect(pool.open == 2)
+        #expect(pool.waiters == [3, 4])
+    }
+
+    @Test("a released connection goes to the first waiter, then is kept idle for the next lease")
+    func releaseHandsOffInOrder() {
+        var pool = Machine(maximum: 1, maximumIdle: 1)
+        #expect(pool.lease(waiterID: 1) == .connect)
+        #expect(pool.lease(waiterID: 2) == .wait)
+        #expect(pool.lease(waiterID: 3) == .wait)
+        #expect(pool.release(10, isUsable: true) == .handOff(10, waiterID: 2))
+        #expect(pool.release(10, isUsable: true) == .handOff(10, waiterID: 3))
+        #expect(pool.release(10, isUsable: true) == .keep)
+        #expect(pool.lease(waiterID: 4) == .use(10))
+        #expect(pool.open == 1)
+    }
+
+    @Test("idle connections beyond maximumIdle are closed and their slots freed")
+    func idleCap() {
+        var pool = Machine(maximum: 3, maximumIdle: 1)
+        for id in 1...3 { #expect(pool.lease(waiterID: id) == .connect) }
+        #expect(pool.release(10, isUsable: true) == .keep)
+        #expect(pool.release(11, isUsable: true) == .close(11))
+        #expect(pool.release(12, isUsable: true) == .close(12))
+        #expect(pool.open == 1)
+        #expect(pool.idle == [10])
+    }
+
+    @Test("an idle connection that closed meanwhile is skipped and its slot reused")
+    func unusableIdleIsDropped() {
+        var pool = Machine(maximum: 1, maximumIdle: 1)
+        #expect(pool.lease(waiterID: 1) == .connect)
+        #expect(pool.release(10, isUsable: true) == .keep)
+        #expect(pool.lease(waiterID: 2) { _ in false } == .connect)
+        #expect(pool.open == 1)
+        #expect(pool.idle.isEmpty)
+    }
+
+    @Test("a failed connect or a broken connection lets the first waiter open one itself, at once")
+    func failuresWakeAWaiterToConnect() {
+        var pool = Machine(maximum: 1, maximumIdle: 1)
+        #expect(pool.lease(waiterID: 1) == .connect)
+        #expect(pool.lease(waiterID: 2) == .wait)
+        #expect(pool.lease(waiterID: 3) == .wait)
+        #expect(pool.connectFailed() == 2)
+        #expect(pool.open == 1, "the slot passed to waiter 2")
+        #expect(pool.release(10, isUsable: false) == .wakeToConnect(waiterID: 3))
+        #expect(pool.open == 1)
+        #expect(pool.release(11, isUsable: false) == .discard)
+        #expect(pool.open == 0)
+    }
+
+    @Test("a waiter that gives up leaves the line; one already woken must give back what it got")
+    func cancellation() {
+        var pool = Machine(maximum: 1, maximumIdle: 1)
+        #expect(pool.lease(waiterID: 1) == .connect)
+        #expect(pool.lease(waiterID: 2) == .wait)
+        #expect(pool.lease(waiterID: 3) == .wait)
+        let leftTheLine = pool.cancel(waiterID: 2)
+        #expect(leftTheLine)
+        #expect(pool.release(10, isUsable: true) == .handOff(10, waiterID: 3))
+        let alreadyWoken = !pool.cancel(waiterID: 3)
+        #expect(alreadyWoken)
+    }
+
+    @Test("closing returns the idle connections and the waiters; later leases and releases close")
+    func closing() {
+        var pool = Machine(maximum: 2, maximumIdle: 2)
+        #expect(pool.lease(waiterID: 1) == .connect)
+        #expect(pool.lease(waiterID: 2) == .connect)
+        #expect(pool.release(10, isUsable: true) == .keep)
+        #expect(pool.lease(waiterID: 3) == .use(10))
+        #expect(pool.release(10, isUsable: true) == .keep)
+        #expect(pool.lease(waiterID: 4) == .use(10))
+        #expect(pool.lease(waiterID: 5) == .wait)
+        let (idle, waiters) = pool.close()
+        #expect(idle.isEmpty)
+        #expect(waiters == [5])
+        #expect(pool.lease(waiterID: 6) == .closed)
+        #expect(pool.release(10, isUsable: true) == .close(10))
+        #expect(pool.release(11, isUsable: false) == .discard)
+        #expect(pool.open == 0)
+    }
+}
