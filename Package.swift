@@ -106,9 +106,11 @@ let package = Package(
         .testTarget(
             name: "PGModelTests",
             dependencies: [
-                "PGModel", "PGModelStore", "PGModelSQL", "PGModelPostgres", "PGModelCore",
+                "PGModel", "PGModelStore", "PGModelSQL", "PGModelPostgres", "PGModelWire", "PGModelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // Integration tests: a real PostgreSQL (scripts/test.sh starts it) and real TCP connections.

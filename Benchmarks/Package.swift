@@ -12,12 +12,17 @@ let package = Package(
     platforms: [.macOS(.v14)],
     dependencies: [
         .package(path: ".."),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .executableTarget(
             name: "PGModelBenchmarks",
-            dependencies: [.product(name: "PGModel", package: parentPackage)],
-            swiftSettings: [.swiftLanguageMode(.v6)]
+            dependencies: [
+                .product(name: "PGModel", package: parentPackage),
+                // The baseline of the point-fetch benchmark: the same query on the raw driver.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6), .define("PGMODEL_ASYNC_FORMS")]
         ),
     ]
 )

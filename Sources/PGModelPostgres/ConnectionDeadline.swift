@@ -31,12 +31,16 @@ public struct ConnectionDeadline: Sendable {
     public func run<T: Sendable>(on connection: PostgresConnection,
                                  _ body: (PostgresConnection) async throws -> T) async throws -> T {
         let expired = NIOLockedValueBox(false)
+        let watch = StatementWatch()
+        let error = timeoutError
         let timer = connection.eventLoop.scheduleTask(in: timeout) {
             expired.withLockedValue { $0 = true }
-            connection.close().whenComplete { _ in }
+            connection.close().whenComplete { _ in watch.abort(error) }
+            // A statement whose request reached the channel after it closed never fails by itself.
+            watch.abort(error)
         }
         do {
-            let result = try await body(connection)
+            let result = try await StatementWatch.$current.withValue(watch) { try await body(connection) }
             timer.cancel()
             return result
         } catch {

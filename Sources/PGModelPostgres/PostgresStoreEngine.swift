@@ -114,10 +114,16 @@ public struct PostgresStoreEngine: Sendable {
 
     func query(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) async throws -> [PostgresRow] {
         do {
-            let sequence = try await connection.query(try PostgresValueCoding.query(statement), logger: logger)
-            var rows: [PostgresRow] = []
-            for try await row in sequence { rows.append(row) }
-            return rows
+            let query = try PostgresValueCoding.query(statement)
+            guard let watch = StatementWatch.current else {
+                let sequence = try await connection.query(query, logger: logger)
+                var rows: [PostgresRow] = []
+                for try await row in sequence { rows.append(row) }
+                return rows
+            }
+            // Under a deadline: awaited through its watch, so a statement lost with a closed
+            // connection still ends (see StatementWatch).
+            return try await watch.await(connection.query(query, logger: logger)).rows
         } catch {
             throw PostgresErrorMapping.map(error, model: model)
         }

@@ -35,6 +35,8 @@ package final class ConnectionPool: Sendable {
         /// Wake-ups that came before their lease stored its continuation.
         var early: [Int: WakeUp] = [:]
         var nextID = 1
+        /// What each leased connection is doing, for the notice a starved lease logs.
+        var inFlight: [ObjectIdentifier: String] = [:]
 
         /// Resumes waiter `id` with `wakeUp` now (returned, to resume outside the lock) or when it starts waiting.
         mutating func deliver(_ wakeUp: WakeUp, to id: Int) -> CheckedContinuation<WakeUp, Never>? {
@@ -68,6 +70,7 @@ package final class ConnectionPool: Sendable {
                                              _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let started = NIODeadline.now()
         let connection = try await lease(until: started + timeout, operation: operation)
+        state.withLockedValue { $0.inFlight[ObjectIdentifier(connection)] = operation }
         let remaining = max(.milliseconds(1), (started + timeout) - NIODeadline.now())
         do {
             let result = try await ConnectionDeadline(remaining, operation: operation).run(on: connection, body)
@@ -154,6 +157,12 @@ package final class ConnectionPool: Sendable {
         case .machine(.closed):
             throw Self.closedError
         case .timedOut:
+            let (open, idle, waiters, busy) = state.withLockedValue {
+                ($0.machine.open, $0.machine.idle.count, $0.machine.waiters.count, $0.inFlight.values.sorted())
+            }
+            logger.notice("no database connection became free before the deadline",
+                          metadata: ["operation": "\(operation)", "open": "\(open)", "idle": "\(idle)", "waiting": "\(waiters)",
+                                     "busy": "\(busy)"])
             throw PGModelError(.timeout, "\(operation) waited for a database connection until its deadline; every one of the pool's connections was busy")
         }
     }
@@ -186,6 +195,7 @@ package final class ConnectionPool: Sendable {
     private func release(_ connection: PostgresConnection, isUsable: Bool) {
         let key = ObjectIdentifier(connection)
         let (action, waiter) = state.withLockedValue { state -> (Machine.ReleaseAction, CheckedContinuation<WakeUp, Never>?) in
+            state.inFlight[key] = nil
             let action = state.machine.release(key, isUsable: isUsable)
             switch action {
             case .keep:

@@ -18,10 +18,7 @@ extension RemoteModelStore {
         typealias OutboundIn = PendingRequest
         typealias OutboundOut = ByteBuffer
 
-        private var pending: [RequestID: EventLoopPromise<Response>] = [:]
-        /// Ids in sending order: the server answers in order, so a response it could not tag with an id
-        /// (`"id":null`) belongs to the oldest request.
-        private var order: [RequestID] = []
+        private var pending = PendingRequests<EventLoopPromise<Response>>()
         private let peer: String
         /// Receives event lines (subscriptions); called on the event loop, so it must not block.
         private let onEvent: @Sendable (Event) -> Void
@@ -33,14 +30,12 @@ extension RemoteModelStore {
 
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
             let request = unwrapOutboundIn(data)
-            guard pending[request.id] == nil else {
+            guard pending.add(request.id, request.promise) else {
                 let error = PGModelError(.internalError, "request id \(request.id) is already in flight")
                 request.promise.fail(error)
                 promise?.fail(error)
                 return
             }
-            pending[request.id] = request.promise
-            order.append(request.id)
             context.write(wrapOutboundOut(request.line), promise: promise)
         }
 
@@ -57,11 +52,9 @@ extension RemoteModelStore {
                         onEvent(event)
                     case .response(let response):
                         if let id = response.id {
-                            guard let promise = pending.removeValue(forKey: id) else { return }
-                            order.removeAll { $0 == id }
-                            promise.succeed(response)
-                        } else if let oldest = takeOldest() {
-                            oldest.succeed(response)
+                            pending.take(id)?.succeed(response)
+                        } else {
+                            pending.takeOldest()?.succeed(response)
                         }
                     }
                 } catch {
@@ -84,21 +77,13 @@ extension RemoteModelStore {
             failAll(PGModelError(.connectionFailed, "the connection to \(peer) was closed"))
         }
 
-        private func takeOldest() -> EventLoopPromise<Response>? {
-            guard !order.isEmpty else { return nil }
-            return pending.removeValue(forKey: order.removeFirst())
-        }
-
         private func failOldest(_ error: any Error) {
-            takeOldest()?.fail(error)
+            pending.takeOldest()?.fail(error)
         }
 
         private func failAll(_ error: any Error) {
             // In send order, as the responses would have come.
-            let waiting = order.compactMap { pending[$0] }
-            pending = [:]
-            order = []
-            for promise in waiting { promise.fail(error) }
+            for promise in pending.takeAll() { promise.fail(error) }
         }
     }
 }

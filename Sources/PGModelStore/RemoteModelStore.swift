@@ -28,19 +28,23 @@ import PGModelWire
 /// await store.close()
 /// ```
 public final class RemoteModelStore: ModelStore {
-    private enum Connection {
-        case idle
-        case connecting(EventLoopFuture<any Channel>)
-        case connected(any Channel)
-        case closed
-    }
-
     private struct State {
-        var connection = Connection.idle
-        /// Schemas prepared so far, re-registered after a reconnect.
-        var schemas: [SchemaDescription] = []
+        var connection = RemoteConnectionStateMachine<ChannelBox>()
+        /// Calls waiting for the connection another call is opening.
+        var waiting: [Int: CheckedContinuation<any Channel, any Error>] = [:]
+        /// Outcomes that came before their call stored its continuation.
+        var early: [Int: Result<any Channel, any Error>] = [:]
+
+        /// The continuation to resume with `outcome` now, or nil when the call has not started waiting
+        /// (it finds `outcome` when it does).
+        mutating func deliver(_ outcome: Result<any Channel, any Error>, to id: Int) -> CheckedContinuation<any Channel, any Error>? {
+            if let continuation = waiting.removeValue(forKey: id) { return continuation }
+            early[id] = outcome
+            return nil
+        }
         var hello: HelloResult?
         var nextRequestID: Int64 = 1
+        var nextWaiterID = 1
     }
 
     /// Where the store connects and as whom.
@@ -77,8 +81,8 @@ public final class RemoteModelStore: ModelStore {
     }
 
     deinit {
-        if case .connected(let channel) = state.withLockedValue({ $0.connection }) {
-            channel.close(promise: nil)
+        if case .connected(let box) = state.withLockedValue({ $0.connection.state }) {
+            box.channel.close(promise: nil)
         }
     }
 
@@ -88,9 +92,7 @@ public final class RemoteModelStore: ModelStore {
     public func prepare(_ schema: SchemaDescription) async throws {
         // Creating tables and indexes may take longer than a request.
         _ = try await call(.register(schema), timeout: ConnectionDeadline.schemaTimeout(for: requestTimeout))
-        state.withLockedValue { state in
-            if !state.schemas.contains(schema) { state.schemas.append(schema) }
-        }
+        state.withLockedValue { $0.connection.prepared(schema) }
     }
 
     public func fetch(_ request: FetchRequest) async throws -> [FetchedRow] {
@@ -116,11 +118,11 @@ public final class RemoteModelStore: ModelStore {
     /// Says `bye` and closes the connection. Later calls throw `connection_failed`.
     public func close() async {
         signalHub.close()
-        let channel = state.withLockedValue { state -> (any Channel)? in
-            defer { state.connection = .closed }
-            if case .connected(let channel) = state.connection { return channel }
-            return nil
+        let (channel, waiters) = state.withLockedValue { state -> ((any Channel)?, [CheckedContinuation<any Channel, any Error>]) in
+            let (box, waiterIDs) = state.connection.close()
+            return (box?.channel, waiterIDs.compactMap { state.deliver(.failure(closedError), to: $0) })
         }
+        for waiter in waiters { waiter.resume(throwing: closedError) }
         guard let channel else { return }
         // A polite goodbye, but a silent server gets a second at most: the socket closes either way,
         // and closing fails the waiting `bye`.
@@ -230,58 +232,65 @@ public final class RemoteModelStore: ModelStore {
 
     // MARK: Connection
 
-    /// The logged-in channel: the current one, the one being opened by a concurrent call, or a new one.
+    /// The logged-in channel: the current one, the one being opened by a concurrent call, or a new one
+    /// (``RemoteConnectionStateMachine`` decides).
     func connectedChannel() async throws -> any Channel {
-        enum Next {
-            case use(any Channel)
-            case wait(EventLoopFuture<any Channel>)
-            case open(EventLoopPromise<any Channel>)
-            case closed
+        let (action, waiterID) = state.withLockedValue { state -> (RemoteConnectionStateMachine<ChannelBox>.ChannelAction, Int) in
+            let id = state.nextWaiterID
+            state.nextWaiterID += 1
+            return (state.connection.requestChannel(waiterID: id) { $0.channel.isActive }, id)
         }
-        let next = state.withLockedValue { state -> Next in
-            switch state.connection {
-            case .closed:
-                return .closed
-            case .connected(let channel) where channel.isActive:
-                return .use(channel)
-            case .connecting(let future):
-                return .wait(future)
-            case .idle, .connected:
-                let promise = eventLoop.makePromise(of: (any Channel).self)
-                state.connection = .connecting(promise.futureResult)
-                return .open(promise)
-            }
-        }
-        switch next {
-        case .use(let channel):
-            return channel
-        case .wait(let future):
-            return try await future.get()
+        switch action {
+        case .use(let box):
+            return box.channel
         case .closed:
-            throw PGModelError(.connectionFailed, "the store for \(endpoint) is closed")
-        case .open(let promise):
+            throw closedError
+        case .wait:
+            return try await withCheckedThrowingContinuation { continuation in
+                let early = state.withLockedValue { state -> Result<any Channel, any Error>? in
+                    if let outcome = state.early.removeValue(forKey: waiterID) { return outcome }
+                    state.waiting[waiterID] = continuation
+                    return nil
+                }
+                if let early { continuation.resume(with: early) }
+            }
+        case .open:
             do {
                 let channel = try await openChannel()
-                let wasClosed = state.withLockedValue { state -> Bool in
-                    if case .closed = state.connection { return true }
-                    state.connection = .connected(channel)
-                    return false
+                let box = ChannelBox(channel)
+                // A channel that closes (server gone, a deadline) makes the next call reconnect.
+                channel.closeFuture.whenComplete { [weak self] _ in
+                    self?.state.withLockedValue { $0.connection.channelClosed(box) }
                 }
-                if wasClosed {
+                let (opened, waiters) = state.withLockedValue { state -> (RemoteConnectionStateMachine<ChannelBox>.OpenedAction, [CheckedContinuation<any Channel, any Error>]) in
+                    let opened = state.connection.opened(box)
+                    switch opened {
+                    case .resume(let ids, _):
+                        return (opened, ids.compactMap { state.deliver(.success(channel), to: $0) })
+                    case .closeAndFail(let ids, _):
+                        return (opened, ids.compactMap { state.deliver(.failure(closedError), to: $0) })
+                    }
+                }
+                switch opened {
+                case .resume:
+                    for waiter in waiters { waiter.resume(returning: channel) }
+                    return channel
+                case .closeAndFail:
                     channel.close(promise: nil)
-                    throw PGModelError(.connectionFailed, "the store for \(endpoint) is closed")
+                    for waiter in waiters { waiter.resume(throwing: closedError) }
+                    throw closedError
                 }
-                promise.succeed(channel)
-                return channel
             } catch {
-                state.withLockedValue { state in
-                    if case .connecting = state.connection { state.connection = .idle }
+                let waiters = state.withLockedValue { state in
+                    state.connection.openFailed().compactMap { state.deliver(.failure(error), to: $0) }
                 }
-                promise.fail(error)
+                for waiter in waiters { waiter.resume(throwing: error) }
                 throw error
             }
         }
     }
+
+    private var closedError: PGModelError { PGModelError(.connectionFailed, "the store for \(endpoint) is closed") }
 
     /// Connects, says `hello`, and re-registers the prepared schemas.
     private func openChannel() async throws -> any Channel {
@@ -314,7 +323,7 @@ public final class RemoteModelStore: ModelStore {
             }
             let schemas = state.withLockedValue { state in
                 state.hello = result
-                return state.schemas
+                return state.connection.schemas
             }
             for schema in schemas {
                 let timeout = ConnectionDeadline.schemaTimeout(for: requestTimeout)
@@ -327,4 +336,11 @@ public final class RemoteModelStore: ModelStore {
             throw error
         }
     }
+}
+
+/// A channel as the connection state machine's token: compared by identity.
+struct ChannelBox: Equatable, Sendable {
+    let channel: any Channel
+    init(_ channel: any Channel) { self.channel = channel }
+    static func == (lhs: ChannelBox, rhs: ChannelBox) -> Bool { lhs.channel === rhs.channel }
 }

@@ -69,6 +69,22 @@ struct ReadmeTourTests {
         }
     }
 
+    /// "In an async server", verbatim, on both stores, straight from the cooperative pool.
+    static func tripsHandler(container: ModelContainer) async throws -> [String] {
+        let context = ModelContext(container)                      // one per request; share the container
+        context.insert(Trip(name: "Lisbon", destination: "Lisbon", startDate: .now, budget: 500))
+        try await context.saveAsync()
+        let trips = try await context.fetchAsync(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.startDate)]))
+        return trips.map(\.name)                                   // also fetchCountAsync, fetchIdentifiersAsync,
+    }                                                              // modelAsync(for:), fetchHistoryAsync, deleteHistoryAsync
+
+    @Test(arguments: StoreKind.allCases)
+    func asyncHandler(_ kind: StoreKind) async throws {
+        let fixture = try await StoreFixture.make(kind, [Trip.self])
+        #expect(try await Self.tripsHandler(container: fixture.container).contains("Lisbon"))
+        await fixture.container.close()
+    }
+
     @Test func wrongPasswordIsATypedError() async throws {
         let service = try await TestService.shared()
         let url = try await service.newUserURL()

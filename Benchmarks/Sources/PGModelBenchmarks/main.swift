@@ -119,6 +119,8 @@ func measureThroughput(observers count: Int, saves: Int) throws -> Double {
     return Double(saves) / elapsed
 }
 
+let pointOnly = CommandLine.arguments.contains("--point")
+if !pointOnly {
 let configurations = quick ? [(1, 20), (100, 10), (1000, 3)] : [(1, 200), (100, 100), (1000, 20)]
 print("## Commit-to-observer latency (ResultsObserver, writer in another container)\n")
 print("| observers | commits | commit→notified p50 | p99 | save start→notified p50 | p99 | save p50 |")
@@ -136,4 +138,28 @@ print("|---:|---:|")
 for observers in [0, 100] {
     let rate = try measureThroughput(observers: observers, saves: saves)
     print("| \(observers == 0 ? "off (none)" : "on: \(observers) HistoryObservers + 1 ResultsObserver") | \(String(format: "%.0f", rate)) |")
+}
+}
+
+// Point fetch: the store layer's cost per call over the raw driver, measured in this run.
+let pointCalls = quick ? 2000 : 20000
+final class PointBox: @unchecked Sendable {
+    // @unchecked: written by the task before `done` is signalled, read after.
+    var result: Result<PointFetchResult, any Error>?
+}
+let pointBox = PointBox()
+let pointDone = DispatchSemaphore(value: 0)
+Task.detached {
+    do { pointBox.result = .success(try await measurePointFetch(calls: pointCalls)) } catch { pointBox.result = .failure(error) }
+    pointDone.signal()
+}
+pointDone.wait()
+let point = try (pointBox.result ?? .failure(PGModelError(.internalError, "the point-fetch benchmark ended without a result"))).get()
+print("\n## Point fetch by key (\(pointCalls) calls, one of 100 rows, a fresh ModelContext per call)\n")
+print("| path | µs per call | × raw driver |")
+print("|---|---:|---:|")
+print("| PostgresNIO, one connection (baseline) | \(String(format: "%.1f", point.rawMicroseconds)) | 1.00 |")
+print("| PGModel `fetch` (synchronous, BlockingBridge) | \(String(format: "%.1f", point.syncMicroseconds)) | \(String(format: "%.2f", point.syncMicroseconds / point.rawMicroseconds)) |")
+if let asyncMicroseconds = point.asyncMicroseconds {
+    print("| PGModel `fetchAsync` | \(String(format: "%.1f", asyncMicroseconds)) | \(String(format: "%.2f", asyncMicroseconds / point.rawMicroseconds)) |")
 }
