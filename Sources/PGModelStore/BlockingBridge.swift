@@ -84,15 +84,16 @@ package final class EventLoopTaskExecutor: TaskExecutor, @unchecked Sendable {
 }
 
 extension BlockingBridge {
-    /// Runs `operation` for async code: the caller suspends instead of blocking a thread, and gets
-    /// `timeout` when it takes longer than `timeout` (the bridge's own by default) plus ``grace``.
+    /// Runs `operation` for async code: the caller suspends instead of blocking a thread. No extra timer:
+    /// the stores bound every call themselves (the pool's lease deadline, `ConnectionDeadline` and
+    /// `StatementWatch` on the direct store, a timer per request on the remote one), and a suspended
+    /// task, unlike a blocked thread, costs the process nothing while it waits.
     ///
     /// ```swift
     /// let rows = try await bridge.perform { try await store.fetch(request) }
     /// ```
-    public func perform<T: Sendable>(timeout: TimeAmount? = nil, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let limit = (timeout ?? self.timeout) + grace
-        return try await Deadline(.nanoseconds(limit.nanoseconds), operation: "a PGModel call").run(operation)
+    public func perform<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws -> T {
+        try await operation()
     }
 }
 

@@ -54,7 +54,12 @@ final class RawProtocolClient: Sendable {
     /// Sends one request line and parses the response line.
     func request(_ json: String) async throws -> RawResponse {
         try await sendLine(json)
-        return try RawResponse(try await readLine())
+        do {
+            return try RawResponse(try await readLine())
+        } catch let timeout as RawProtocolClient.Timeout {
+            // Name the request that got no answer: a failure then says which one stalled.
+            throw RawProtocolClient.Timeout(description: "\(timeout.description), after sending \(json.prefix(120))")
+        }
     }
 
     /// Waits until the server closes the connection; fails if a line arrives instead.

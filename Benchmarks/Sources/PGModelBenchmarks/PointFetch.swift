@@ -29,8 +29,7 @@ func microseconds(_ duration: Duration) -> Double {
     return Double(seconds) * 1e6 + Double(attoseconds) / 1e12
 }
 
-func measurePointFetch(calls: Int) async throws -> PointFetchResult {
-    let url = freshURL()
+func measurePointFetch(url: URL, calls: Int) async throws -> PointFetchResult {
     let container = try ModelContainer(for: BenchItem.self, configurations: ModelConfiguration(url: url))
     let seed = ModelContext(container)
     for key in 0..<100 { seed.insert(BenchItem(key: key, label: "item \(key)")) }

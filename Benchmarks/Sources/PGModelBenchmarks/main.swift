@@ -149,8 +149,9 @@ final class PointBox: @unchecked Sendable {
 }
 let pointBox = PointBox()
 let pointDone = DispatchSemaphore(value: 0)
+let pointURL = freshURL()
 Task.detached {
-    do { pointBox.result = .success(try await measurePointFetch(calls: pointCalls)) } catch { pointBox.result = .failure(error) }
+    do { pointBox.result = .success(try await measurePointFetch(url: pointURL, calls: pointCalls)) } catch { pointBox.result = .failure(error) }
     pointDone.signal()
 }
 pointDone.wait()
