@@ -24,10 +24,11 @@ import PGModelCore
 /// While `saveAsync()` is suspended, code on the same actor may keep using the context: what it
 /// changes in the meantime stays pending for the next save.
 extension ModelContext {
-    /// Suspends for one store round trip: ``roundTrip(_:)`` for async callers.
-    nonisolated(nonsending) func roundTripAsync<R: Sendable>(_ body: @escaping @Sendable () async throws -> R) async throws -> R {
+    /// Suspends for one store round trip: ``roundTrip(_:)`` for async callers. No backstop timer as
+    /// the bridge's: the stores bound every call themselves, and a suspended task holds no thread.
+    nonisolated(nonsending) func roundTripAsync<R: Sendable>(_ body: @Sendable () async throws -> R) async throws -> R {
         storeRoundTrips += 1
-        return try await container.bridge.perform(body)
+        return try await body()
     }
 
     /// ``fetch(_:)``, suspending instead of blocking.

@@ -83,20 +83,6 @@ package final class EventLoopTaskExecutor: TaskExecutor, @unchecked Sendable {
     }
 }
 
-extension BlockingBridge {
-    /// Runs `operation` for async code: the caller suspends instead of blocking a thread. No extra timer:
-    /// the stores bound every call themselves (the pool's lease deadline, `ConnectionDeadline` and
-    /// `StatementWatch` on the direct store, a timer per request on the remote one), and a suspended
-    /// task, unlike a blocked thread, costs the process nothing while it waits.
-    ///
-    /// ```swift
-    /// let rows = try await bridge.perform { try await store.fetch(request) }
-    /// ```
-    public func perform<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws -> T {
-        try await operation()
-    }
-}
-
 /// The result of a bridged call, handed from the event loop to the waiting thread.
 private final class OutcomeBox<T: Sendable>: @unchecked Sendable {
     // @unchecked: every access holds `lock` (a call that timed out may still be written to later).

@@ -61,9 +61,6 @@ package final class ConnectionPool: Sendable {
         self.state = NIOLockedValueBox(State(machine: machine))
     }
 
-    /// Connections open or being opened right now (tests and diagnostics).
-    package var openConnections: Int { state.withLockedValue { $0.machine.open } }
-
     /// Runs `body` on a pooled connection within `deadline`: waiting for a connection counts against it,
     /// and past it the connection is closed (failing the statement in flight) and the call throws `timeout`.
     package func withConnection<T: Sendable>(deadline timeout: TimeAmount, operation: String,
