@@ -20,6 +20,12 @@ SELECT format('CREATE ROLE %I LOGIN', :'role')
 SELECT format('ALTER ROLE %I WITH LOGIN NOSUPERUSER NOBYPASSRLS NOREPLICATION CREATEDB PASSWORD %L',
               :'role', :'password')
 \gexec
+-- The role every service request runs as (SET LOCAL ROLE): row-level security decides its rows.
+SELECT 'CREATE ROLE pgmodel_app NOLOGIN NOBYPASSRLS'
+ WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'pgmodel_app')
+\gexec
+SELECT format('GRANT pgmodel_app TO %I', :'role')
+\gexec
 SELECT format('CREATE DATABASE %I OWNER %I', d, :'role')
   FROM unnest(ARRAY['pgmodel', 'pgmodel_test']) AS d
  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = d)

@@ -282,6 +282,15 @@ BEGIN
 END
 \$\$;
 ALTER ROLE $PGM_ROLE WITH LOGIN NOSUPERUSER NOBYPASSRLS NOREPLICATION CREATEDB PASSWORD '$PGM_PASSWORD';
+-- The role every service request runs as (SET LOCAL ROLE): row-level security decides its rows.
+DO \$\$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'pgmodel_app') THEN
+    CREATE ROLE pgmodel_app NOLOGIN NOBYPASSRLS;
+  END IF;
+END
+\$\$;
+GRANT pgmodel_app TO $PGM_ROLE;
 SELECT format('CREATE DATABASE %I OWNER %I', d, '$PGM_ROLE')
   FROM unnest(ARRAY['$PGM_DB', '$PGM_TEST_DB']) AS d
  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = d)

@@ -6,3 +6,6 @@
 // app's namespace; tools that need them import PGModelCore or PGModelStore themselves.
 @_exported import struct PGModelCore.PGModelError
 @_exported import enum PGModelCore.AttributeType
+// Sharing: `context.share(trip, with: "bob", permission: .readOnly)` and `context.shares(of:)`.
+@_exported import enum PGModelCore.SharePermission
+@_exported import struct PGModelCore.ModelShare

@@ -42,6 +42,8 @@ public final class ModelContext {
     private(set) var deleted = OrderedModels()
     /// `delete(model:where:)` requests for the next save.
     private var batchDeletes: [FetchRequest] = []
+    /// `share` / `unshare` requests for the next save.
+    var pendingShares: [PendingShare] = []
 
     /// A context on `container`.
     public init(_ container: ModelContainer) {
@@ -51,7 +53,7 @@ public final class ModelContext {
     // MARK: Pending changes
 
     /// Whether there are unsaved inserts, changes or deletes.
-    public var hasChanges: Bool { !inserted.isEmpty || !changed.isEmpty || !deleted.isEmpty || !batchDeletes.isEmpty }
+    public var hasChanges: Bool { !inserted.isEmpty || !changed.isEmpty || !deleted.isEmpty || !batchDeletes.isEmpty || !pendingShares.isEmpty }
 
     /// Models inserted and not yet saved.
     public var insertedModelsArray: [any PersistentModel] { inserted.models }
@@ -172,6 +174,7 @@ public final class ModelContext {
         for model in deleted.models {
             request.deletes.append(RowReference(entity: type(of: model)._$entityName, id: model._$backingData.id))
         }
+        request.shares = pendingShares.map(\.change)
         return PreparedSave(request: request, inserted: inserted.models, changed: changed.models, deleted: deleted.models,
                             insertedValues: insertedValues, updatedValues: updatedValues, mutationCount: mutationCount)
     }
@@ -248,11 +251,13 @@ public final class ModelContext {
             changed = remainingChanged
             deleted = remainingDeleted
             batchDeletes.removeFirst(min(prepared.request.batchDeletes.count, batchDeletes.count))
+            pendingShares.removeFirst(min(prepared.request.shares.count, pendingShares.count))
         } else {
             inserted = OrderedModels()
             changed = OrderedModels()
             deleted = OrderedModels()
             batchDeletes = []
+            pendingShares = []
         }
         lastAutosaveError = nil
         forgetDeleted(Set(result.deleted.map(\.id)))
@@ -303,6 +308,7 @@ public final class ModelContext {
         mutationCount &+= 1
         pendingError = nil
         batchDeletes = []
+        pendingShares = []
         for model in inserted.models {
             let data = model._$backingData
             registry[data.id] = nil
@@ -504,7 +510,7 @@ public final class ModelContext {
          Set(deleted.models.filter { $0 is T }.map { $0._$backingData.id }))
     }
 
-    private func scheduleAutosave() {
+    func scheduleAutosave() {
         guard autosaveEnabled, isMainContext, !isAutosaveScheduled else { return }
         isAutosaveScheduled = true
         // The main context is only ever used on the main actor (ModelContainer.mainContext is @MainActor).

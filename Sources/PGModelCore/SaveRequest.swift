@@ -19,12 +19,16 @@ public struct SaveRequest: Codable, Hashable, Sendable {
     /// `delete(model:where:)`: every row matching each request is deleted, with delete rules, after
     /// ``deletes``.
     public var batchDeletes: [FetchRequest]
+    /// Shares and revocations of records (`ModelContext.share` / `unshare`), applied after every row
+    /// change. Only a record's owner (or an admin) may change its shares.
+    public var shares: [ShareChange]
     /// `ModelContext.author`, kept for history.
     public var author: String?
 
     public init(inserts: [RowValues] = [], updates: [RowValues] = [], deletes: [RowReference] = [], links: [LinkChange] = [],
-                batchDeletes: [FetchRequest] = [], author: String? = nil) {
+                batchDeletes: [FetchRequest] = [], shares: [ShareChange] = [], author: String? = nil) {
         self.links = links
+        self.shares = shares
         self.batchDeletes = batchDeletes
         self.inserts = inserts
         self.updates = updates
@@ -33,12 +37,13 @@ public struct SaveRequest: Codable, Hashable, Sendable {
     }
 
     /// `true` when there is nothing to write.
-    public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && links.isEmpty && batchDeletes.isEmpty }
+    public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && links.isEmpty && batchDeletes.isEmpty && shares.isEmpty }
 
-    private enum CodingKeys: String, CodingKey { case inserts, updates, deletes, links, batchDeletes, author }
+    private enum CodingKeys: String, CodingKey { case inserts, updates, deletes, links, batchDeletes, shares, author }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
+        shares = try c.decodeIfPresent([ShareChange].self, forKey: .shares) ?? []
         inserts = try c.decodeIfPresent([RowValues].self, forKey: .inserts) ?? []
         updates = try c.decodeIfPresent([RowValues].self, forKey: .updates) ?? []
         deletes = try c.decodeIfPresent([RowReference].self, forKey: .deletes) ?? []

@@ -46,6 +46,12 @@ public enum PostgresErrorMapping {
             return PGModelError(.unknownEntity, "a table\(subject) does not exist; register the schema first", model: model, sqlState: state)
         case "42703":
             return PGModelError(.unknownAttribute, "a column\(subject) does not exist; the table is older than the schema", model: model, sqlState: state)
+        case "42501":
+            // Row-level security and privileges: the user may not make this change. The message names a
+            // table or role, never a value.
+            let hint = info[.hint].map { " (\($0))" } ?? ""
+            return PGModelError(.forbidden, "this user may not make this change\(subject): \(info[.message] ?? "permission denied")\(hint)",
+                                model: model, sqlState: state)
         case "28P01", "28000":
             return PGModelError(.connectionFailed, "PostgreSQL rejected the credentials", sqlState: state)
         default:

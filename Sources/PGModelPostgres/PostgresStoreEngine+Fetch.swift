@@ -4,12 +4,13 @@ import PGModelSQL
 import PostgresNIO
 
 extension PostgresStoreEngine {
-    /// Rows of `request` visible in `scope`, in the request's order.
+    /// Rows of `request` visible to `requester`, in the request's order.
     public func fetch(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection) async throws -> [RowValues] {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         let entity = try renderer.entity(request.entity)
         let layout = try renderer.selectLayout(request)
-        let rows = try await query(try renderer.select(request, visibility: requester.visibility), on: connection, model: entity.name)
+        let statement = try renderer.select(request)
+        let rows = try await scoped(requester, on: connection) { try await query(statement, on: connection, model: entity.name) }
         var result: [RowValues] = []
         result.reserveCapacity(rows.count)
         for row in rows {
@@ -36,18 +37,20 @@ extension PostgresStoreEngine {
         return result
     }
 
-    /// The number of rows of `request` visible in `scope`.
+    /// The number of rows of `request` visible to `requester`.
     public func count(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection) async throws -> Int {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
-        let rows = try await query(try renderer.count(request, visibility: requester.visibility), on: connection, model: request.entity)
+        let statement = try renderer.count(request)
+        let rows = try await scoped(requester, on: connection) { try await query(statement, on: connection, model: request.entity) }
         guard let row = rows.first else { return 0 }
         return Int(try row.decode(Int64.self))
     }
 
-    /// The ids of rows of `request` visible in `scope`, in its order.
+    /// The ids of rows of `request` visible to `requester`, in its order.
     public func fetchIdentifiers(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection) async throws -> [RowReference] {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
-        let rows = try await query(try renderer.selectIdentifiers(request, visibility: requester.visibility), on: connection, model: request.entity)
+        let statement = try renderer.selectIdentifiers(request)
+        let rows = try await scoped(requester, on: connection) { try await query(statement, on: connection, model: request.entity) }
         return try rows.map { row in
             let cells = row.makeRandomAccess()   // a related fetch adds `via`
             return RowReference(entity: try cells[1].decode(String.self), id: try cells[0].decode(UUID.self))

@@ -20,7 +20,7 @@ extension PostgresStoreEngine {
     }
 
     /// History transactions matching `request` that committed before every running transaction began
-    /// (see ``HistoryRequest``), with their changes; a non-admin user sees only changes of their own rows.
+    /// (see ``HistoryRequest``), with their changes; a service user sees only changes of rows they may see.
     /// Throws `historyTokenExpired` when the request resumes from a token older than deleted history.
     /// How long a history read waits for transactions still in flight before it returns without them.
     static let horizonWait = Duration.seconds(3)
@@ -44,11 +44,11 @@ extension PostgresStoreEngine {
     /// Deletes the history transactions `request` matches (below the horizon) and records the newest
     /// deleted token, so readers resuming from an older one get `historyTokenExpired`. Returns how many.
     public func deleteHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> Int {
-        guard requester.visibility == .allRows else {
+        guard requester.isAdmin else {
             throw PGModelError(.forbidden, "deleting history removes other users' history too; it needs an admin or a direct connection")
         }
         let sql = HistorySQL(schemaName: schemaName)
-        return try await transaction(on: connection) {
+        return try await transaction(as: requester, on: connection) {
             let rows = try await query(sql.deleteTransactions(request.filter), on: connection)
             let tokens = try rows.compactMap { UInt64(try $0.decode(String.self)) }
             if let newest = tokens.max() {
@@ -62,9 +62,9 @@ extension PostgresStoreEngine {
     /// REPEATABLE READ snapshot, so "complete" describes exactly the rows returned.
     private func readHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> HistoryPage {
         let sql = HistorySQL(schemaName: schemaName)
-        let visibility = requester.visibility
         try await execute(SQLStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), on: connection)
         do {
+            try await enterScope(of: requester, on: connection)
             let state = try await query(sql.horizonState(), on: connection)
             guard let first = state.first else {
                 throw PGModelError(.internalError, "the history horizon query of schema \(schemaName) returned no row")
@@ -76,7 +76,7 @@ extension PostgresStoreEngine {
             }
             var records: [HistoryRecord] = []
             var positions: [Int64: Int] = [:]
-            for row in try await query(sql.selectTransactions(request, visibility: visibility), on: connection) {
+            for row in try await query(sql.selectTransactions(request), on: connection) {
                 let (id, xid, author, userName, createdAt) = try row.decode((Int64, String, String?, String?, Date).self)
                 guard let token = UInt64(xid) else {
                     throw PGModelError(.internalError, "a history token of schema \(schemaName) is not a 64-bit xid")
@@ -86,7 +86,7 @@ extension PostgresStoreEngine {
                                              timestamp: createdAt, storeIdentifier: schemaName))
             }
             if !records.isEmpty {
-                let changes = sql.selectChanges(transactionIDs: records.map(\.transactionIdentifier), entities: request.changedEntities, visibility: visibility)
+                let changes = sql.selectChanges(transactionIDs: records.map(\.transactionIdentifier), entities: request.changedEntities)
                 for row in try await query(changes, on: connection) {
                     let (transaction, id, kind, entity, rowID, attributes, values, tombstone) =
                         try row.decode((Int64, Int64, String, String, UUID, [String], String?, String?).self)

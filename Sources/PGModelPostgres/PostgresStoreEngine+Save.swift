@@ -12,37 +12,50 @@ extension PostgresStoreEngine {
     public func save(_ request: SaveRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection) async throws -> SaveResult {
         guard !request.isEmpty else { return SaveResult() }
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
-        let visibility = requester.visibility
-        return try await transaction(on: connection) {
+        return try await transaction(as: requester, on: connection) {
             var result = SaveResult()
             var history = HistoryLog()
             if !request.deletes.isEmpty || !request.batchDeletes.isEmpty {
-                let deleted = try await applyDeletes(request, renderer, visibility, connection)
+                let (deleted, nullified) = try await applyDeletes(request, renderer, connection)
                 result.deleted = deleted.map(\.reference)
+                for row in nullified {
+                    history.record(.update, row.reference.entity, row.reference.id, owner: row.owner, values: [row.relationship: .null])
+                }
                 for row in deleted {
                     history.record(.delete, row.reference.entity, row.reference.id, owner: row.owner, tombstone: row.tombstone)
                 }
             }
             for row in request.updates {
-                let updated = try await query(try renderer.update(row, visibility: visibility), on: connection, model: row.entity)
+                let updated = try await query(try renderer.update(row), on: connection, model: row.entity)
                 if let first = updated.first {
-                    let rowOwner = try? first.decode((UUID, UUID?).self).1
-                    history.record(.update, row.entity, row.id, owner: rowOwner ?? requester.newRowOwner, values: row.values)
-                }
-                if updated.isEmpty {
-                    if visibility != .allRows, try await exists(RowReference(entity: row.entity, id: row.id), renderer, connection) {
-                        throw PGModelError(.forbidden, "this \(row.entity) belongs to another user", model: row.entity)
-                    }
-                    throw PGModelError(.notFound, "an updated \(row.entity) no longer exists", model: row.entity)
-                }
-            }
-            for row in request.inserts {
-                let inserted = try await query(try renderer.insert(row, owner: requester.newRowOwner), on: connection, model: row.entity)
-                if !inserted.isEmpty {
-                    history.record(.insert, row.entity, row.id, owner: requester.newRowOwner)
+                    let rowOwner = try first.decode((UUID, UUID?).self).1
+                    history.record(.update, row.entity, row.id, owner: rowOwner, values: row.values)
                     continue
                 }
-                guard let upsert = try renderer.upsertUpdate(row, visibility: visibility) else {
+                // Row-level security hides what the user may not see, and a row they see but may not
+                // change is not updated: only the second is `forbidden`, so nobody learns of others' rows.
+                if try await exists(RowReference(entity: row.entity, id: row.id), renderer, connection) {
+                    throw PGModelError(.forbidden, "this user may not change this \(row.entity): it is shared read-only or belongs to another user",
+                                       model: row.entity)
+                }
+                throw PGModelError(.notFound, "an updated \(row.entity) no longer exists", model: row.entity)
+            }
+            let owners = try await insertOwners(request, renderer, requester, connection)
+            for row in request.inserts {
+                let owner = owners[row.id] ?? requester.newRowOwner
+                if requester.userID != nil, owner != requester.userID, !requester.isAdmin {
+                    // A child of a record shared with the user: it belongs to the record's owner, whose rows
+                    // the user may not read back until the row is linked, so no RETURNING and no upsert.
+                    try await execute(try renderer.insert(row, owner: owner, upserting: false), on: connection, model: row.entity)
+                    history.record(.insert, row.entity, row.id, owner: owner)
+                    continue
+                }
+                let inserted = try await query(try renderer.insert(row, owner: owner), on: connection, model: row.entity)
+                if !inserted.isEmpty {
+                    history.record(.insert, row.entity, row.id, owner: owner)
+                    continue
+                }
+                guard let upsert = try renderer.upsertUpdate(row, owner: owner) else {
                     throw PGModelError(.uniqueViolation, "an inserted \(row.entity) collides with an existing row's id", model: row.entity)
                 }
                 let merged = try await query(upsert, on: connection, model: row.entity)
@@ -52,29 +65,146 @@ extension PostgresStoreEngine {
                 }
                 let existing = try first.decode(UUID.self)
                 if existing != row.id { result.remappedIdentifiers[row.id] = existing }
-                history.record(.update, row.entity, existing, owner: requester.newRowOwner, values: row.values)
+                history.record(.update, row.entity, existing, owner: owner, values: row.values)
             }
-            for change in request.links {
-                if case .ownedBy(let owner) = visibility {
-                    let rows = try await query(try renderer.linkEndsOwned(change, ownerID: owner), on: connection, model: change.entity)
-                    guard let row = rows.first, try row.decode(Bool.self) else {
-                        throw PGModelError(.forbidden, "a link of \(change.entity).\(change.relationship) names a row this user does not own",
+            if !request.links.isEmpty {
+                var sourceOwners = owners
+                let unknown = request.links.filter { sourceOwners[$0.source] == nil }.map { RowReference(entity: $0.entity, id: $0.source) }
+                for (id, owner) in try await existingOwners(unknown, renderer, connection) { sourceOwners[id] = owner }
+                for change in request.links {
+                    let changed = try await query(try renderer.link(change), on: connection, model: change.entity)
+                    if changed.isEmpty, !change.isAdded, try await query(try renderer.linkExists(change), on: connection, model: change.entity).isEmpty == false {
+                        throw PGModelError(.forbidden, "this user may not change \(change.entity).\(change.relationship) of this \(change.entity)",
                                            model: change.entity, keyPath: change.relationship)
                     }
+                    let owner = sourceOwners[change.source] ?? requester.newRowOwner
+                    history.record(.update, change.entity, change.source, owner: owner, values: [:], attributes: [change.relationship])
                 }
-                try await execute(try renderer.link(change), on: connection, model: change.entity)
-                history.record(.update, change.entity, change.source, owner: requester.newRowOwner, values: [:], attributes: [change.relationship])
             }
+            try await applyShares(request.shares, renderer, requester, connection)
             try await writeHistory(history, request: request, as: requester, on: connection)
+            if !request.shares.isEmpty {
+                let sql = HistorySQL(schemaName: schemaName)
+                let entities = renderer.schema.entitiesOwned(by: request.shares.map(\.record.entity))
+                try await execute(sql.notify(payload: sql.notifyPayload(entities: entities)), on: connection)
+            }
             return result
         }
     }
 
-    /// Deletes the requested rows and every row `.cascade` relationships reach (the caller's own rows only),
+    /// The owner of each inserted row that goes into a `.cascade` relationship of another record in this
+    /// save (a child's foreign key, a parent's to-one, a link): that record's owner, so a child a user
+    /// adds to a record shared with them belongs to the record's owner and stays in the share.
+    private func insertOwners(_ request: SaveRequest, _ renderer: SQLRenderer, _ requester: Requester,
+                              _ connection: PostgresConnection) async throws -> [UUID: UUID?] {
+        let parents = renderer.schema.cascadeParents(in: request)
+        guard !parents.isEmpty else { return [:] }
+        let inserted = Set(request.inserts.map(\.id))
+        let outside = Set(parents.values.filter { !inserted.contains($0.id) })
+        let known = try await existingOwners(Array(outside), renderer, connection)
+        var owners: [UUID: UUID?] = [:]
+        func owner(of id: UUID, depth: Int) -> UUID? {
+            if let cached = owners[id] { return cached }
+            guard depth < 64, let parent = parents[id] else { return requester.newRowOwner }
+            let result: UUID?
+            if inserted.contains(parent.id) {
+                result = owner(of: parent.id, depth: depth + 1)
+            } else if let existing = known[parent.id] {
+                result = existing
+            } else {
+                result = requester.newRowOwner
+            }
+            owners[id] = .some(result)
+            return result
+        }
+        for row in request.inserts where parents[row.id] != nil { _ = owner(of: row.id, depth: 0) }
+        return owners
+    }
+
+    /// The owners of existing rows the connection can see, by id.
+    private func existingOwners(_ references: [RowReference], _ renderer: SQLRenderer,
+                                _ connection: PostgresConnection) async throws -> [UUID: UUID?] {
+        var byRoot: [String: [UUID]] = [:]
+        for reference in references {
+            guard let root = renderer.schema.rootEntity(of: reference.entity) else { continue }
+            byRoot[root.name, default: []].append(reference.id)
+        }
+        var result: [UUID: UUID?] = [:]
+        for (root, ids) in byRoot.sorted(by: { $0.key < $1.key }) {
+            for row in try await query(try renderer.owners(of: root, ids: ids), on: connection, model: root) {
+                let (id, owner) = try row.decode((UUID, UUID?).self)
+                result[id] = .some(owner)
+            }
+        }
+        return result
+    }
+
+    /// Applies shares and revocations: each names a record the requester owns (or any, for an admin or
+    /// the direct store) and an existing user; anything else fails the whole save.
+    private func applyShares(_ changes: [ShareChange], _ renderer: SQLRenderer, _ requester: Requester,
+                             _ connection: PostgresConnection) async throws {
+        for change in changes {
+            let entity = try renderer.entity(change.record.entity)
+            guard let root = renderer.schema.rootEntity(of: entity.name) else { continue }
+            let rows = try await query(try renderer.owners(of: root.name, ids: [change.record.id]), on: connection, model: entity.name)
+            guard let row = rows.first else {
+                throw PGModelError(.notFound, "the \(entity.name) to share does not exist", model: entity.name)
+            }
+            let owner = try row.decode((UUID, UUID?).self).1
+            if let me = requester.userID, !requester.isAdmin, owner != me {
+                throw PGModelError(.forbidden, "only the owner of this \(entity.name) (or an admin) may share it or revoke its shares", model: entity.name)
+            }
+            let users = try await query(SQLStatement(sql: "SELECT \"id\" FROM \"pgmodel\".\"users\" WHERE \"name\" = $1",
+                                                     binds: [.string(change.user)]), on: connection, model: entity.name)
+            guard let grantee = try users.first?.decode(UUID.self) else {
+                throw PGModelError(.notFound, "sharing a \(entity.name) names a user that does not exist", model: entity.name)
+            }
+            if grantee == owner {
+                throw PGModelError(.invalidField, "a \(entity.name) cannot be shared with its owner", model: entity.name)
+            }
+            if let permission = change.permission {
+                try await execute(SQLStatement(sql: """
+                    INSERT INTO "pgmodel"."shares" ("schema_name", "entity", "row_id", "owner_id", "grantee_id", "permission", "granted_by") \
+                    VALUES ($1, $2, $3, $4::uuid, $5, $6, coalesce($7::text, session_user::text)) \
+                    ON CONFLICT ("schema_name", "row_id", "grantee_id") DO UPDATE SET "permission" = EXCLUDED."permission", "granted_by" = EXCLUDED."granted_by"
+                    """, binds: [.string(schemaName), .string(entity.name), .uuid(change.record.id), owner.map(PGValue.uuid) ?? .null,
+                                 .uuid(grantee), .string(permission.rawValue), requester.userName.map(PGValue.string) ?? .null]),
+                    on: connection, model: entity.name)
+            } else {
+                try await execute(SQLStatement(
+                    sql: "DELETE FROM \"pgmodel\".\"shares\" WHERE \"schema_name\" = $1 AND \"row_id\" = $2 AND \"grantee_id\" = $3",
+                    binds: [.string(schemaName), .uuid(change.record.id), .uuid(grantee)]), on: connection, model: entity.name)
+            }
+        }
+    }
+
+    /// Every share of `record` the requester may see: all of them for its owner or an admin, their own
+    /// for a user it is shared with. `notFound` when the record is not visible.
+    public func shares(of record: RowReference, in schema: SchemaDescription, as requester: Requester,
+                       on connection: PostgresConnection) async throws -> [ModelShare] {
+        let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
+        let entity = try renderer.entity(record.entity)
+        let root = schema.rootEntity(of: entity.name)?.name ?? entity.name
+        return try await scoped(requester, on: connection) {
+            guard try await !query(try renderer.owners(of: root, ids: [record.id]), on: connection, model: entity.name).isEmpty else {
+                throw PGModelError(.notFound, "the \(entity.name) whose shares were asked for does not exist", model: entity.name)
+            }
+            let rows = try await query(SQLStatement(sql: """
+                SELECT g."name", s."permission", s."granted_by", s."created_at" FROM "pgmodel"."shares" s \
+                JOIN "pgmodel"."users" g ON g."id" = s."grantee_id" WHERE s."schema_name" = $1 AND s."row_id" = $2 ORDER BY g."name"
+                """, binds: [.string(schemaName), .uuid(record.id)]), on: connection, model: entity.name)
+            return try rows.map { row in
+                let (user, permission, grantedBy, createdAt) = try row.decode((String, String, String, Date).self)
+                return ModelShare(user: user, permission: SharePermission(rawValue: permission) ?? .readOnly, grantedBy: grantedBy, createdAt: createdAt)
+            }
+        }
+    }
+
+    /// Deletes the requested rows and every row `.cascade` relationships reach (as far as the requester may),
     /// after checking `.deny` relationships, set-based: one statement per class and relationship per wave.
     /// Returns every deleted row.
-    private func applyDeletes(_ request: SaveRequest, _ renderer: SQLRenderer, _ visibility: RowVisibility,
-                              _ connection: PostgresConnection) async throws -> [DeletedRow] {
+    private func applyDeletes(_ request: SaveRequest, _ renderer: SQLRenderer,
+                              _ connection: PostgresConnection) async throws -> (deleted: [DeletedRow], nullified: [NullifiedRow]) {
         let schema = renderer.schema
         var targets: [UUID: String] = [:]   // id → concrete class
         var order: [UUID] = []
@@ -92,25 +222,24 @@ extension PostgresStoreEngine {
             else { byTable.append((root, [reference])) }
         }
         for (root, references) in byTable {
-            let rows = try await query(try renderer.lockRows(of: root, ids: references.map(\.id), visibility: visibility), on: connection, model: root)
+            let rows = try await query(try renderer.lockRows(of: root, ids: references.map(\.id)), on: connection, model: root)
             var found = Set<UUID>()
             for row in rows {
                 let (id, entity) = try row.decode((UUID, String).self)
                 found.insert(id)
                 _ = add(id, entity)
             }
-            // Deleting a row that is already gone is not an error (another context won the race);
-            // deleting someone else's row is.
-            if visibility != .allRows {
-                for reference in references where !found.contains(reference.id) {
-                    if try await exists(reference, renderer, connection) {
-                        throw PGModelError(.forbidden, "this \(reference.entity) belongs to another user", model: reference.entity)
-                    }
+            // Deleting a row that is already gone (or that row-level security hides) is not an error:
+            // another context won the race. Deleting a row the user sees but may not change is.
+            for reference in references where !found.contains(reference.id) {
+                if try await exists(reference, renderer, connection) {
+                    throw PGModelError(.forbidden, "this user may not delete this \(reference.entity): it is shared read-only or belongs to another user",
+                                       model: reference.entity)
                 }
             }
         }
         for fetch in request.batchDeletes {
-            for row in try await query(try renderer.selectForDelete(fetch, visibility: visibility), on: connection, model: fetch.entity) {
+            for row in try await query(try renderer.selectForDelete(fetch), on: connection, model: fetch.entity) {
                 let cells = row.makeRandomAccess()
                 _ = add(try cells[0].decode(UUID.self), try cells[1].decode(String.self))
             }
@@ -122,7 +251,7 @@ extension PostgresStoreEngine {
             for (entityName, ids) in group(frontier, targets) {
                 guard let entity = schema.entity(named: entityName) else { continue }
                 for relationship in entity.relationships where relationship.deleteRule == .cascade {
-                    let statement = try renderer.relatedRows(relationship.name, of: entity.name, ids: ids, visibility: visibility)
+                    let statement = try renderer.relatedRows(relationship.name, of: entity.name, ids: ids)
                     for row in try await query(statement, on: connection, model: entity.name) {
                         let (id, concrete) = try row.decode((UUID, String).self)
                         if add(id, concrete) { next.append(id) }
@@ -131,12 +260,12 @@ extension PostgresStoreEngine {
             }
             frontier = next
         }
-        guard !order.isEmpty else { return [] }
+        guard !order.isEmpty else { return ([], []) }
         // 3. Deny rules: related rows that this save does not delete too.
         for (entityName, ids) in group(order, targets) {
             guard let entity = schema.entity(named: entityName) else { continue }
             for relationship in entity.relationships where relationship.deleteRule == .deny {
-                let statement = try renderer.countRelated(relationship.name, of: entity.name, ids: ids, excluding: order, visibility: visibility)
+                let statement = try renderer.countRelated(relationship.name, of: entity.name, ids: ids, excluding: order)
                 let count = try await query(statement, on: connection, model: entity.name).first?.decode(Int64.self) ?? 0
                 if count > 0 {
                     throw PGModelError(.deleteDenied,
@@ -152,9 +281,23 @@ extension PostgresStoreEngine {
             let root = schema.rootEntity(of: entity)?.name ?? entity
             if let i = byRoot.firstIndex(where: { $0.root == root }) { byRoot[i].ids += ids } else { byRoot.append((root, ids)) }
         }
+        // References the deletes will set to NULL (`.nullify`, the foreign keys' ON DELETE SET NULL), for
+        // history: read before the rows go.
+        var nullified: [NullifiedRow] = []
         for (root, ids) in byRoot {
+            for statement in try renderer.referencingRows(to: root, ids: ids) {
+                for row in try await query(statement.statement, on: connection, model: root) {
+                    let (id, entity, owner) = try row.decode((UUID, String, UUID?).self)
+                    guard targets[id] == nil else { continue }
+                    nullified.append(NullifiedRow(reference: RowReference(entity: entity, id: id), owner: owner, relationship: statement.relationship))
+                }
+            }
+        }
+        // Deepest tables first (cascade waves reach them last): a share reaches a child through its
+        // parent, so a grantee may delete the child only while the parent is still there.
+        for (root, ids) in byRoot.reversed() {
             let preserved = renderer.preservedAttributes(ofRoot: root)
-            for row in try await query(try renderer.deleteRows(of: root, ids: ids, visibility: visibility), on: connection, model: root) {
+            for row in try await query(try renderer.deleteRows(of: root, ids: ids), on: connection, model: root) {
                 let cells = row.makeRandomAccess()
                 let id = try cells[0].decode(UUID.self)
                 let entity = try cells[1].decode(String.self)
@@ -166,7 +309,23 @@ extension PostgresStoreEngine {
                 deleted.append(DeletedRow(reference: RowReference(entity: entity, id: id), owner: rowOwner, tombstone: tombstone))
             }
         }
-        return deleted
+        // A row the save meant to delete and still sees but could not delete (the root of a record shared
+        // with the user, a read-only share) fails the save rather than surviving silently.
+        let gone = Set(deleted.map(\.reference.id))
+        for id in order where !gone.contains(id) {
+            guard let entity = targets[id] else { continue }
+            if try await exists(RowReference(entity: entity, id: id), renderer, connection) {
+                throw PGModelError(.forbidden, "this user may not delete this \(entity): only its owner deletes a shared record", model: entity)
+            }
+        }
+        return (deleted, nullified)
+    }
+
+    /// A row whose reference to a deleted row the delete sets to NULL.
+    struct NullifiedRow {
+        var reference: RowReference
+        var owner: UUID?
+        var relationship: String
     }
 
     /// A row a save deleted, with what history keeps of it.

@@ -5,14 +5,14 @@ import PGModelSQL
 import PostgresNIO
 
 /// Executes PGModel's Query IR and saves on a PostgreSQL connection. Stateless and Sendable: the direct
-/// store calls it with its own connections and ``AccessScope/unrestricted``; the service calls it with
-/// pooled connections and each user's scope.
+/// store calls it as ``Requester/trusted``; the service as each logged-in user, whose statements run as
+/// `pgmodel_app` under row-level security.
 ///
 /// ```swift
 /// let engine = PostgresStoreEngine(schemaName: "public")
 /// try await engine.bootstrap(on: connection)
 /// try await engine.prepare(schema, on: connection)
-/// let rows = try await engine.fetch(FetchRequest(entity: "Trip"), in: schema, scope: .unrestricted, on: connection)
+/// let rows = try await engine.fetch(FetchRequest(entity: "Trip"), in: schema, as: .trusted, on: connection)
 /// ```
 public struct PostgresStoreEngine: Sendable {
     /// The PostgreSQL schema holding model tables.
@@ -42,6 +42,21 @@ public struct PostgresStoreEngine: Sendable {
     public func prepare(_ schema: SchemaDescription, on connection: PostgresConnection) async throws {
         try schema.validate()
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
+        // DDL takes table locks while other clients save; PostgreSQL breaks a deadlock by failing one
+        // side, and this side is safe to run again from the start.
+        var attempt = 0
+        while true {
+            do {
+                return try await prepareOnce(schema, renderer, on: connection)
+            } catch let error as PGModelError where error.sqlState == "40P01" && attempt < 4 {
+                attempt += 1
+                logger.notice("schema preparation met a deadlock; trying again", metadata: ["attempt": "\(attempt)"])
+                try await Task.sleep(for: .milliseconds(20 * attempt))
+            }
+        }
+    }
+
+    private func prepareOnce(_ schema: SchemaDescription, _ renderer: SQLRenderer, on connection: PostgresConnection) async throws {
         try await transaction(on: connection) {
             try await execute(SQLStatement(sql: "SELECT pg_advisory_xact_lock(\(Self.bootstrapLock))"), on: connection)
             // Re-registering a schema that is already in place (every client's start-up) must not run
@@ -49,7 +64,7 @@ public struct PostgresStoreEngine: Sendable {
             // other clients' saves.
             if try await isRegistered(schema, on: connection) { return }
             var changed = false
-            for sql in renderer.createStatements() {
+            for sql in renderer.createStatements() + renderer.securityStatements() {
                 try await execute(SQLStatement(sql: sql), on: connection)
             }
             for entity in schema.entities {
@@ -129,14 +144,34 @@ public struct PostgresStoreEngine: Sendable {
         }
     }
 
+    /// Runs `body` as `requester`: the direct store's statements as they are; a service user's inside a
+    /// transaction of their own (row-level security needs the role and settings, and `SET LOCAL` keeps
+    /// them from outliving the transaction, pooled connection or not).
+    func scoped<T>(_ requester: Requester, on connection: PostgresConnection, _ body: () async throws -> T) async throws -> T {
+        guard case .user = requester else { return try await body() }
+        return try await transaction(as: requester, on: connection, body)
+    }
+
+    /// Inside an open transaction: `SET LOCAL ROLE pgmodel_app` and `pgmodel.user_id` for a service user,
+    /// whatever role the service logged in as (a superuser included); nothing for the direct store.
+    func enterScope(of requester: Requester, on connection: PostgresConnection) async throws {
+        guard let userID = requester.userID else { return }
+        try await execute(SQLStatement(
+            sql: "SELECT set_config('role', $1, true), set_config('pgmodel.user_id', $2, true)",
+            binds: [.string(SQLRenderer.applicationRole), .string(userID.uuidString.lowercased())]), on: connection)
+    }
+
     func execute(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) async throws {
         _ = try await query(statement, on: connection, model: model)
     }
 
     /// Runs `body` between BEGIN and COMMIT; any error rolls back and is rethrown as PGModelError.
-    func transaction<T>(on connection: PostgresConnection, _ body: () async throws -> T) async throws -> T {
-        try await execute(SQLStatement(sql: "BEGIN"), on: connection)
+    /// For a service user the transaction first takes on their identity (``enterScope(of:on:)``).
+    func transaction<T>(as requester: Requester = .trusted, on connection: PostgresConnection,
+                        begin: String = "BEGIN", _ body: () async throws -> T) async throws -> T {
+        try await execute(SQLStatement(sql: begin), on: connection)
         do {
+            try await enterScope(of: requester, on: connection)
             let result = try await body()
             try await execute(SQLStatement(sql: "COMMIT"), on: connection)
             return result

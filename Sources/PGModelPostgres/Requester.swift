@@ -1,11 +1,12 @@
 import Foundation
-import PGModelSQL
 
-/// Who is asking the store engine: the value every engine call takes, from which the SQL's row
-/// visibility, the owner of inserted rows and the history's user follow.
+/// Who is asking the store engine: the value every engine call takes, from which the role and
+/// settings of its SQL transaction, the owner of inserted rows and the history's user follow.
 ///
 /// The direct store (`postgres://`) is ``trusted``: it is the database owner's own connection and sees
-/// the whole database. The service runs each request as the logged-in ``user(_:)``.
+/// the whole database. The service runs each request as the logged-in ``user(_:)``: inside a
+/// transaction that runs `SET LOCAL ROLE pgmodel_app` and sets `pgmodel.user_id`, so row-level security
+/// decides every row it reads or writes, admins included.
 ///
 /// ```swift
 /// let rows = try await engine.fetch(request, in: schema, as: .user(alice), on: connection)
@@ -13,24 +14,21 @@ import PGModelSQL
 public enum Requester: Sendable, Hashable {
     /// The direct store: every row; inserted rows have no owner.
     case trusted
-    /// A service user: an admin sees every row, anyone else their own.
+    /// A service user: row-level security shows them their rows, rows shared with them, and every row
+    /// to an admin.
     case user(AuthenticatedUser)
 
-    /// The rows this requester's statements may read and change.
-    public var visibility: RowVisibility {
-        switch self {
-        case .trusted: .allRows
-        case .user(let user): user.isAdmin ? .allRows : .ownedBy(user.id)
-        }
-    }
-
-    /// The owner recorded on rows this requester inserts.
-    public var newRowOwner: UUID? {
+    /// The service user's id, if any.
+    public var userID: UUID? {
         switch self {
         case .trusted: nil
         case .user(let user): user.id
         }
     }
+
+    /// The owner recorded on rows this requester inserts (unless they are children of someone else's
+    /// record, which belong to that record's owner).
+    public var newRowOwner: UUID? { userID }
 
     /// The user's name, recorded in history transactions.
     public var userName: String? {

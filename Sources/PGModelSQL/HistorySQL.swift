@@ -6,7 +6,7 @@ import PGModelCore
 ///
 /// ```swift
 /// let sql = HistorySQL(schemaName: "public")
-/// let select = sql.selectTransactions(HistoryRequest(filter: .token(.greater, 4711)), visibility: .allRows)
+/// let select = sql.selectTransactions(HistoryRequest(filter: .token(.greater, 4711)), )
 /// // SELECT t."id", t."xid"::text, … FROM "pgmodel"."transactions" t WHERE t."schema_name" = $1
 /// //   AND t."xid" < pg_snapshot_xmin(pg_current_snapshot()) AND (t."xid" > $2::text::xid8) ORDER BY t."xid" LIMIT …
 /// ```
@@ -62,7 +62,7 @@ public struct HistorySQL: Sendable {
     }
 
     /// Whether committed history of this store exists at or beyond the horizon, and the newest token
-    /// removed by `deleteHistory` (NULL when none). Run in the same snapshot as ``selectTransactions(_:ownerID:)``.
+    /// removed by `deleteHistory` (NULL when none). Run in the same snapshot as ``selectTransactions(_:)``.
     public func horizonState() -> SQLStatement {
         SQLStatement(sql: """
             SELECT EXISTS (SELECT 1 FROM "pgmodel"."transactions" p WHERE p."schema_name" = $1 \
@@ -72,26 +72,25 @@ public struct HistorySQL: Sendable {
     }
 
     /// `id, xid, author, user_name, created_at` of the matching transactions below the horizon, in token order.
-    public func selectTransactions(_ request: HistoryRequest, visibility: RowVisibility) -> SQLStatement {
-        let ownerID = visibility.ownerID
+    /// Which of them a service user sees is row-level security's business: transactions with a change
+    /// of a row they may see, and their own.
+    public func selectTransactions(_ request: HistoryRequest) -> SQLStatement {
         var b = SQLBuilder()
-        let conditions = visibleConditions(request.filter, ownerID: ownerID, &b)
+        let conditions = visibleConditions(request.filter, &b)
         b.sql = "SELECT t.\"id\", t.\"xid\"::text, t.\"author\", t.\"user_name\", t.\"created_at\" FROM \"pgmodel\".\"transactions\" t WHERE "
             + conditions + " ORDER BY t.\"xid\"" + (request.newestFirst ? " DESC" : "")
         if let limit = request.limit { b.sql += " LIMIT \(b.bind(.int(Int64(max(0, limit)))))" }
         return b.statement
     }
 
-    /// The changes of `transactionIDs`, in change order: only `entities` when given, only `ownerID`'s
-    /// rows when given.
-    public func selectChanges(transactionIDs: [Int64], entities: [String]?, visibility: RowVisibility) -> SQLStatement {
-        let ownerID = visibility.ownerID
+    /// The changes of `transactionIDs`, in change order: only `entities` when given (and, for a service
+    /// user, only changes of rows they may see: row-level security).
+    public func selectChanges(transactionIDs: [Int64], entities: [String]?) -> SQLStatement {
         var b = SQLBuilder()
         var sql = "SELECT c.\"transaction_id\", c.\"id\", c.\"kind\", c.\"entity\", c.\"row_id\", c.\"updated_attributes\", "
             + "c.\"new_values\"::text, c.\"tombstone\"::text FROM \"pgmodel\".\"changes\" c WHERE c.\"transaction_id\" = ANY("
             + b.bind(.string("{" + transactionIDs.map(String.init).joined(separator: ",") + "}")) + "::bigint[])"
         if let entities { sql += " AND c.\"entity\" IN (SELECT jsonb_array_elements_text(\(b.bind(.string(Self.jsonArray(entities))))::jsonb))" }
-        if let ownerID { sql += " AND c.\"owner_id\" = \(b.bind(.uuid(ownerID)))" }
         b.sql = sql + " ORDER BY c.\"id\""
         return b.statement
     }
@@ -100,7 +99,7 @@ public struct HistorySQL: Sendable {
     /// deleted token.
     public func deleteTransactions(_ filter: HistoryFilter) -> SQLStatement {
         var b = SQLBuilder()
-        let conditions = visibleConditions(filter, ownerID: nil, &b)
+        let conditions = visibleConditions(filter, &b)
         b.sql = "DELETE FROM \"pgmodel\".\"transactions\" t WHERE " + conditions + " RETURNING t.\"xid\"::text"
         return b.statement
     }
@@ -113,17 +112,14 @@ public struct HistorySQL: Sendable {
             """, binds: [.string(schemaName), .string(String(token))])
     }
 
-    /// This store, below the horizon, matching `filter`, and (for a user) with a change of their own.
-    private func visibleConditions(_ filter: HistoryFilter, ownerID: UUID?, _ b: inout SQLBuilder) -> String {
+    /// This store, below the horizon, matching `filter`.
+    private func visibleConditions(_ filter: HistoryFilter, _ b: inout SQLBuilder) -> String {
         var parts = ["t.\"schema_name\" = \(b.bind(.string(schemaName)))", "t.\"xid\" < pg_snapshot_xmin(pg_current_snapshot())"]
-        if let ownerID {
-            parts.append("EXISTS (SELECT 1 FROM \"pgmodel\".\"changes\" o WHERE o.\"transaction_id\" = t.\"id\" AND o.\"owner_id\" = \(b.bind(.uuid(ownerID))))")
-        }
-        if filter != .all { parts.append("(" + condition(filter, ownerID: ownerID, &b) + ")") }
+        if filter != .all { parts.append("(" + condition(filter, &b) + ")") }
         return parts.joined(separator: " AND ")
     }
 
-    private func condition(_ filter: HistoryFilter, ownerID: UUID?, _ b: inout SQLBuilder) -> String {
+    private func condition(_ filter: HistoryFilter, _ b: inout SQLBuilder) -> String {
         switch filter {
         case .all:
             return "TRUE"
@@ -144,17 +140,15 @@ public struct HistorySQL: Sendable {
         case .timestamp(let op, let date):
             return "t.\"created_at\" \(Self.sql(op)) \(b.bind(.date(date)))"
         case .entities(let names):
-            var sql = "EXISTS (SELECT 1 FROM \"pgmodel\".\"changes\" c WHERE c.\"transaction_id\" = t.\"id\" AND c.\"entity\" IN "
-                + "(SELECT jsonb_array_elements_text(\(b.bind(.string(Self.jsonArray(names))))::jsonb))"
-            if let ownerID { sql += " AND c.\"owner_id\" = \(b.bind(.uuid(ownerID)))" }
-            return sql + ")"
+            return "EXISTS (SELECT 1 FROM \"pgmodel\".\"changes\" c WHERE c.\"transaction_id\" = t.\"id\" AND c.\"entity\" IN "
+                + "(SELECT jsonb_array_elements_text(\(b.bind(.string(Self.jsonArray(names))))::jsonb)))"
         case .and(let parts):
-            return parts.isEmpty ? "TRUE" : parts.map { "(" + condition($0, ownerID: ownerID, &b) + ")" }.joined(separator: " AND ")
+            return parts.isEmpty ? "TRUE" : parts.map { "(" + condition($0, &b) + ")" }.joined(separator: " AND ")
         case .or(let parts):
-            return parts.isEmpty ? "FALSE" : parts.map { "(" + condition($0, ownerID: ownerID, &b) + ")" }.joined(separator: " OR ")
+            return parts.isEmpty ? "FALSE" : parts.map { "(" + condition($0, &b) + ")" }.joined(separator: " OR ")
         case .not(let inner):
             // NOT over a NULL author comparison would be NULL; coalesce keeps Swift's two-valued logic.
-            return "NOT coalesce((" + condition(inner, ownerID: ownerID, &b) + "), FALSE)"
+            return "NOT coalesce((" + condition(inner, &b) + "), FALSE)"
         }
     }
 

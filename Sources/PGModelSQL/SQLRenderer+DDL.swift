@@ -75,10 +75,7 @@ extension SQLRenderer {
             for group in c.uniquenessConstraints where !seenGroups.contains(group) {
                 seenGroups.append(group)
                 let columns = group.compactMap { constraintColumn($0, of: c) }
-                let name = objectName(root.tableName, columns, suffix: "key")
-                // ADD CONSTRAINT has no IF NOT EXISTS; a real constraint (not just a unique index) is what
-                // admins expect to see in \d.
-                statements.append(addConstraint(name, on: table, "UNIQUE (\(columns.map(Naming.quoted).joined(separator: ", ")))"))
+                statements += uniquenessStatements(root.tableName, columns)
             }
         }
         seenGroups = []
@@ -173,12 +170,34 @@ extension SQLRenderer {
         return [
             """
             DO $pgmodel$ BEGIN \
-            CREATE OR REPLACE VIEW \(view) AS \(select); \
+            CREATE OR REPLACE VIEW \(view) WITH (security_invoker = true) AS \(select); \
             EXCEPTION WHEN invalid_table_definition THEN \
-            DROP VIEW \(view); CREATE VIEW \(view) AS \(select); \
+            DROP VIEW \(view); CREATE VIEW \(view) WITH (security_invoker = true) AS \(select); \
             END $pgmodel$
             """,
             "COMMENT ON VIEW \(view) IS \(literal("PGModel entity \(entity.name): rows of \(root.tableName) whose entity is \(schema.entityNames(inHierarchyOf: entity.name).joined(separator: ", "))"))",
+        ]
+    }
+
+    /// Uniqueness per owner: each user's rows are like their own SwiftData store, so no user can detect
+    /// or reserve another's values. A real constraint `UNIQUE (owner_id, …)` (what admins expect in \\d)
+    /// covers owned rows; a partial unique index covers the direct store's rows, which have no owner
+    /// (UNIQUE treats NULL owners as distinct). A constraint of the same name without `owner_id`, from
+    /// before uniqueness was per owner, is replaced.
+    private func uniquenessStatements(_ tableName: String, _ columns: [String]) -> [String] {
+        let table = qualifiedTable(named: tableName)
+        let name = objectName(tableName, columns, suffix: "key")
+        let list = columns.map(Naming.quoted).joined(separator: ", ")
+        return [
+            """
+            DO $pgmodel$ BEGIN \
+            IF EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = \(literal(name)) AND c.conrelid = \(literal(table))::regclass \
+            AND NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.conrelid AND a.attname = 'owner_id' AND a.attnum = ANY (c.conkey))) THEN \
+            ALTER TABLE \(table) DROP CONSTRAINT \(Naming.quoted(name)); \
+            END IF; END $pgmodel$
+            """,
+            addConstraint(name, on: table, "UNIQUE (\"owner_id\", \(list))"),
+            "CREATE UNIQUE INDEX IF NOT EXISTS \(Naming.quoted(objectName(tableName, columns, suffix: "unowned_key"))) ON \(table) (\(list)) WHERE \"owner_id\" IS NULL",
         ]
     }
 

@@ -2,35 +2,32 @@ import Foundation
 import PGModelCore
 
 /// Set-based deletes with SwiftData's delete rules. The store gathers the rows to delete (locking them),
-/// follows `.cascade` relationships with ``relatedRows(_:of:ids:ownerID:)`` until nothing new is reached,
-/// checks every `.deny` relationship with ``countRelated(_:of:ids:excluding:ownerID:)``, and only then
-/// deletes with ``deleteRows(of:ids:ownerID:)``. `.nullify` and `.noAction` need no statement: foreign keys
+/// follows `.cascade` relationships with ``relatedRows(_:of:ids:)`` until nothing new is reached,
+/// checks every `.deny` relationship with ``countRelated(_:of:ids:excluding:)``, and only then
+/// deletes with ``deleteRows(of:ids:)``. `.nullify` and `.noAction` need no statement: foreign keys
 /// are `ON DELETE SET NULL` and join-table rows `ON DELETE CASCADE`.
 extension SQLRenderer {
-    /// `SELECT id, entity … FOR UPDATE` of the rows of `entity`'s hierarchy table with these ids (of
-    /// `ownerID` only, when given): the rows a save deletes, with their concrete classes.
+    /// `SELECT id, entity … FOR UPDATE` of the rows of `entity`'s hierarchy table with these ids
+    ///: the rows a save deletes, with their concrete classes.
     ///
     /// ```swift
-    /// try renderer.lockRows(of: "Album", ids: [a, b], visibility: .allRows)
+    /// try renderer.lockRows(of: "Album", ids: [a, b])
     /// // SELECT "id", "entity" FROM "app"."album" WHERE "id" = ANY($1::uuid[]) ORDER BY "id" FOR UPDATE
     /// ```
-    public func lockRows(of entity: String, ids: [UUID], visibility: RowVisibility) throws -> SQLStatement {
-        let ownerID = visibility.ownerID
+    public func lockRows(of entity: String, ids: [UUID]) throws -> SQLStatement {
         let entity = try self.entity(entity)
         var b = SQLBuilder()
         b.sql = "SELECT \"id\", \"entity\" FROM \(qualifiedTable(entity)) WHERE \"id\" = ANY(\(b.bindIDs(ids)))"
-        if let ownerID { b.sql += " AND \"owner_id\" = \(b.bind(.uuid(ownerID)))" }
         // Locks in id order, so two saves deleting overlapping rows cannot deadlock each other.
         b.sql += " ORDER BY \"id\" FOR UPDATE"
         return b.statement
     }
 
-    /// `SELECT id, entity` of the rows that rows `ids` (of class `entity`) reach through `relationship`,
-    /// of `ownerID` only when given: the next wave of a cascade.
-    public func relatedRows(_ relationship: String, of entity: String, ids: [UUID], visibility: RowVisibility) throws -> SQLStatement {
-        let ownerID = visibility.ownerID
+    /// `SELECT id, entity` of the rows that rows `ids` (of class `entity`) reach through `relationship`:
+    /// the next wave of a cascade.
+    public func relatedRows(_ relationship: String, of entity: String, ids: [UUID]) throws -> SQLStatement {
         var b = SQLBuilder()
-        let (from, conditions) = try relatedFrom(relationship, of: entity, ids: ids, ownerID: ownerID, &b)
+        let (from, conditions) = try relatedFrom(relationship, of: entity, ids: ids, &b)
         // In id order, so a cascade reaches rows (and writes their history) in the same order every run.
         b.sql = "SELECT \"d\".\"id\", \"d\".\"entity\" FROM \(from) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \"d\".\"id\""
         return b.statement
@@ -38,10 +35,9 @@ extension SQLRenderer {
 
     /// `SELECT count(*)` of the rows that rows `ids` reach through `relationship`, leaving out `excluding`
     /// (rows deleted by the same save): what a `.deny` rule checks.
-    public func countRelated(_ relationship: String, of entity: String, ids: [UUID], excluding: [UUID], visibility: RowVisibility) throws -> SQLStatement {
-        let ownerID = visibility.ownerID
+    public func countRelated(_ relationship: String, of entity: String, ids: [UUID], excluding: [UUID]) throws -> SQLStatement {
         var b = SQLBuilder()
-        var (from, conditions) = try relatedFrom(relationship, of: entity, ids: ids, ownerID: ownerID, &b)
+        var (from, conditions) = try relatedFrom(relationship, of: entity, ids: ids, &b)
         if !excluding.isEmpty { conditions.append("NOT (\"d\".\"id\" = ANY(\(b.bindIDs(excluding))))") }
         b.sql = "SELECT count(*) FROM \(from) WHERE \(conditions.joined(separator: " AND "))"
         return b.statement
@@ -49,16 +45,32 @@ extension SQLRenderer {
 
     /// `DELETE … RETURNING id, entity, owner_id` of the rows of `entity`'s hierarchy table with these ids,
     /// followed by the columns of ``preservedAttributes(ofRoot:)`` in that order: history's tombstones.
-    public func deleteRows(of entity: String, ids: [UUID], visibility: RowVisibility) throws -> SQLStatement {
-        let ownerID = visibility.ownerID
+    public func deleteRows(of entity: String, ids: [UUID]) throws -> SQLStatement {
         let entity = try self.entity(entity)
         var b = SQLBuilder()
         b.sql = "DELETE FROM \(qualifiedTable(entity)) WHERE \"id\" = ANY(\(b.bindIDs(ids)))"
-        if let ownerID { b.sql += " AND \"owner_id\" = \(b.bind(.uuid(ownerID)))" }
         let root = schema.rootEntity(of: entity.name)?.name ?? entity.name
         let preserved = preservedAttributes(ofRoot: root).map { $0.type.selectExpression(Naming.quoted($0.columnName)) }
         b.sql += " RETURNING " + (["\"id\"", "\"entity\"", "\"owner_id\""] + preserved).joined(separator: ", ")
         return b.statement
+    }
+
+    /// One `SELECT id, entity, owner_id` per foreign key that can point into `entity`'s hierarchy table, of
+    /// the rows pointing at `ids`: the references a delete sets to NULL, which history records as updates
+    /// of the relationship.
+    public func referencingRows(to entity: String, ids: [UUID]) throws -> [(statement: SQLStatement, relationship: String)] {
+        let target = try self.entity(entity)
+        let targetRoot = schema.rootEntity(of: target.name)?.name ?? target.name
+        var result: [(SQLStatement, String)] = []
+        for root in schema.entities where root.superentity == nil {
+            for (relationship, _) in schema.tableForeignKeys(ofRoot: root.name)
+            where schema.rootEntity(of: relationship.destination)?.name == targetRoot {
+                var b = SQLBuilder()
+                b.sql = "SELECT \"id\", \"entity\", \"owner_id\" FROM \(qualifiedTable(named: root.tableName)) WHERE \(Naming.quoted(relationship.foreignKeyColumn)) = ANY(\(b.bindIDs(ids)))"
+                result.append((b.statement, relationship.name))
+            }
+        }
+        return result
     }
 
     /// The `.preserveValueOnDeletion` attributes of a hierarchy table, in column order.
@@ -69,7 +81,7 @@ extension SQLRenderer {
     }
 
     /// The destination table as `d`, restricted to the rows the source rows reach.
-    private func relatedFrom(_ name: String, of entityName: String, ids: [UUID], ownerID: UUID?,
+    private func relatedFrom(_ name: String, of entityName: String, ids: [UUID],
                              _ b: inout SQLBuilder) throws -> (String, [String]) {
         let source = try self.entity(entityName)
         guard let relationship = source.relationship(named: name) else {
@@ -89,7 +101,6 @@ extension SQLRenderer {
         if schema.needsEntityFilter(destination.name) {
             conditions.append(entityFilter(destination.name, alias: "d", &b))
         }
-        if let ownerID { conditions.append("\"d\".\"owner_id\" = \(b.bind(.uuid(ownerID)))") }
         return (from, conditions)
     }
 }

@@ -2,21 +2,19 @@ import Foundation
 import PGModelCore
 
 /// Where the keys of an expression resolve: an entity, the alias of its table (`nil`: columns are
-/// unqualified, as in a single-table query), the LEFT JOINs dotted keys added, and the owner filter every
-/// joined or sub-queried table gets.
+/// unqualified, as in a single-table query) and the LEFT JOINs dotted keys added. Which rows of each
+/// joined or sub-queried table a user sees is row-level security's business, not the renderer's.
 struct RenderScope {
     var entity: EntityDescription
     var alias: String?
-    var ownerID: UUID?
     /// ` LEFT JOIN …` fragments, in the order they were added; the caller appends them to its FROM.
     var joins: [String] = []
     /// Relationship path (`album`, `trip.livingAccommodation`) → alias and entity of its join.
     var joinAliases: [String: (alias: String, entity: EntityDescription)] = [:]
 
-    init(entity: EntityDescription, alias: String?, ownerID: UUID?) {
+    init(entity: EntityDescription, alias: String?) {
         self.entity = entity
         self.alias = alias
-        self.ownerID = ownerID
     }
 
     /// `"alias"."column"`, or `"column"` when unqualified.
@@ -37,7 +35,7 @@ extension SQLRenderer {
     public func renderPredicate(_ expression: QueryExpression, entity: String) throws -> SQLStatement {
         let entity = try self.entity(entity)
         var builder = SQLBuilder()
-        var scope = RenderScope(entity: entity, alias: needsQualification(expression, in: entity) ? "t0" : nil, ownerID: nil)
+        var scope = RenderScope(entity: entity, alias: needsQualification(expression, in: entity) ? "t0" : nil)
         let sql = try render(expression, &scope, &builder)
         builder.sql = scope.joins.isEmpty ? sql : scope.joins.joined() + " WHERE " + sql
         return builder.statement
@@ -266,8 +264,7 @@ extension SQLRenderer {
             // A one-to-one whose key is on the other side: that row's id (the first, should there be several).
             let destination = try self.entity(relationship.destination)
             let d = b.nextAlias()
-            var sql = "SELECT \(Self.column("id", d)) FROM \(qualifiedTable(destination)) AS \(Naming.quoted(d)) WHERE \(Self.column(column, d)) = \(Self.column("id", alias ?? "t0"))"
-            if let owner = scope.ownerID { sql += " AND \(Self.column("owner_id", d)) = \(b.bind(.uuid(owner)))" }
+            let sql = "SELECT \(Self.column("id", d)) FROM \(qualifiedTable(destination)) AS \(Naming.quoted(d)) WHERE \(Self.column(column, d)) = \(Self.column("id", alias ?? "t0"))"
             return ("(" + sql + " ORDER BY \(Self.column("id", d)) LIMIT 1)", nil)
         case .joinTable:
             throw PGModelError(.internalError, "to-one relationship '\(last)' of \(entity.name) resolved to a join table", model: entity.name, keyPath: path)
@@ -290,8 +287,7 @@ extension SQLRenderer {
         let (_, alias) = try walkToOne(parts.dropLast(), fullPath: path, &scope, &b)
         let destination = try self.entity(relationship.destination)
         let d = b.nextAlias()
-        var sql = "SELECT 1 FROM \(qualifiedTable(destination)) AS \(Naming.quoted(d)) WHERE \(Self.column(column, d)) = \(Self.column("id", alias ?? "t0"))"
-        if let owner = scope.ownerID { sql += " AND \(Self.column("owner_id", d)) = \(b.bind(.uuid(owner)))" }
+        let sql = "SELECT 1 FROM \(qualifiedTable(destination)) AS \(Naming.quoted(d)) WHERE \(Self.column(column, d)) = \(Self.column("id", alias ?? "t0"))"
         return sql
     }
 
@@ -325,13 +321,12 @@ extension SQLRenderer {
             let a = b.nextAlias()
             let from = alias ?? "t0"
             let table = qualifiedTable(destination)
-            let owner = scope.ownerID.map { " AND \(Self.column("owner_id", a)) = \(b.bind(.uuid($0)))" } ?? ""
             switch schema.storage(of: relationship, in: entity) {
             case .foreignKey(let column):
-                scope.joins.append(" LEFT JOIN \(table) AS \(Naming.quoted(a)) ON \(Self.column("id", a)) = \(Self.column(column, from))\(owner)")
+                scope.joins.append(" LEFT JOIN \(table) AS \(Naming.quoted(a)) ON \(Self.column("id", a)) = \(Self.column(column, from))")
             case .inverseForeignKey(let column):
                 // The key is on the other side, which may (wrongly) hold several rows: take one, never duplicate.
-                scope.joins.append(" LEFT JOIN LATERAL (SELECT * FROM \(table) AS \(Naming.quoted(a)) WHERE \(Self.column(column, a)) = \(Self.column("id", from))\(owner) ORDER BY \(Self.column("id", a)) LIMIT 1) AS \(Naming.quoted(a)) ON TRUE")
+                scope.joins.append(" LEFT JOIN LATERAL (SELECT * FROM \(table) AS \(Naming.quoted(a)) WHERE \(Self.column(column, a)) = \(Self.column("id", from)) ORDER BY \(Self.column("id", a)) LIMIT 1) AS \(Naming.quoted(a)) ON TRUE")
             case .joinTable:
                 throw PGModelError(.internalError, "to-one relationship '\(step)' of \(entity.name) resolved to a join table", model: entity.name, keyPath: fullPath)
             }
@@ -377,10 +372,7 @@ extension SQLRenderer {
         if schema.needsEntityFilter(destination.name) {
             conditions.append(entityFilter(destination.name, alias: d, &b))
         }
-        if let owner = scope.ownerID {
-            conditions.append("\(Self.column("owner_id", d)) = \(b.bind(.uuid(owner)))")
-        }
-        var inner = RenderScope(entity: destination, alias: d, ownerID: scope.ownerID)
+        var inner = RenderScope(entity: destination, alias: d)
         let predicate = try aggregate.predicate.map { try render($0, &inner, &b) }
         func value() throws -> String {
             guard let value = aggregate.value else {

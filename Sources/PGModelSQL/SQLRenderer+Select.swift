@@ -1,7 +1,7 @@
 import Foundation
 import PGModelCore
 
-/// Which columns a ``SQLRenderer/select(_:ownerID:)`` returns and how each row maps back to values: cells
+/// Which columns a ``SQLRenderer/select(_:)`` returns and how each row maps back to values: cells
 /// 0 and 1 are `id` and `entity`, then ``attributes``, then ``foreignKeys``, then (for related fetches) `via`.
 /// A row fills `values` only with what its concrete class has (``fields(of:)``).
 ///
@@ -45,16 +45,15 @@ public struct SelectLayout: Hashable, Sendable {
 
 extension SQLRenderer {
     /// `SELECT id, entity, <columns of every class in the entity's subtree>, <foreign keys>[, via]` for
-    /// `request`. With `ownerID`, only that user's rows (and joined rows). Subclass rows are included;
+    /// `request`: every row the connection may see (row-level security filters a service user's). Subclass rows are included;
     /// a fetch of a subclass filters on `entity`.
     ///
     /// ```swift
-    /// let s = try renderer.select(FetchRequest(entity: "Trip", limit: 10), visibility: .allRows)
+    /// let s = try renderer.select(FetchRequest(entity: "Trip", limit: 10))
     /// ```
-    public func select(_ request: FetchRequest, visibility: RowVisibility) throws -> SQLStatement {
-        let ownerID = visibility.ownerID
+    public func select(_ request: FetchRequest) throws -> SQLStatement {
         let layout = try selectLayout(request)
-        return try renderQuery(request, ownerID: ownerID, page: true, lock: false) { alias, via in
+        return try renderQuery(request, page: true, lock: false) { alias, via in
             var columns = ["id", "entity"].map { Self.column($0, alias) }
             columns += layout.attributes.map { $0.type.selectExpression(Self.column($0.columnName, alias)) }
             columns += layout.foreignKeys.map { Self.column($0, alias) }
@@ -63,7 +62,7 @@ extension SQLRenderer {
         }
     }
 
-    /// The columns ``select(_:ownerID:)`` returns for `request`, and which of them each class's rows use.
+    /// The columns ``select(_:)`` returns for `request`, and which of them each class's rows use.
     public func selectLayout(_ request: FetchRequest) throws -> SelectLayout {
         let entity = try self.entity(request.entity)
         let classes = schema.entityNames(inHierarchyOf: entity.name).compactMap { schema.entity(named: $0) }
@@ -106,36 +105,33 @@ extension SQLRenderer {
     }
 
     /// `SELECT id, entity` for `request`, in its order (plus `via` for a related fetch).
-    public func selectIdentifiers(_ request: FetchRequest, visibility: RowVisibility) throws -> SQLStatement {
-        let ownerID = visibility.ownerID
-        return try renderQuery(request, ownerID: ownerID, page: true, lock: false) { alias, via in
+    public func selectIdentifiers(_ request: FetchRequest) throws -> SQLStatement {
+        return try renderQuery(request, page: true, lock: false) { alias, via in
             ([Self.column("id", alias), Self.column("entity", alias)] + (via.map { [$0] } ?? [])).joined(separator: ", ")
         }
     }
 
     /// `SELECT id, entity … FOR UPDATE` of the rows a batch delete (`delete(model:where:)`) removes,
     /// subclasses included, locked until the transaction ends.
-    public func selectForDelete(_ request: FetchRequest, visibility: RowVisibility) throws -> SQLStatement {
-        let ownerID = visibility.ownerID
-        return try renderQuery(request, ownerID: ownerID, page: true, lock: true) { alias, _ in
+    public func selectForDelete(_ request: FetchRequest) throws -> SQLStatement {
+        return try renderQuery(request, page: true, lock: true) { alias, _ in
             "\(Self.column("id", alias)), \(Self.column("entity", alias))"
         }
     }
 
     /// `SELECT count(*)` of `request`; limit and offset count as SwiftData's `fetchCount` does.
-    public func count(_ request: FetchRequest, visibility: RowVisibility) throws -> SQLStatement {
-        let ownerID = visibility.ownerID
+    public func count(_ request: FetchRequest) throws -> SQLStatement {
         if request.limit == nil && request.offset == nil {
-            return try renderQuery(request, ownerID: ownerID, page: false, lock: false) { _, _ in "count(*)" }
+            return try renderQuery(request, page: false, lock: false) { _, _ in "count(*)" }
         }
-        var s = try renderQuery(request, ownerID: ownerID, page: true, lock: false) { _, _ in "1" }
+        var s = try renderQuery(request, page: true, lock: false) { _, _ in "1" }
         s.sql = "SELECT count(*) FROM (" + s.sql + ") AS page"
         return s
     }
 
     /// The one query shape behind every select: FROM the hierarchy table (aliased `t0` when anything else
-    /// is joined), the related scope, the subclass filter, the predicate, ids, owner, order and page.
-    private func renderQuery(_ request: FetchRequest, ownerID: UUID?, page: Bool, lock: Bool,
+    /// is joined), the related scope, the subclass filter, the predicate, ids, order and page.
+    private func renderQuery(_ request: FetchRequest, page: Bool, lock: Bool,
                              columns: (_ alias: String?, _ via: String?) -> String) throws -> SQLStatement {
         let entity = try self.entity(request.entity)
         var b = SQLBuilder()
@@ -143,12 +139,12 @@ extension SQLRenderer {
             || request.predicate.map { needsQualification($0, in: entity) } ?? false
             || request.sort.contains { $0.key.contains(".") || entity.relationship(named: $0.key) != nil }
         let alias: String? = qualified ? "t0" : nil
-        var scope = RenderScope(entity: entity, alias: alias, ownerID: ownerID)
+        var scope = RenderScope(entity: entity, alias: alias)
         var from = qualifiedTable(entity) + (qualified ? " AS \"t0\"" : "")
         var conditions: [String] = []
         var via: String?
         if let related = request.related {
-            let (join, condition, viaColumn) = try renderRelated(related, destination: entity, ownerID: ownerID, &b)
+            let (join, condition, viaColumn) = try renderRelated(related, destination: entity, &b)
             from += join
             conditions.append(condition)
             via = viaColumn
@@ -164,9 +160,6 @@ extension SQLRenderer {
                 throw PGModelError(.invalidField, "a fetch of \(entity.name) names more than \(Self.maximumInListCount) ids", model: entity.name)
             }
             conditions.append(ids.isEmpty ? "FALSE" : "\(Self.column("id", alias)) IN (\(ids.map { b.bind(.uuid($0)) }.joined(separator: ", ")))")
-        }
-        if let ownerID {
-            conditions.append("\(Self.column("owner_id", alias)) = \(b.bind(.uuid(ownerID)))")
         }
         var tail = ""
         if !conditions.isEmpty {
@@ -219,7 +212,7 @@ extension SQLRenderer {
 
     /// The join, condition and `via` column that restrict a fetch of `destination` (aliased `t0`) to the
     /// rows `related.ids` reach through `related.relationship`.
-    private func renderRelated(_ related: RelatedScope, destination: EntityDescription, ownerID: UUID?,
+    private func renderRelated(_ related: RelatedScope, destination: EntityDescription,
                                _ b: inout SQLBuilder) throws -> (join: String, condition: String, via: String) {
         let source = try self.entity(related.entity)
         guard let relationship = source.relationship(named: related.relationship) else {
@@ -232,8 +225,7 @@ extension SQLRenderer {
         switch schema.storage(of: relationship, in: source) {
         case .foreignKey(let column):
             let s = b.nextAlias()
-            var condition = "\(Self.column("id", s)) = ANY(\(b.bindIDs(related.ids)))"
-            if let ownerID { condition += " AND \(Self.column("owner_id", s)) = \(b.bind(.uuid(ownerID)))" }
+            let condition = "\(Self.column("id", s)) = ANY(\(b.bindIDs(related.ids)))"
             return (" JOIN \(qualifiedTable(source)) AS \(Naming.quoted(s)) ON \(Self.column(column, s)) = \"t0\".\"id\"", condition, Self.column("id", s))
         case .inverseForeignKey(let column):
             return ("", "\(Self.column(column, "t0")) = ANY(\(b.bindIDs(related.ids)))", Self.column(column, "t0"))

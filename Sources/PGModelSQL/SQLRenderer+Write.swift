@@ -4,12 +4,16 @@ import PGModelCore
 extension SQLRenderer {
     /// `INSERT` of every attribute of `row`. For entities with uniqueness constraints it is
     /// `ON CONFLICT DO NOTHING RETURNING id`: no row back means a constraint matched, and the store
-    /// then runs ``upsertUpdate(_:ownerID:)`` (SwiftData's upsert).
+    /// then runs ``upsertUpdate(_:owner:)`` (SwiftData's upsert).
     ///
     /// ```swift
     /// let insert = try renderer.insert(RowValues(entity: "Trip", id: id, values: values), owner: nil)
     /// ```
-    public func insert(_ row: RowValues, owner: UUID?) throws -> SQLStatement {
+    ///
+    /// With `upserting` false it is a plain `INSERT` (a uniqueness conflict is an error): what a user
+    /// inserting a child into a record shared with them sends, because the new row belongs to the record's
+    /// owner and row-level security does not let them read it back until it is linked.
+    public func insert(_ row: RowValues, owner: UUID?, upserting: Bool = true) throws -> SQLStatement {
         let ownerID = owner
         let entity = try self.entity(row.entity)
         try rejectUnknownKeys(row, entity)
@@ -27,6 +31,7 @@ extension SQLRenderer {
             placeholders.append(value.isNull ? "NULL" : b.bind(value))
         }
         b.sql = "INSERT INTO \(qualifiedTable(entity)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders.joined(separator: ", ")))"
+        guard upserting else { return b.statement }
         if !uniquenessConstraints(of: entity).isEmpty {
             b.sql += " ON CONFLICT DO NOTHING"
         }
@@ -34,11 +39,10 @@ extension SQLRenderer {
         return b.statement
     }
 
-    /// After an insert met a uniqueness constraint: updates the row that holds the same unique values with
-    /// all of `row`'s attributes, returning its id. Only groups whose values are all non-nil can match,
+    /// After an insert met a uniqueness constraint: updates the row of the same owner (uniqueness is per
+    /// owner) that holds the same unique values with all of `row`'s attributes, returning its id. Only groups whose values are all non-nil can match,
     /// because PostgreSQL treats NULLs as distinct in UNIQUE constraints. Returns `nil` if no group can match.
-    public func upsertUpdate(_ row: RowValues, visibility: RowVisibility) throws -> SQLStatement? {
-        let ownerID = visibility.ownerID
+    public func upsertUpdate(_ row: RowValues, owner: UUID?) throws -> SQLStatement? {
         let entity = try self.entity(row.entity)
         var b = SQLBuilder()
         var assignments: [String] = []
@@ -65,17 +69,16 @@ extension SQLRenderer {
         guard !matches.isEmpty else { return nil }
         let table = qualifiedTable(entity)
         var target = "SELECT \"id\" FROM \(table) WHERE (\(matches.joined(separator: " OR ")))"
-        if let ownerID { target += " AND \"owner_id\" = \(b.bind(.uuid(ownerID)))" }
+        target += owner.map { " AND \"owner_id\" = \(b.bind(.uuid($0)))" } ?? " AND \"owner_id\" IS NULL"
         // One row only, locked: two constraints could match two different rows.
         target += " ORDER BY \"id\" LIMIT 1 FOR UPDATE"
         b.sql = "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = (\(target)) RETURNING \"id\""
         return b.statement
     }
 
-    /// `UPDATE` of the attributes present in `row` (the changed ones). With `ownerID`, only that user's row.
-    /// Returns the id when a row was updated, so zero rows means missing or not the caller's.
-    public func update(_ row: RowValues, visibility: RowVisibility) throws -> SQLStatement {
-        let ownerID = visibility.ownerID
+    /// `UPDATE` of the attributes present in `row` (the changed ones). Returns the id and owner when a row
+    /// was updated, so zero rows means missing or not writable by the caller (row-level security).
+    public func update(_ row: RowValues) throws -> SQLStatement {
         let entity = try self.entity(row.entity)
         try rejectUnknownKeys(row, entity)
         var b = SQLBuilder()
@@ -94,23 +97,21 @@ extension SQLRenderer {
             throw PGModelError(.missingField, "an update of \(entity.name) changes no attribute", model: entity.name)
         }
         b.sql = "UPDATE \(qualifiedTable(entity)) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = \(b.bind(.uuid(row.id)))"
-        if let ownerID { b.sql += " AND \"owner_id\" = \(b.bind(.uuid(ownerID)))" }
         b.sql += " RETURNING \"id\", \"owner_id\""
         return b.statement
     }
 
-    /// `DELETE` of one row. With `ownerID`, only that user's row. Returns the id when a row was deleted.
-    public func delete(_ reference: RowReference, visibility: RowVisibility) throws -> SQLStatement {
-        let ownerID = visibility.ownerID
+    /// `DELETE` of one row. Returns the id when a row was deleted.
+    public func delete(_ reference: RowReference) throws -> SQLStatement {
         let entity = try self.entity(reference.entity)
         var b = SQLBuilder()
         b.sql = "DELETE FROM \(qualifiedTable(entity)) WHERE \"id\" = \(b.bind(.uuid(reference.id)))"
-        if let ownerID { b.sql += " AND \"owner_id\" = \(b.bind(.uuid(ownerID)))" }
         b.sql += " RETURNING \"id\""
         return b.statement
     }
 
-    /// Whether a row with this id exists at all (regardless of owner): tells `forbidden` from `notFound`.
+    /// Whether a row with this id exists for the connection (a service user: whether they may see it):
+    /// tells `forbidden` (visible, not writable) from `notFound`.
     public func exists(_ reference: RowReference) throws -> SQLStatement {
         let entity = try self.entity(reference.entity)
         var b = SQLBuilder()
@@ -188,22 +189,27 @@ extension SQLRenderer {
         if change.isAdded {
             b.sql = "INSERT INTO \(qualifiedTable(named: table)) (\(Naming.quoted(sourceColumn)), \(Naming.quoted(destinationColumn))) VALUES (\(s), \(d)) ON CONFLICT DO NOTHING"
         } else {
-            b.sql = "DELETE FROM \(qualifiedTable(named: table)) WHERE \(Naming.quoted(sourceColumn)) = \(s) AND \(Naming.quoted(destinationColumn)) = \(d)"
+            b.sql = "DELETE FROM \(qualifiedTable(named: table)) WHERE \(Naming.quoted(sourceColumn)) = \(s) AND \(Naming.quoted(destinationColumn)) = \(d) RETURNING 1"
         }
         return b.statement
     }
 
-    /// One boolean: whether both ends of `change` are rows of `ownerID`. A user links only their own rows.
-    public func linkEndsOwned(_ change: LinkChange, ownerID: UUID) throws -> SQLStatement {
-        let source = try self.entity(change.entity)
-        guard let relationship = source.relationship(named: change.relationship) else {
-            throw PGModelError(.unknownAttribute, "\(source.name) has no relationship '\(change.relationship)'", model: source.name, keyPath: change.relationship)
-        }
-        let destination = try self.entity(relationship.destination)
+    /// `SELECT 1` when the link of `change` exists (and the connection may see it): tells a removal the
+    /// user may not make from one of a link that is already gone.
+    public func linkExists(_ change: LinkChange) throws -> SQLStatement {
+        let (table, sourceColumn, destinationColumn) = try joinTable(of: change)
         var b = SQLBuilder()
-        let owner = b.bind(.uuid(ownerID))
-        b.sql = "SELECT EXISTS (SELECT 1 FROM \(qualifiedTable(source)) WHERE \"id\" = \(b.bind(.uuid(change.source))) AND \"owner_id\" = \(owner)) " +
-            "AND EXISTS (SELECT 1 FROM \(qualifiedTable(destination)) WHERE \"id\" = \(b.bind(.uuid(change.destination))) AND \"owner_id\" = \(owner))"
+        let s = b.bind(.uuid(change.source))
+        let d = b.bind(.uuid(change.destination))
+        b.sql = "SELECT 1 FROM \(qualifiedTable(named: table)) WHERE \(Naming.quoted(sourceColumn)) = \(s) AND \(Naming.quoted(destinationColumn)) = \(d)"
+        return b.statement
+    }
+
+    /// `SELECT id, owner_id` of the rows of `entity`'s hierarchy table with these ids that the connection sees.
+    public func owners(of entity: String, ids: [UUID]) throws -> SQLStatement {
+        let entity = try self.entity(entity)
+        var b = SQLBuilder()
+        b.sql = "SELECT \"id\", \"owner_id\" FROM \(qualifiedTable(entity)) WHERE \"id\" = ANY(\(b.bindIDs(ids)))"
         return b.statement
     }
 

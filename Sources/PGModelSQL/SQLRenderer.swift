@@ -7,7 +7,7 @@ import PGModelCore
 ///
 /// ```swift
 /// let renderer = try SQLRenderer(schema: schema, schemaName: "public")
-/// let select = try renderer.select(FetchRequest(entity: "Trip", sort: [SortKey("startDate")]), ownerID: nil)
+/// let select = try renderer.select(FetchRequest(entity: "Trip", sort: [SortKey("startDate")]))
 /// // SELECT "id", "entity", "name", … FROM "public"."trip" ORDER BY "start_date" ASC NULLS FIRST, "id" ASC
 /// ```
 public struct SQLRenderer: Sendable {

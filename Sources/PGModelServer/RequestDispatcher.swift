@@ -76,8 +76,13 @@ struct RequestDispatcher: Sendable {
         case .save(let request):
             return .saved(try await gateway.save(request, as: requester))
         case .history(let request):
-            // The engine filters by the requester: a non-admin gets only the changes of their own rows.
+            // Row-level security filters: a user gets only changes of rows they may see.
             return .history(try await gateway.fetchHistory(request, as: requester))
+        case .share(let change), .unshare(let change):
+            _ = try await gateway.save(SaveRequest(shares: [change]), as: requester)
+            return .acknowledged
+        case .shares(let record):
+            return .shares(try await gateway.shares(of: record, as: requester))
         case .deleteHistory(let request):
             // History is shared by every user of the schema: a transaction may hold several users'
             // changes, so no per-user delete leaves the log consistent for the others. Admins only.

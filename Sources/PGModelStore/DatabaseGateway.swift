@@ -52,10 +52,22 @@ package final class DatabaseGateway: Sendable {
     }
 
     /// Creates or extends the tables of `schema` and returns every registered entity afterwards.
+    ///
+    /// Only admins (and the direct store) create or change tables. A user's registration succeeds when
+    /// everything it names is registered with the same shape, as every client's start-up does, and
+    /// otherwise fails with `forbidden` naming the first difference; nothing is altered.
     package func prepare(_ schema: SchemaDescription, as requester: Requester) async throws -> SchemaDescription {
         try schema.validate()
         return try await pool.withConnection(deadline: schemaTimeout, operation: "creating the schema") { connection in
             try await self.bootstrapIfNeeded(on: connection)
+            guard requester.isAdmin else {
+                let registered = try await self.engine.loadSchema(on: connection)
+                self.registry.replace(with: registered)
+                if let difference = registered.firstDifference(registering: schema) {
+                    throw PGModelError(.forbidden, "only an admin may create or change tables: \(difference)", model: difference.entity)
+                }
+                return registered
+            }
             try await self.engine.prepare(schema, on: connection)
             let registered = try await self.engine.loadSchema(on: connection)
             self.registry.replace(with: registered)
@@ -86,10 +98,18 @@ package final class DatabaseGateway: Sendable {
 
     package func save(_ request: SaveRequest, as requester: Requester) async throws -> SaveResult {
         let names = Set(request.inserts.map(\.entity) + request.updates.map(\.entity) + request.deletes.map(\.entity)
-                        + request.batchDeletes.map(\.entity) + request.links.map(\.entity))
+                        + request.batchDeletes.map(\.entity) + request.links.map(\.entity) + request.shares.map(\.record.entity))
         let schema = try await schema(covering: names)
         return try await pool.withConnection(deadline: requestTimeout, operation: "save") {
             try await self.engine.save(request, in: schema, as: requester, on: $0)
+        }
+    }
+
+    /// The shares of `record` the requester may see.
+    package func shares(of record: RowReference, as requester: Requester) async throws -> [ModelShare] {
+        let schema = try await schema(covering: [record.entity])
+        return try await pool.withConnection(deadline: requestTimeout, operation: "shares of \(record.entity)") {
+            try await self.engine.shares(of: record, in: schema, as: requester, on: $0)
         }
     }
 

@@ -60,6 +60,10 @@ public final class PostgresModelStore: ModelStore {
         try await gateway.deleteHistory(request, as: .trusted)
     }
 
+    public func shares(of record: RowReference) async throws -> [ModelShare] {
+        try await gateway.shares(of: record, as: .trusted)
+    }
+
     public func changeSignals() -> AsyncStream<ChangeSignal> {
         changeListener.signals()
     }

@@ -28,6 +28,11 @@ extension RemoteModelStore {
         return count
     }
 
+    public func shares(of record: RowReference) async throws -> [ModelShare] {
+        guard case .shares(let shares) = try await call(.shares(record)) else { throw Self.unexpectedResult(.shares) }
+        return shares
+    }
+
     /// A new stream of doorbells for saves in the server's schema, by any client. Each stream holds a
     /// `subscribe` of its own on the store's connection. When the connection drops, the stream
     /// reconnects (with backoff, even if nothing else calls the store), subscribes again and yields

@@ -131,7 +131,33 @@ extension Request: Codable {
         case .unsubscribe:
             let c = try decoder.container(keyedBy: DynamicKey.self)
             return .unsubscribe(subscription: try c.decode(RequestID.self, forKey: DynamicKey("subscription")))
+        case .share:
+            let c = try decoder.container(keyedBy: DynamicKey.self)
+            let record = try decodeRecord(c)
+            guard c.contains(DynamicKey("permission")), !(try c.decodeNil(forKey: DynamicKey("permission"))) else {
+                throw WireError(.missingField, "missing field 'permission' (readOnly or readWrite)", field: "permission")
+            }
+            let permission = try c.decode(SharePermission.self, forKey: DynamicKey("permission"))
+            return .share(ShareChange(record: record, user: try decodeUserName(c), permission: permission))
+        case .unshare:
+            let c = try decoder.container(keyedBy: DynamicKey.self)
+            return .unshare(ShareChange(record: try decodeRecord(c), user: try decodeUserName(c), permission: nil))
+        case .shares:
+            return .shares(try decodeRecord(try decoder.container(keyedBy: DynamicKey.self)))
         }
+    }
+
+    /// The record of `share`, `unshare` and `shares`: `entity` and `rowID` (`id` is the request's).
+    private static func decodeRecord(_ c: KeyedDecodingContainer<DynamicKey>) throws -> RowReference {
+        RowReference(entity: try c.decode(String.self, forKey: DynamicKey("entity")), id: try c.decode(UUID.self, forKey: DynamicKey("rowID")))
+    }
+
+    private static func decodeUserName(_ c: KeyedDecodingContainer<DynamicKey>) throws -> String {
+        let user = try c.decode(String.self, forKey: DynamicKey("user"))
+        guard (1...128).contains(user.count) else {
+            throw WireError(.invalidField, "field 'user' must be a user name of 1 to 128 characters", field: "user")
+        }
+        return user
     }
 
     /// The `history` object of `history` and `deleteHistory`; required, so that a typo never deletes everything.
@@ -180,6 +206,14 @@ extension Request: Codable {
         case .history(let request), .deleteHistory(let request): try c.encode(request, forKey: DynamicKey("history"))
         case .subscribe(let entities): try c.encodeIfPresent(entities, forKey: DynamicKey("entities"))
         case .unsubscribe(let subscription): try c.encode(subscription, forKey: DynamicKey("subscription"))
+        case .share(let change), .unshare(let change):
+            try c.encode(change.record.entity, forKey: DynamicKey("entity"))
+            try c.encode(change.record.id.uuidString.lowercased(), forKey: DynamicKey("rowID"))
+            try c.encode(change.user, forKey: DynamicKey("user"))
+            if case .share = operation { try c.encodeIfPresent(change.permission, forKey: DynamicKey("permission")) }
+        case .shares(let record):
+            try c.encode(record.entity, forKey: DynamicKey("entity"))
+            try c.encode(record.id.uuidString.lowercased(), forKey: DynamicKey("rowID"))
         }
     }
 }

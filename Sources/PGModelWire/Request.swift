@@ -52,6 +52,15 @@ public struct Request: Hashable, Sendable {
         case subscribe(entities: [String]?)
         /// `{"op":"unsubscribe","subscription":7}`: stops the events of subscription 7.
         case unsubscribe(subscription: RequestID)
+        /// `{"op":"share","entity":"Trip","rowID":…,"user":"bob","permission":"readOnly"}`: shares a record
+        /// (and what it owns through `.cascade` relationships) with a user, or changes the permission.
+        /// Only the record's owner or an admin may. Same as a `save` with one entry in `shares`.
+        case share(ShareChange)
+        /// `{"op":"unshare","entity":"Trip","rowID":…,"user":"bob"}`: revokes the user's share of the record.
+        case unshare(ShareChange)
+        /// `{"op":"shares","entity":"Trip","rowID":…}`: the record's shares the caller may see; answers
+        /// `{"shares":[{"user":…,"permission":…,"grantedBy":…,"createdAt":…}]}`.
+        case shares(RowReference)
 
         /// The `op` string of this operation.
         public var name: Name {
@@ -68,6 +77,9 @@ public struct Request: Hashable, Sendable {
             case .deleteHistory: return .deleteHistory
             case .subscribe: return .subscribe
             case .unsubscribe: return .unsubscribe
+            case .share: return .share
+            case .unshare: return .unshare
+            case .shares: return .shares
             }
         }
 
@@ -77,7 +89,7 @@ public struct Request: Hashable, Sendable {
         /// Request.Operation.Name(rawValue: "fetch")   // .fetch
         /// ```
         public enum Name: String, Hashable, Sendable, CaseIterable, Codable {
-            case hello, ping, register, fetch, count, ids, save, bye, history, deleteHistory, subscribe, unsubscribe
+            case hello, ping, register, fetch, count, ids, save, bye, history, deleteHistory, subscribe, unsubscribe, share, unshare, shares
         }
     }
 }

@@ -13,7 +13,7 @@ extension Response: Codable {
     }
 
     private enum Field: String {
-        case id, ok, error, server, user, userID, pong, entities, rows, count, ids, remapped, deleted, history, subscription
+        case id, ok, error, server, user, userID, pong, entities, rows, count, ids, remapped, deleted, history, subscription, shares
         var key: DynamicKey { DynamicKey(rawValue) }
     }
 
@@ -56,6 +56,8 @@ extension Response: Codable {
             self.init(id: id, .history(try c.decode(HistoryPage.self, forKey: Field.history.key)))
         } else if c.contains(Field.subscription.key) {
             self.init(id: id, .subscribed(try c.decode(RequestID.self, forKey: Field.subscription.key)))
+        } else if c.contains(Field.shares.key) {
+            self.init(id: id, .shares(try c.decode([ModelShare].self, forKey: Field.shares.key)))
         } else {
             self.init(id: id, .acknowledged)
         }
@@ -104,6 +106,8 @@ extension Response: Codable {
                 try c.encode(WireHistoryPage(page), forKey: Field.history.key)
             case .subscribed(let subscription):
                 try c.encode(subscription, forKey: Field.subscription.key)
+            case .shares(let shares):
+                try c.encode(shares, forKey: Field.shares.key)
             }
         }
     }

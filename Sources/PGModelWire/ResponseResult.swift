@@ -26,6 +26,8 @@ public enum ResponseResult: Hashable, Sendable {
     case history(HistoryPage)
     /// `subscribe`: `{"subscription":7}`, the id that the subscription's events carry (the request's id).
     case subscribed(RequestID)
+    /// `shares`: `{"shares":[{"user":"bob","permission":"readOnly","grantedBy":"alice","createdAt":…}]}`.
+    case shares([ModelShare])
 
     /// The op this result answers; `nil` for ``acknowledged``, which no op but `bye` returns.
     ///
@@ -44,19 +46,20 @@ public enum ResponseResult: Hashable, Sendable {
         case .acknowledged: return .bye
         case .history: return .history
         case .subscribed: return .subscribe
+        case .shares: return .shares
         }
     }
 
     /// Whether this result is a valid answer to `operation`. Some results answer several ops, because
-    /// responses are told apart by their keys alone: `deleteHistory` answers with ``count(_:)`` and
-    /// `unsubscribe` with ``acknowledged``.
+    /// responses are told apart by their keys alone: `deleteHistory` answers with ``count(_:)``, and
+    /// `unsubscribe`, `share` and `unshare` with ``acknowledged``.
     ///
     /// ```swift
     /// ResponseResult.count(3).answers(.deleteHistory)   // true
     /// ```
     public func answers(_ operation: Request.Operation.Name) -> Bool {
         switch (self, operation) {
-        case (.count, .deleteHistory), (.acknowledged, .unsubscribe): return true
+        case (.count, .deleteHistory), (.acknowledged, .unsubscribe), (.acknowledged, .share), (.acknowledged, .unshare): return true
         default: return operationName == operation
         }
     }

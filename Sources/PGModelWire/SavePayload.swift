@@ -7,7 +7,7 @@ struct SavePayload: Codable {
 
     init(_ request: SaveRequest) { self.request = request }
 
-    private enum CodingKeys: String, CodingKey { case inserts, updates, deletes, links, batchDeletes, author }
+    private enum CodingKeys: String, CodingKey { case inserts, updates, deletes, links, batchDeletes, shares, author }
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -18,6 +18,7 @@ struct SavePayload: Codable {
             inserts: inserts.map(\.row), updates: updates.map(\.row), deletes: deletes.map(\.reference),
             links: try c.decodeIfPresent([LinkChange].self, forKey: .links) ?? [],
             batchDeletes: try c.decodeIfPresent([FetchRequest].self, forKey: .batchDeletes) ?? [],
+            shares: try c.decodeIfPresent([ShareChange].self, forKey: .shares) ?? [],
             author: try c.decodeIfPresent(String.self, forKey: .author))
     }
 
@@ -28,6 +29,7 @@ struct SavePayload: Codable {
         try c.encode(request.deletes.map(WireReference.init), forKey: .deletes)
         if !request.links.isEmpty { try c.encode(request.links, forKey: .links) }
         if !request.batchDeletes.isEmpty { try c.encode(request.batchDeletes, forKey: .batchDeletes) }
+        if !request.shares.isEmpty { try c.encode(request.shares, forKey: .shares) }
         try c.encodeIfPresent(request.author, forKey: .author)
     }
 }

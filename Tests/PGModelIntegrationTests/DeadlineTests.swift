@@ -98,6 +98,7 @@ struct DeadlineTests {
         let schema = TestDatabase.uniqueSchema("dls")
         let user = try await ServerTestHarness.makeUser("deadline")
         try await ServerTestHarness.withServer(schemaName: schema) { port in
+            try await ServerTestHarness.register(Schema([DeadlineEntry.self]).schemaDescription, schemaName: schema)
             var configuration = ModelConfiguration(url: try #require(URL(string: "pgmodel://\(user.name):secret@127.0.0.1:\(port)")))
             configuration.requestTimeout = .seconds(1)
             let container = try await offCooperativePool { [configuration] in
@@ -113,6 +114,7 @@ struct DeadlineTests {
         let schema = TestDatabase.uniqueSchema("dlv")
         let user = try await ServerTestHarness.makeUser("deadline")
         try await ServerTestHarness.withRunningServer(schemaName: schema, requestTimeout: .seconds(1)) { _, port in
+            try await ServerTestHarness.register(Schema([DeadlineEntry.self]).schemaDescription, schemaName: schema)
             var configuration = ModelConfiguration(url: try #require(URL(string: "pgmodel://\(user.name):secret@127.0.0.1:\(port)")))
             configuration.requestTimeout = .seconds(20)
             let container = try await offCooperativePool { [configuration] in
@@ -204,6 +206,7 @@ struct DeadlineTests {
         let schema = TestDatabase.uniqueSchema("dlb")
         let user = try await ServerTestHarness.makeUser("deadline")
         try await ServerTestHarness.withServer(schemaName: schema) { port in
+            try await ServerTestHarness.register(Schema([DeadlineEntry.self]).schemaDescription, schemaName: schema)
             let url = try #require(URL(string: "pgmodel://\(user.name):secret@127.0.0.1:\(port)"))
             let container = try await offCooperativePool { try ModelContainer(for: DeadlineEntry.self, configurations: ModelConfiguration(url: url)) }
             try await Self.expectConcurrentAsyncFetchesKeepThePoolResponsive(container, table: "\"\(schema)\".\"deadline_entry\"", "service")

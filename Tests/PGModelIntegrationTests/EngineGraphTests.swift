@@ -76,7 +76,7 @@ struct EngineGraphTests {
                 """)
             #expect(rules == ["track_album_id_fkey n true", "user_followers_user_id_fkey c false"])
             let views = try await strings(c, "SELECT table_name FROM information_schema.views WHERE table_schema = '\(s)' ORDER BY 1")
-            #expect(views == ["business_trip", "personal_trip"])
+            #expect(views == ["business_trip", "personal_trip", "pgmodel_cascade_links"])
             let checks = try await strings(c, "SELECT conname::text FROM pg_constraint WHERE contype = 'c' AND conrelid = '\(s).trip'::regclass")
             #expect(checks == ["trip_perdiem_check"])
             // A BusinessTrip row without perdiem breaks the check; a plain Trip row is fine.
@@ -281,7 +281,7 @@ struct EngineGraphTests {
         }
     }
 
-    @Test func ownerScopedCascadeDeletesOnlyTheCallersRows() async throws {
+    @Test func rowLevelSecurityScopesReferencesAndCascades() async throws {
         try await withStore { engine, c, _ in
             let alice = try await engine.createUser(name: "g_alice_" + UUID().uuidString.prefix(8).lowercased(), password: "x", isAdmin: false, on: c)
             let bob = try await engine.createUser(name: "g_bob_" + UUID().uuidString.prefix(8).lowercased(), password: "x", isAdmin: false, on: c)
@@ -289,23 +289,35 @@ struct EngineGraphTests {
             let album = row("Album", ["title": .string("A")])
             let mine = row("Track", ["title": .string("mine"), "duration": .int(1), "album": .uuid(album.id)])
             _ = try await save(engine, c, SaveRequest(inserts: [album, mine]), as: aliceScope)
+            // Bob's reference to Alice's album fails exactly as one to a row that does not exist, and
+            // his whole save is rolled back.
             let theirs = row("Track", ["title": .string("theirs"), "duration": .int(1), "album": .uuid(album.id)])
-            _ = try await save(engine, c, SaveRequest(inserts: [theirs]), as: bobScope)
+            await #expect { _ = try await save(engine, c, SaveRequest(inserts: [theirs]), as: bobScope) }
+                throws: { ($0 as? PGModelError)?.code == .constraintViolation }
+            let ghost = row("Track", ["title": .string("ghost"), "duration": .int(1), "album": .uuid(UUID.v7())])
+            await #expect { _ = try await save(engine, c, SaveRequest(inserts: [ghost]), as: bobScope) }
+                throws: { ($0 as? PGModelError)?.code == .constraintViolation }
+            #expect(try await fetch(engine, c, FetchRequest(entity: "Track"), as: bobScope).isEmpty)
+            let own = row("Track", ["title": .string("own"), "duration": .int(1)])
+            _ = try await save(engine, c, SaveRequest(inserts: [own]), as: bobScope)
             // Bob sees his track only, and cannot fetch through Alice's album.
             #expect(try await engine.count(FetchRequest(entity: "Track", predicate: .compare(.equal, .key("album.title"), .value(.string("A")))),
                                            in: schema, as: bobScope, on: c) == 0)
             let result = try await save(engine, c, SaveRequest(deletes: [RowReference(entity: "Album", id: album.id)]), as: aliceScope)
             #expect(Set(result.deleted.map(\.id)) == [album.id, mine.id])
-            let left = try await fetch(engine, c, FetchRequest(entity: "Track"), as: bobScope)
-            #expect(left.map(\.id) == [theirs.id] && left[0].values["album"] == .null)
-            // Bob cannot delete Alice's rows: forbidden; a batch delete simply does not see them.
+            #expect(try await fetch(engine, c, FetchRequest(entity: "Track"), as: bobScope).map(\.id) == [own.id])
+            // Bob cannot delete Alice's rows; to him they do not exist, so nothing happens and he learns
+            // nothing; a batch delete simply does not see them.
             let other = row("Album", ["title": .string("B")])
             _ = try await save(engine, c, SaveRequest(inserts: [other]), as: aliceScope)
-            await #expect { _ = try await save(engine, c, SaveRequest(deletes: [RowReference(entity: "Album", id: other.id)]), as: bobScope) }
-                throws: { ($0 as? PGModelError)?.code == .forbidden }
+            let blind = try await save(engine, c, SaveRequest(deletes: [RowReference(entity: "Album", id: other.id)]), as: bobScope)
+            #expect(blind.deleted.isEmpty)
             let none = try await save(engine, c, SaveRequest(batchDeletes: [FetchRequest(entity: "Album")]), as: bobScope)
             #expect(none.deleted.isEmpty)
             #expect(try await fetch(engine, c, FetchRequest(entity: "Album"), as: aliceScope).map(\.id) == [other.id])
+            // Nor update them: not found, exactly as a row that does not exist.
+            await #expect { _ = try await save(engine, c, SaveRequest(updates: [RowValues(entity: "Album", id: other.id, values: ["title": .string("X")])]), as: bobScope) }
+                throws: { ($0 as? PGModelError)?.code == .notFound }
         }
     }
 

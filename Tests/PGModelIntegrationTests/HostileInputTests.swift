@@ -26,6 +26,7 @@ struct HostileInputTests {
             let client = try await RawProtocolClient.connect(port: port)
             defer { Task { await client.close() } }
             #expect(try await RawProtocolTests.hello(client, user.name, "secret").ok == true)
+            try await ServerTestHarness.register(json: try Self.schemaJSON(entity))
             let registered = try await client.request(#"{"id":2,"op":"register","schema":\#(try Self.schemaJSON(entity))}"#)
             #expect(registered.ok == true, "\(registered)")
 

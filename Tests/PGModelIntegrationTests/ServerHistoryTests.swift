@@ -17,6 +17,7 @@ struct ServerHistoryTests {
     /// A second client saves one row of `entity` as `user`; returns its id.
     static func save(_ entity: String, as user: AuthenticatedUser, port: Int, code: String = "c") async throws -> UUID {
         let store = try RemoteModelStore(url: try ServerRemoteStoreTests.url(user, port: port))
+        try await ServerTestHarness.register(ServerRemoteStoreTests.schema(entity))
         try await store.prepare(ServerRemoteStoreTests.schema(entity))
         let row = ServerRemoteStoreTests.row(entity, "\(code)_\(ServerTestHarness.uniqueSuffix())", rank: 1)
         _ = try await store.save(SaveRequest(inserts: [row], author: "history-test"))

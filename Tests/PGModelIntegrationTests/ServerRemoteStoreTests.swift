@@ -43,6 +43,7 @@ struct ServerRemoteStoreTests {
             let hello = try await store.connect()
             #expect(hello.server == "pgmodel/0.1")
             #expect(hello.userID == user.id)
+            try await ServerTestHarness.register(Self.schema(entity))
             try await store.prepare(Self.schema(entity))
 
             let a = Self.row(entity, "a", rank: 3, score: 1.5)
@@ -129,6 +130,7 @@ struct ServerRemoteStoreTests {
         let entity = ServerTestHarness.uniqueEntity("Item")
         try await ServerTestHarness.withServer { port in
             let store = try RemoteModelStore(url: try Self.url(user, port: port))
+            try await ServerTestHarness.register(Self.schema(entity))
             try await store.prepare(Self.schema(entity))
             let rows = (1...12).map { Self.row(entity, "c\($0)", rank: Int64($0)) }
             _ = try await store.save(SaveRequest(inserts: rows))
@@ -155,6 +157,7 @@ struct ServerRemoteStoreTests {
         let row = Self.row(entity, "kept", rank: 1)
         let (store, port) = try await ServerTestHarness.withServer { port in
             let store = try RemoteModelStore(url: try Self.url(user, port: port))
+            try await ServerTestHarness.register(Self.schema(entity))
             try await store.prepare(Self.schema(entity))
             _ = try await store.save(SaveRequest(inserts: [row]))
             return (store, port)

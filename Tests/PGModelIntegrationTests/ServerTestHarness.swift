@@ -79,6 +79,19 @@ enum ServerTestHarness {
         }
     }
 
+    /// Creates the tables of `schema` as the database owner, as an admin does at deploy time: service
+    /// users may only register what exists.
+    static func register(_ schema: SchemaDescription, schemaName: String = "public") async throws {
+        try await withDatabase(schemaName: schemaName) { engine, connection in
+            try await engine.prepare(schema, on: connection)
+        }
+    }
+
+    /// ``register(_:schemaName:)`` for a schema in its JSON form, as raw protocol tests send it.
+    static func register(json: String, schemaName: String = "public") async throws {
+        try await register(try JSONDecoder().decode(SchemaDescription.self, from: Data(json.utf8)), schemaName: schemaName)
+    }
+
     /// Runs `body` on a connection of its own, after bootstrapping the system tables.
     static func withDatabase<T: Sendable>(
         schemaName: String = "public", _ body: (PostgresStoreEngine, PostgresConnection) async throws -> T

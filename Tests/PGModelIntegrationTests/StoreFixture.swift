@@ -41,8 +41,9 @@ struct StoreFixture {
             let chosen: TestService
             if let service { chosen = service } else { chosen = try await TestService.shared() }
             let service = chosen
-            let url = try await service.newUserURL()
             let schema = Schema(types)
+            try await service.register(schema)
+            let url = try await service.newUserURL()
             var configuration = ModelConfiguration(url: url)
             configuration.requestTimeout = requestTimeout
             let chosenConfiguration = configuration

@@ -43,10 +43,22 @@ actor TestService {
         port = try await task.value
     }
 
+    private var adminURL: URL?
+
+    /// Registers `schema` as an admin: only admins create tables, users register what exists.
+    func register(_ schema: Schema) async throws {
+        let url: URL
+        if let adminURL { url = adminURL } else {
+            url = try await newUserURL(admin: true)
+            adminURL = url
+        }
+        _ = try await offCooperativePool { try ModelContainer(for: schema, configurations: ModelConfiguration(url: url)) }
+    }
+
     /// A `pgmodel://` URL of a newly created user.
-    func newUserURL() async throws -> URL {
+    func newUserURL(admin: Bool = false) async throws -> URL {
         guard let port else { throw PGModelError(.connectionFailed, "the test service is not running") }
-        let user = try await ServerTestHarness.makeUser("behavior")
+        let user = try await ServerTestHarness.makeUser(admin ? "admin" : "behavior", admin: admin)
         guard let url = URL(string: "pgmodel://\(user.name):secret@127.0.0.1:\(port)") else {
             throw PGModelError(.invalidConfiguration, "could not form the test service URL")
         }

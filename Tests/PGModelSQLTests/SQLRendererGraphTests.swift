@@ -17,9 +17,9 @@ struct SQLRendererGraphTests {
         r = try SQLRenderer(schema: GraphTestSchema.schema, schemaName: "app")
     }
 
-    func sql(_ request: FetchRequest, owner: UUID? = nil) throws -> SQLStatement { try r.select(request, visibility: owner.map(RowVisibility.ownedBy) ?? .allRows) }
-    func count(_ entity: String, _ predicate: QueryExpression, owner: UUID? = nil) throws -> SQLStatement {
-        try r.count(FetchRequest(entity: entity, predicate: predicate), visibility: owner.map(RowVisibility.ownedBy) ?? .allRows)
+    func sql(_ request: FetchRequest) throws -> SQLStatement { try r.select(request) }
+    func count(_ entity: String, _ predicate: QueryExpression) throws -> SQLStatement {
+        try r.count(FetchRequest(entity: entity, predicate: predicate))
     }
 
     // MARK: storage
@@ -74,8 +74,8 @@ struct SQLRendererGraphTests {
 
     @Test func oneViewPerSubclass() {
         let ddl = r.createStatements()
-        #expect(ddl.contains(#"DO $pgmodel$ BEGIN CREATE OR REPLACE VIEW "app"."business_trip" AS SELECT "id", "entity", "owner_id", "name", "destination", "perdiem" FROM "app"."trip" WHERE "entity" IN ('BusinessTrip'); EXCEPTION WHEN invalid_table_definition THEN DROP VIEW "app"."business_trip"; CREATE VIEW "app"."business_trip" AS SELECT "id", "entity", "owner_id", "name", "destination", "perdiem" FROM "app"."trip" WHERE "entity" IN ('BusinessTrip'); END $pgmodel$"#))
-        #expect(ddl.contains { $0.contains(#"VIEW "app"."personal_trip" AS SELECT "id", "entity", "owner_id", "name", "destination", "reason""#) })
+        #expect(ddl.contains(#"DO $pgmodel$ BEGIN CREATE OR REPLACE VIEW "app"."business_trip" WITH (security_invoker = true) AS SELECT "id", "entity", "owner_id", "name", "destination", "perdiem" FROM "app"."trip" WHERE "entity" IN ('BusinessTrip'); EXCEPTION WHEN invalid_table_definition THEN DROP VIEW "app"."business_trip"; CREATE VIEW "app"."business_trip" WITH (security_invoker = true) AS SELECT "id", "entity", "owner_id", "name", "destination", "perdiem" FROM "app"."trip" WHERE "entity" IN ('BusinessTrip'); END $pgmodel$"#))
+        #expect(ddl.contains { $0.contains(#"VIEW "app"."personal_trip" WITH (security_invoker = true) AS SELECT "id", "entity", "owner_id", "name", "destination", "reason""#) })
         #expect(r.createStatements() == ddl, "deterministic")
     }
 
@@ -83,9 +83,9 @@ struct SQLRendererGraphTests {
 
     @Test func deepFetchReadsEveryClassColumnAndSubclassFetchFilters() throws {
         #expect(try sql(FetchRequest(entity: "Trip")).sql == #"SELECT "id", "entity", "name", "destination", "perdiem", "reason" FROM "app"."trip" ORDER BY "id" ASC"#)
-        let business = try sql(FetchRequest(entity: "BusinessTrip", properties: ["perdiem"]), owner: owner)
-        #expect(business.sql == #"SELECT "id", "entity", "perdiem" FROM "app"."trip" WHERE "entity" IN ($1) AND "owner_id" = $2 ORDER BY "id" ASC"#)
-        #expect(business.binds == [.string("BusinessTrip"), .uuid(owner)])
+        let business = try sql(FetchRequest(entity: "BusinessTrip", properties: ["perdiem"]))
+        #expect(business.sql == #"SELECT "id", "entity", "perdiem" FROM "app"."trip" WHERE "entity" IN ($1) ORDER BY "id" ASC"#)
+        #expect(business.binds == [.string("BusinessTrip")])
         let layout = try r.selectLayout(FetchRequest(entity: "Trip"))
         #expect(layout.fields(of: "BusinessTrip").map(\.name) == ["name", "destination", "perdiem"])
         #expect(layout.fields(of: "Trip").map(\.name) == ["name", "destination"])
@@ -94,9 +94,9 @@ struct SQLRendererGraphTests {
     }
 
     @Test func relatedScopeForEachStorage() throws {
-        let fk = try sql(FetchRequest(entity: "Album", related: RelatedScope(entity: "Track", relationship: "album", ids: [a])), owner: owner)
-        #expect(fk.sql == #"SELECT "t0"."id", "t0"."entity", "t0"."title", "t0"."publisher_id", "t1"."id" FROM "app"."album" AS "t0" JOIN "app"."track" AS "t1" ON "t1"."album_id" = "t0"."id" WHERE "t1"."id" = ANY($1::uuid[]) AND "t1"."owner_id" = $2 AND "t0"."owner_id" = $3 ORDER BY "t0"."id" ASC, "t1"."id" ASC"#)
-        #expect(fk.binds == [ids, .uuid(owner), .uuid(owner)])
+        let fk = try sql(FetchRequest(entity: "Album", related: RelatedScope(entity: "Track", relationship: "album", ids: [a])))
+        #expect(fk.sql == #"SELECT "t0"."id", "t0"."entity", "t0"."title", "t0"."publisher_id", "t1"."id" FROM "app"."album" AS "t0" JOIN "app"."track" AS "t1" ON "t1"."album_id" = "t0"."id" WHERE "t1"."id" = ANY($1::uuid[]) ORDER BY "t0"."id" ASC, "t1"."id" ASC"#)
+        #expect(fk.binds == [ids])
         let inverse = try sql(FetchRequest(entity: "Track", related: RelatedScope(entity: "Album", relationship: "tracks", ids: [a])))
         #expect(inverse.sql == #"SELECT "t0"."id", "t0"."entity", "t0"."title", "t0"."duration", "t0"."album_id", "t0"."album_id" FROM "app"."track" AS "t0" WHERE "t0"."album_id" = ANY($1::uuid[]) ORDER BY "t0"."id" ASC, "t0"."album_id" ASC"#)
         let join = try sql(FetchRequest(entity: "User", related: RelatedScope(entity: "User", relationship: "following", ids: [a])))
@@ -105,17 +105,17 @@ struct SQLRendererGraphTests {
     }
 
     @Test func dottedKeysJoinInPredicatesAndSorts() throws {
-        let s = try sql(FetchRequest(entity: "Track", predicate: .compare(.equal, .key("album.title"), .value(.string("X"))), sort: [SortKey("album.publisher.name")]), owner: owner)
-        #expect(s.sql == #"SELECT "t0"."id", "t0"."entity", "t0"."title", "t0"."duration", "t0"."album_id" FROM "app"."track" AS "t0" LEFT JOIN "app"."album" AS "t1" ON "t1"."id" = "t0"."album_id" AND "t1"."owner_id" = $1 LEFT JOIN "app"."publisher" AS "t2" ON "t2"."id" = "t1"."publisher_id" AND "t2"."owner_id" = $4 WHERE ("t1"."title" IS NOT DISTINCT FROM $2) AND "t0"."owner_id" = $3 ORDER BY "t2"."name" ASC NULLS FIRST, "t0"."id" ASC"#)
-        #expect(s.binds == [.uuid(owner), .string("X"), .uuid(owner), .uuid(owner)])
-        let lateral = try r.selectIdentifiers(FetchRequest(entity: "BucketListItem", predicate: .compare(.equal, .key("trip.livingAccommodation.name"), .value(.string("X")))), visibility: .allRows)
+        let s = try sql(FetchRequest(entity: "Track", predicate: .compare(.equal, .key("album.title"), .value(.string("X"))), sort: [SortKey("album.publisher.name")]))
+        #expect(s.sql == #"SELECT "t0"."id", "t0"."entity", "t0"."title", "t0"."duration", "t0"."album_id" FROM "app"."track" AS "t0" LEFT JOIN "app"."album" AS "t1" ON "t1"."id" = "t0"."album_id" LEFT JOIN "app"."publisher" AS "t2" ON "t2"."id" = "t1"."publisher_id" WHERE ("t1"."title" IS NOT DISTINCT FROM $1) ORDER BY "t2"."name" ASC NULLS FIRST, "t0"."id" ASC"#)
+        #expect(s.binds == [.string("X")])
+        let lateral = try r.selectIdentifiers(FetchRequest(entity: "BucketListItem", predicate: .compare(.equal, .key("trip.livingAccommodation.name"), .value(.string("X")))))
         #expect(lateral.sql == #"SELECT "t0"."id", "t0"."entity" FROM "app"."bucket_list_item" AS "t0" LEFT JOIN "app"."trip" AS "t1" ON "t1"."id" = "t0"."trip_id" LEFT JOIN LATERAL (SELECT * FROM "app"."living_accommodation" AS "t2" WHERE "t2"."trip_id" = "t1"."id" ORDER BY "t2"."id" LIMIT 1) AS "t2" ON TRUE WHERE ("t2"."name" IS NOT DISTINCT FROM $1) ORDER BY "t0"."id" ASC"#)
     }
 
     @Test func toManyInADottedKeyIsUnsupported() {
         #expect { try count("Album", .compare(.equal, .key("tracks.title"), .value(.string("x")))) }
             throws: { ($0 as? PGModelError)?.code == .unsupportedPredicate && ($0 as? PGModelError)?.keyPath == "tracks.title" }
-        #expect { try r.select(FetchRequest(entity: "Album", sort: [SortKey("tracks.title")]), visibility: .allRows) }
+        #expect { try r.select(FetchRequest(entity: "Album", sort: [SortKey("tracks.title")])) }
             throws: { ($0 as? PGModelError)?.code == .unsupportedSort }
         #expect { try count("Album", .compare(.equal, .key("publisher.nope"), .value(.string("x")))) }
             throws: { ($0 as? PGModelError)?.code == .unknownAttribute }
@@ -124,8 +124,8 @@ struct SQLRendererGraphTests {
     @Test func relationshipKeysCompareIDs() throws {
         let fk = try count("Track", .compare(.equal, .key("album"), .value(.uuid(a))))
         #expect(fk.sql == #"SELECT count(*) FROM "app"."track" AS "t0" WHERE ("t0"."album_id" IS NOT DISTINCT FROM $1)"#)
-        let inverse = try count("Trip", .and([.compare(.equal, .key("livingAccommodation"), .value(.null)), .compare(.notEqual, .key("livingAccommodation"), .value(.null))]), owner: owner)
-        #expect(inverse.sql == #"SELECT count(*) FROM "app"."trip" AS "t0" WHERE ((NOT EXISTS (SELECT 1 FROM "app"."living_accommodation" AS "t1" WHERE "t1"."trip_id" = "t0"."id" AND "t1"."owner_id" = $1)) AND EXISTS (SELECT 1 FROM "app"."living_accommodation" AS "t2" WHERE "t2"."trip_id" = "t0"."id" AND "t2"."owner_id" = $2)) AND "t0"."owner_id" = $3"#)
+        let inverse = try count("Trip", .and([.compare(.equal, .key("livingAccommodation"), .value(.null)), .compare(.notEqual, .key("livingAccommodation"), .value(.null))]))
+        #expect(inverse.sql == #"SELECT count(*) FROM "app"."trip" AS "t0" WHERE ((NOT EXISTS (SELECT 1 FROM "app"."living_accommodation" AS "t1" WHERE "t1"."trip_id" = "t0"."id")) AND EXISTS (SELECT 1 FROM "app"."living_accommodation" AS "t2" WHERE "t2"."trip_id" = "t0"."id"))"#)
     }
 
     @Test func isKindIsAnEntityList() throws {
@@ -156,15 +156,15 @@ struct SQLRendererGraphTests {
         #expect { try count("Track", .aggregate(Aggregate(.count, relationship: "album"))) } throws: { ($0 as? PGModelError)?.code == .unsupportedPredicate }
     }
 
-    @Test func aggregatesOverAJoinTableWithOwner() throws {
-        let from = #"FROM "app"."playlist_tracks" AS "t2" JOIN "app"."track" AS "t1" ON "t1"."id" = "t2"."tracks_id" WHERE "t2"."playlist_id" = "t0"."id" AND "t1"."owner_id" = $1 AND ("t1"."duration" > $2)"#
-        let count = try count("Playlist", .compare(.equal, .aggregate(Aggregate(.count, relationship: "tracks", predicate: long)), .value(.int(0))), owner: owner)
-        #expect(count.sql == #"SELECT count(*) FROM "app"."playlist" AS "t0" WHERE ((SELECT count(*) "# + from + #") = $3) AND "t0"."owner_id" = $4"#)
-        #expect(count.binds == [.uuid(owner), .int(100), .int(0), .uuid(owner)])
-        let all = try self.count("Playlist", .aggregate(Aggregate(.all, relationship: "tracks", predicate: long)), owner: owner)
-        #expect(all.sql == #"SELECT count(*) FROM "app"."playlist" AS "t0" WHERE (NOT EXISTS (SELECT 1 FROM "app"."playlist_tracks" AS "t2" JOIN "app"."track" AS "t1" ON "t1"."id" = "t2"."tracks_id" WHERE "t2"."playlist_id" = "t0"."id" AND "t1"."owner_id" = $1 AND (("t1"."duration" > $2)) IS NOT TRUE)) AND "t0"."owner_id" = $3"#)
-        let max = try self.count("Playlist", .compare(.less, .aggregate(Aggregate(.max, relationship: "tracks", predicate: long, value: .key("duration"))), .value(.int(9))), owner: owner)
-        #expect(max.sql == #"SELECT count(*) FROM "app"."playlist" AS "t0" WHERE ((SELECT max("t1"."duration") "# + from + #") < $3) AND "t0"."owner_id" = $4"#)
+    @Test func aggregatesOverAJoinTable() throws {
+        let from = #"FROM "app"."playlist_tracks" AS "t2" JOIN "app"."track" AS "t1" ON "t1"."id" = "t2"."tracks_id" WHERE "t2"."playlist_id" = "t0"."id" AND ("t1"."duration" > $1)"#
+        let count = try count("Playlist", .compare(.equal, .aggregate(Aggregate(.count, relationship: "tracks", predicate: long)), .value(.int(0))))
+        #expect(count.sql == #"SELECT count(*) FROM "app"."playlist" AS "t0" WHERE ((SELECT count(*) "# + from + #") = $2)"#)
+        #expect(count.binds == [.int(100), .int(0)])
+        let all = try self.count("Playlist", .aggregate(Aggregate(.all, relationship: "tracks", predicate: long)))
+        #expect(all.sql == #"SELECT count(*) FROM "app"."playlist" AS "t0" WHERE (NOT EXISTS (SELECT 1 FROM "app"."playlist_tracks" AS "t2" JOIN "app"."track" AS "t1" ON "t1"."id" = "t2"."tracks_id" WHERE "t2"."playlist_id" = "t0"."id" AND (("t1"."duration" > $1)) IS NOT TRUE))"#)
+        let max = try self.count("Playlist", .compare(.less, .aggregate(Aggregate(.max, relationship: "tracks", predicate: long, value: .key("duration"))), .value(.int(9))))
+        #expect(max.sql == #"SELECT count(*) FROM "app"."playlist" AS "t0" WHERE ((SELECT max("t1"."duration") "# + from + #") < $2)"#)
     }
 
     @Test func aggregatesOverAManyToManyAndThroughAToOne() throws {
@@ -184,9 +184,9 @@ struct SQLRendererGraphTests {
         let subclass = try r.insert(RowValues(entity: "BusinessTrip", id: a, values: ["name": .string("t"), "destination": .string("d"), "perdiem": .double(3)]), owner: nil)
         #expect(subclass.sql == #"INSERT INTO "app"."trip" ("id", "entity", "owner_id", "name", "destination", "perdiem") VALUES ($1, $2, NULL, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING "id""#)
         #expect(subclass.binds[1] == .string("BusinessTrip"))
-        #expect(try r.update(RowValues(entity: "Track", id: a, values: ["album": .null]), visibility: .allRows).sql == #"UPDATE "app"."track" SET "album_id" = NULL WHERE "id" = $1 RETURNING "id", "owner_id""#)
-        #expect { try r.update(RowValues(entity: "Album", id: a, values: ["tracks": .null]), visibility: .allRows) } throws: { ($0 as? PGModelError)?.code == .invalidField }
-        #expect { try r.update(RowValues(entity: "Track", id: a, values: ["album": .int(1)]), visibility: .allRows) } throws: { ($0 as? PGModelError)?.code == .typeMismatch }
+        #expect(try r.update(RowValues(entity: "Track", id: a, values: ["album": .null])).sql == #"UPDATE "app"."track" SET "album_id" = NULL WHERE "id" = $1 RETURNING "id", "owner_id""#)
+        #expect { try r.update(RowValues(entity: "Album", id: a, values: ["tracks": .null])) } throws: { ($0 as? PGModelError)?.code == .invalidField }
+        #expect { try r.update(RowValues(entity: "Track", id: a, values: ["album": .int(1)])) } throws: { ($0 as? PGModelError)?.code == .typeMismatch }
     }
 
     @Test func linksNormalizeToTheJoinTable() throws {
@@ -196,7 +196,7 @@ struct SQLRendererGraphTests {
         let followers = try r.link(LinkChange(entity: "User", relationship: "followers", source: a, destination: owner, isAdded: true))
         #expect(followers.sql == #"INSERT INTO "app"."user_followers" ("user_id", "followers_id") VALUES ($1, $2) ON CONFLICT DO NOTHING"#)
         let remove = try r.link(LinkChange(entity: "Playlist", relationship: "tracks", source: a, destination: owner, isAdded: false))
-        #expect(remove.sql == #"DELETE FROM "app"."playlist_tracks" WHERE "playlist_id" = $1 AND "tracks_id" = $2"#)
+        #expect(remove.sql == #"DELETE FROM "app"."playlist_tracks" WHERE "playlist_id" = $1 AND "tracks_id" = $2 RETURNING 1"#)
         #expect { try r.link(LinkChange(entity: "Album", relationship: "tracks", source: a, destination: owner, isAdded: true)) }
             throws: { ($0 as? PGModelError)?.code == .invalidField }
     }
@@ -204,18 +204,18 @@ struct SQLRendererGraphTests {
     // MARK: delete rules
 
     @Test func deleteRuleQueries() throws {
-        #expect(try r.lockRows(of: "Album", ids: [a], visibility: .ownedBy(owner)).sql == #"SELECT "id", "entity" FROM "app"."album" WHERE "id" = ANY($1::uuid[]) AND "owner_id" = $2 ORDER BY "id" FOR UPDATE"#)
-        let batch = try r.selectForDelete(FetchRequest(entity: "Track", predicate: .compare(.equal, .key("album.title"), .value(.string("X")))), visibility: .allRows)
+        #expect(try r.lockRows(of: "Album", ids: [a]).sql == #"SELECT "id", "entity" FROM "app"."album" WHERE "id" = ANY($1::uuid[]) ORDER BY "id" FOR UPDATE"#)
+        let batch = try r.selectForDelete(FetchRequest(entity: "Track", predicate: .compare(.equal, .key("album.title"), .value(.string("X")))))
         #expect(batch.sql == #"SELECT "t0"."id", "t0"."entity" FROM "app"."track" AS "t0" LEFT JOIN "app"."album" AS "t1" ON "t1"."id" = "t0"."album_id" WHERE ("t1"."title" IS NOT DISTINCT FROM $1) ORDER BY "t0"."id" ASC FOR UPDATE OF "t0""#)
-        #expect(try r.selectForDelete(FetchRequest(entity: "BusinessTrip"), visibility: .allRows).sql == #"SELECT "id", "entity" FROM "app"."trip" WHERE "entity" IN ($1) ORDER BY "id" ASC FOR UPDATE"#)
-        #expect(try r.relatedRows("album", of: "Track", ids: [a], visibility: .allRows).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."album" AS "d" WHERE "d"."id" IN (SELECT "s"."album_id" FROM "app"."track" AS "s" WHERE "s"."id" = ANY($1::uuid[])) ORDER BY "d"."id""#)
-        let inverse = try r.relatedRows("tracks", of: "Album", ids: [a], visibility: .ownedBy(owner))
-        #expect(inverse.sql == #"SELECT "d"."id", "d"."entity" FROM "app"."track" AS "d" WHERE "d"."album_id" = ANY($1::uuid[]) AND "d"."owner_id" = $2 ORDER BY "d"."id""#)
-        #expect(inverse.binds == [ids, .uuid(owner)])
-        #expect(try r.relatedRows("following", of: "User", ids: [a], visibility: .allRows).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."user" AS "d" WHERE "d"."id" IN (SELECT "j"."user_id" FROM "app"."user_followers" AS "j" WHERE "j"."followers_id" = ANY($1::uuid[])) ORDER BY "d"."id""#)
-        let deny = try r.countRelated("albums", of: "Publisher", ids: [a], excluding: [a, owner], visibility: .allRows)
+        #expect(try r.selectForDelete(FetchRequest(entity: "BusinessTrip")).sql == #"SELECT "id", "entity" FROM "app"."trip" WHERE "entity" IN ($1) ORDER BY "id" ASC FOR UPDATE"#)
+        #expect(try r.relatedRows("album", of: "Track", ids: [a]).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."album" AS "d" WHERE "d"."id" IN (SELECT "s"."album_id" FROM "app"."track" AS "s" WHERE "s"."id" = ANY($1::uuid[])) ORDER BY "d"."id""#)
+        let inverse = try r.relatedRows("tracks", of: "Album", ids: [a])
+        #expect(inverse.sql == #"SELECT "d"."id", "d"."entity" FROM "app"."track" AS "d" WHERE "d"."album_id" = ANY($1::uuid[]) ORDER BY "d"."id""#)
+        #expect(inverse.binds == [ids])
+        #expect(try r.relatedRows("following", of: "User", ids: [a]).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."user" AS "d" WHERE "d"."id" IN (SELECT "j"."user_id" FROM "app"."user_followers" AS "j" WHERE "j"."followers_id" = ANY($1::uuid[])) ORDER BY "d"."id""#)
+        let deny = try r.countRelated("albums", of: "Publisher", ids: [a], excluding: [a, owner])
         #expect(deny.sql == #"SELECT count(*) FROM "app"."album" AS "d" WHERE "d"."publisher_id" = ANY($1::uuid[]) AND NOT ("d"."id" = ANY($2::uuid[]))"#)
         #expect(deny.binds == [ids, .string("{00000000-0000-7000-8000-0000000000aa,00000000-0000-7000-8000-000000000001}")])
-        #expect(try r.deleteRows(of: "BusinessTrip", ids: [a], visibility: .ownedBy(owner)).sql == #"DELETE FROM "app"."trip" WHERE "id" = ANY($1::uuid[]) AND "owner_id" = $2 RETURNING "id", "entity", "owner_id""#)
+        #expect(try r.deleteRows(of: "BusinessTrip", ids: [a]).sql == #"DELETE FROM "app"."trip" WHERE "id" = ANY($1::uuid[]) RETURNING "id", "entity", "owner_id""#)
     }
 }

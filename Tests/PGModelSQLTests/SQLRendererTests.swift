@@ -35,44 +35,44 @@ struct SQLRendererTests {
         #expect(Self.trip.uniquenessConstraints == [["startDate", "notes"], ["title"]])
     }
 
-    @Test func selectWithPredicateSortPagingAndOwner() throws {
+    @Test func selectWithPredicateSortAndPaging() throws {
         let request = FetchRequest(entity: "BucketListItem",
                                    predicate: .compare(.equal, .key("title"), .value(.string("Paris"))),
                                    sort: [SortKey("startDate"), SortKey("notes", ascending: false)], limit: 10, offset: 5)
-        let s = try renderer.select(request, visibility: .ownedBy(owner))
-        #expect(s.sql == #"SELECT "id", "entity", "title", "start_date", "notes", "attr_id", "cost" FROM "app"."bucket_list_item" WHERE ("title" = $1) AND "owner_id" = $2 ORDER BY "start_date" ASC NULLS FIRST, "notes" DESC NULLS LAST, "id" ASC LIMIT $3 OFFSET $4"#)
-        #expect(s.binds == [.string("Paris"), .uuid(owner), .int(10), .int(5)])
+        let s = try renderer.select(request)
+        #expect(s.sql == #"SELECT "id", "entity", "title", "start_date", "notes", "attr_id", "cost" FROM "app"."bucket_list_item" WHERE ("title" = $1) ORDER BY "start_date" ASC NULLS FIRST, "notes" DESC NULLS LAST, "id" ASC LIMIT $2 OFFSET $3"#)
+        #expect(s.binds == [.string("Paris"), .int(10), .int(5)])
     }
 
     @Test func selectWithoutAnythingOrdersByID() throws {
-        let s = try renderer.select(FetchRequest(entity: "BucketListItem"), visibility: .allRows)
+        let s = try renderer.select(FetchRequest(entity: "BucketListItem"))
         #expect(s.sql == #"SELECT "id", "entity", "title", "start_date", "notes", "attr_id", "cost" FROM "app"."bucket_list_item" ORDER BY "id" ASC"#)
         #expect(s.binds.isEmpty)
     }
 
     @Test func selectByIdentifiers() throws {
-        let s = try renderer.selectIdentifiers(FetchRequest(entity: "BucketListItem", identifiers: [rowID]), visibility: .allRows)
+        let s = try renderer.selectIdentifiers(FetchRequest(entity: "BucketListItem", identifiers: [rowID]))
         #expect(s.sql == #"SELECT "id", "entity" FROM "app"."bucket_list_item" WHERE "id" IN ($1) ORDER BY "id" ASC"#)
-        let none = try renderer.count(FetchRequest(entity: "BucketListItem", identifiers: []), visibility: .allRows)
+        let none = try renderer.count(FetchRequest(entity: "BucketListItem", identifiers: []))
         #expect(none.sql == #"SELECT count(*) FROM "app"."bucket_list_item" WHERE FALSE"#)
     }
 
     @Test func countWithAndWithoutPaging() throws {
-        let plain = try renderer.count(FetchRequest(entity: "BucketListItem"), visibility: .allRows)
+        let plain = try renderer.count(FetchRequest(entity: "BucketListItem"))
         #expect(plain.sql == #"SELECT count(*) FROM "app"."bucket_list_item""#)
-        let paged = try renderer.count(FetchRequest(entity: "BucketListItem", limit: 3), visibility: .ownedBy(owner))
-        #expect(paged.sql == #"SELECT count(*) FROM (SELECT 1 FROM "app"."bucket_list_item" WHERE "owner_id" = $1 ORDER BY "id" ASC LIMIT $2) AS page"#)
+        let paged = try renderer.count(FetchRequest(entity: "BucketListItem", limit: 3))
+        #expect(paged.sql == #"SELECT count(*) FROM (SELECT 1 FROM "app"."bucket_list_item" ORDER BY "id" ASC LIMIT $1) AS page"#)
     }
 
     @Test func negativeLimitIsRejected() {
-        #expect { try renderer.select(FetchRequest(entity: "BucketListItem", limit: -1), visibility: .allRows) }
+        #expect { try renderer.select(FetchRequest(entity: "BucketListItem", limit: -1)) }
             throws: { ($0 as? PGModelError)?.code == .invalidField }
     }
 
     @Test func unknownEntityAndAttributeAreTypedErrors() {
-        #expect { try renderer.select(FetchRequest(entity: "Nope"), visibility: .allRows) }
+        #expect { try renderer.select(FetchRequest(entity: "Nope")) }
             throws: { ($0 as? PGModelError)?.code == .unknownEntity }
-        #expect { try renderer.select(FetchRequest(entity: "BucketListItem", sort: [SortKey("nope")]), visibility: .allRows) }
+        #expect { try renderer.select(FetchRequest(entity: "BucketListItem", sort: [SortKey("nope")])) }
             throws: { ($0 as? PGModelError)?.code == .unknownAttribute && ($0 as? PGModelError)?.keyPath == "nope" }
     }
 
@@ -88,20 +88,20 @@ struct SQLRendererTests {
     }
 
     @Test func upsertUpdateMatchesOnlyGroupsWithoutNil() throws {
-        let s = try #require(try renderer.upsertUpdate(RowValues(entity: "BucketListItem", id: rowID, values: values), visibility: .allRows))
+        let s = try #require(try renderer.upsertUpdate(RowValues(entity: "BucketListItem", id: rowID, values: values), owner: owner))
         // The (startDate, notes) group has a nil, and NULLs never conflict: only `title` can match.
-        #expect(s.sql == #"UPDATE "app"."bucket_list_item" SET "title" = $1, "start_date" = $2, "notes" = NULL, "attr_id" = $3, "cost" = $4 WHERE "id" = (SELECT "id" FROM "app"."bucket_list_item" WHERE (("title" = $5)) ORDER BY "id" LIMIT 1 FOR UPDATE) RETURNING "id""#)
+        #expect(s.sql == #"UPDATE "app"."bucket_list_item" SET "title" = $1, "start_date" = $2, "notes" = NULL, "attr_id" = $3, "cost" = $4 WHERE "id" = (SELECT "id" FROM "app"."bucket_list_item" WHERE (("title" = $5)) AND "owner_id" = $6 ORDER BY "id" LIMIT 1 FOR UPDATE) RETURNING "id""#)
     }
 
-    @Test func updateWritesOnlyGivenColumnsAndChecksOwner() throws {
-        let s = try renderer.update(RowValues(entity: "BucketListItem", id: rowID, values: ["notes": .null, "cost": .double(1.5)]), visibility: .ownedBy(owner))
-        #expect(s.sql == #"UPDATE "app"."bucket_list_item" SET "notes" = NULL, "cost" = $1 WHERE "id" = $2 AND "owner_id" = $3 RETURNING "id", "owner_id""#)
-        #expect(s.binds == [.decimal(Decimal(1.5)), .uuid(rowID), .uuid(owner)])
+    @Test func updateWritesOnlyGivenColumns() throws {
+        let s = try renderer.update(RowValues(entity: "BucketListItem", id: rowID, values: ["notes": .null, "cost": .double(1.5)]))
+        #expect(s.sql == #"UPDATE "app"."bucket_list_item" SET "notes" = NULL, "cost" = $1 WHERE "id" = $2 RETURNING "id", "owner_id""#)
+        #expect(s.binds == [.decimal(Decimal(1.5)), .uuid(rowID)])
     }
 
-    @Test func deleteChecksOwner() throws {
-        let s = try renderer.delete(RowReference(entity: "BucketListItem", id: rowID), visibility: .ownedBy(owner))
-        #expect(s.sql == #"DELETE FROM "app"."bucket_list_item" WHERE "id" = $1 AND "owner_id" = $2 RETURNING "id""#)
+    @Test func deleteByID() throws {
+        let s = try renderer.delete(RowReference(entity: "BucketListItem", id: rowID))
+        #expect(s.sql == #"DELETE FROM "app"."bucket_list_item" WHERE "id" = $1 RETURNING "id""#)
     }
 
     @Test func writesRejectWrongTypesMissingValuesAndUnknownKeys() {
@@ -143,8 +143,8 @@ struct SQLRendererTests {
         #expect(ddl.contains(#"ALTER TABLE "app"."bucket_list_item" ADD COLUMN IF NOT EXISTS "start_date" timestamptz NOT NULL"#))
         #expect(ddl.contains(#"ALTER TABLE "app"."bucket_list_item" ADD COLUMN IF NOT EXISTS "notes" text"#))
         #expect(ddl.contains(#"ALTER TABLE "app"."bucket_list_item" ADD COLUMN IF NOT EXISTS "cost" numeric NOT NULL"#))
-        #expect(ddl.contains { $0.contains(#"ADD CONSTRAINT "bucket_list_item_title_key" UNIQUE ("title")"#) })
-        #expect(ddl.contains { $0.contains(#"ADD CONSTRAINT "bucket_list_item_start_date_notes_key" UNIQUE ("start_date", "notes")"#) })
+        #expect(ddl.contains { $0.contains(#"ADD CONSTRAINT "bucket_list_item_title_key" UNIQUE ("owner_id", "title")"#) })
+        #expect(ddl.contains { $0.contains(#"ADD CONSTRAINT "bucket_list_item_start_date_notes_key" UNIQUE ("owner_id", "start_date", "notes")"#) })
         #expect(ddl.contains(#"CREATE INDEX IF NOT EXISTS "bucket_list_item_start_date_idx" ON "app"."bucket_list_item" ("start_date")"#))
         #expect(ddl.contains(#"COMMENT ON COLUMN "app"."bucket_list_item"."start_date" IS 'BucketListItem.startDate: date'"#))
         #expect(ddl.contains(#"COMMENT ON TABLE "app"."bucket_list_item" IS 'PGModel entity BucketListItem'"#))

@@ -63,7 +63,32 @@ struct RequestCodingTests {
         .fetch(FetchRequest(entity: "Track", predicate: .and([.isKind("LiveTrack"), .compare(.equal, .key("album.title"), .value(.string("X")))]),
                             related: RelatedScope(entity: "Album", relationship: "tracks", ids: [WireTest.tripID]), properties: ["title"])),
         .bye,
+        .save(SaveRequest(shares: [ShareChange(record: RowReference(entity: "Trip", id: WireTest.tripID), user: "bob", permission: .readWrite),
+                                   ShareChange(record: RowReference(entity: "Trip", id: WireTest.tripID), user: "carol", permission: nil)])),
+        .share(ShareChange(record: RowReference(entity: "Trip", id: WireTest.tripID), user: "bob", permission: .readOnly)),
+        .unshare(ShareChange(record: RowReference(entity: "Trip", id: WireTest.tripID), user: "bob", permission: nil)),
+        .shares(RowReference(entity: "Trip", id: WireTest.tripID)),
     ]
+
+    private func code(_ result: Result<Request, RequestDecodingFailure>) -> PGModelError.Code? {
+        if case .failure(let failure) = result { return failure.error.code }
+        return nil
+    }
+
+    @Test("share lines: the record is entity and rowID (id is the request's); a share needs a permission")
+    func shareLines() throws {
+        let line = try WireTest.text(Request(id: 3, operation: .share(ShareChange(
+            record: RowReference(entity: "Trip", id: WireTest.tripID), user: "bob", permission: .readOnly))).encodedLine())
+        #expect(line == #"{"entity":"Trip","id":3,"op":"share","permission":"readOnly","rowID":"\#(WireTest.tripID.uuidString.lowercased())","user":"bob"}"#)
+        let missing = Request.decode(line: Data(#"{"id":4,"op":"share","entity":"Trip","rowID":"\#(WireTest.tripID.uuidString)","user":"bob"}"#.utf8))
+        #expect(code(missing) == .missingField)
+        let badUser = Request.decode(line: Data(#"{"id":5,"op":"unshare","entity":"Trip","rowID":"\#(WireTest.tripID.uuidString)","user":""}"#.utf8))
+        #expect(code(badUser) == .invalidField)
+        let badID = Request.decode(line: Data(#"{"id":6,"op":"shares","entity":"Trip","rowID":"'; DROP TABLE x; --"}"#.utf8))
+        #expect(code(badID) == .invalidField)
+        let badPermission = Request.decode(line: Data(#"{"id":7,"op":"share","entity":"Trip","rowID":"\#(WireTest.tripID.uuidString)","user":"bob","permission":"owner"}"#.utf8))
+        #expect(code(badPermission) == .invalidField)
+    }
 
     @Test("every operation survives encode → decode", arguments: everyOperation)
     func roundTrip(operation: Request.Operation) throws {

@@ -1,0 +1,68 @@
+import Foundation
+
+/// The first way a registration differs from what is registered: what a user without schema rights is
+/// told when their `register` would create or change a table.
+///
+/// ```swift
+/// if let difference = registered.firstDifference(registering: schema) { print(difference) }
+/// // Trip.startDate is registered as date, not string
+/// ```
+public struct SchemaDifference: Sendable, Hashable, CustomStringConvertible {
+    /// The entity that differs.
+    public var entity: String
+    /// What differs, in words that name the entity and property, never a value.
+    public var description: String
+
+    public init(entity: String, description: String) {
+        self.entity = entity
+        self.description = description
+    }
+}
+
+extension SchemaDescription {
+    /// The first difference between `schema` and this registered schema, or `nil` when every entity of
+    /// `schema` is registered with exactly the same shape (extra registered entities do not matter).
+    ///
+    /// ```swift
+    /// registered.firstDifference(registering: schema)   // nil: nothing would change
+    /// ```
+    public func firstDifference(registering schema: SchemaDescription) -> SchemaDifference? {
+        for wanted in schema.entities {
+            guard let have = entity(named: wanted.name) else {
+                return SchemaDifference(entity: wanted.name, description: "\(wanted.name) is not registered")
+            }
+            if have == wanted { continue }
+            func differ(_ what: String) -> SchemaDifference {
+                SchemaDifference(entity: wanted.name, description: "\(wanted.name)\(what)")
+            }
+            if have.tableName != wanted.tableName { return differ(" is registered with another table") }
+            if have.superentity != wanted.superentity { return differ(" is registered with another superclass") }
+            for attribute in wanted.attributes {
+                guard let registered = have.attribute(named: attribute.name) else { return differ(".\(attribute.name) is not registered") }
+                if registered.type != attribute.type {
+                    return differ(".\(attribute.name) is registered as \(registered.type.rawValue), not \(attribute.type.rawValue)")
+                }
+                if registered != attribute { return differ(".\(attribute.name) is registered with other options") }
+            }
+            for attribute in have.attributes where wanted.attribute(named: attribute.name) == nil {
+                return differ(".\(attribute.name) is registered but not in this schema")
+            }
+            for relationship in wanted.relationships {
+                guard let registered = have.relationship(named: relationship.name) else {
+                    return differ(".\(relationship.name) is not registered")
+                }
+                if registered.deleteRule != relationship.deleteRule {
+                    return differ(".\(relationship.name) is registered with deleteRule .\(registered.deleteRule.rawValue), not .\(relationship.deleteRule.rawValue)")
+                }
+                if registered != relationship { return differ(".\(relationship.name) is registered with another destination, inverse or count") }
+            }
+            for relationship in have.relationships where wanted.relationship(named: relationship.name) == nil {
+                return differ(".\(relationship.name) is registered but not in this schema")
+            }
+            if have.uniquenessConstraints != wanted.uniquenessConstraints { return differ(" is registered with other uniqueness constraints") }
+            if have.indexes != wanted.indexes { return differ(" is registered with other indexes") }
+            return differ(" is registered differently")
+        }
+        return nil
+    }
+}

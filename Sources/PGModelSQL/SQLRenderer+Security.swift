@@ -1,0 +1,273 @@
+import PGModelCore
+
+extension SQLRenderer {
+    /// The role every service transaction runs as (`SET LOCAL ROLE`): no BYPASSRLS, so the policies
+    /// below decide every row it reads or writes.
+    public static let applicationRole = "pgmodel_app"
+
+    /// Row-level security of the schema's tables, after ``createStatements()`` made them:
+    ///
+    /// * `pgmodel_cascade_links`, a view of every `.cascade` edge (parent id, child id, child owner),
+    ///   and `pgmodel_shared_ids(write, childrenOnly)`, the ids of every row shared with the requesting
+    ///   user: the roots in `pgmodel.shares` and what they own through cascades, transitively.
+    /// * On every model and join table: `ENABLE` and `FORCE ROW LEVEL SECURITY`, a policy for the table
+    ///   owner (the database owner's direct connections see every row), and policies for
+    ///   ``applicationRole``: owner, admin or share; writes need a read-write share; deletes of a shared
+    ///   root need its owner.
+    /// * Privileges of ``applicationRole``: rows, and updates of model columns only (never `id`, `entity`
+    ///   or `owner_id`).
+    /// * A deferred constraint trigger that, at commit, checks a service user's references point at
+    ///   rows they can see, and a statement trigger that drops the shares of deleted rows.
+    ///
+    /// Policies are built the fast way: every function call is wrapped in `(SELECT …)` so it runs once
+    /// per statement, and the share closure is an array the primary key can be probed with.
+    ///
+    /// ```swift
+    /// for sql in renderer.createStatements() + renderer.securityStatements() { try await execute(sql) }
+    /// ```
+    public func securityStatements() -> [String] {
+        let schemaQuoted = Naming.quoted(schemaName)
+        let role = Self.applicationRole
+        let links = "\(schemaQuoted).\"pgmodel_cascade_links\""
+        let linksSelect = cascadeLinksSelect()
+        let linksComment = "PGModel: every .cascade edge of the schema (parent owns child); what a share of the parent covers. "
+            + "Definition \(Self.fingerprint(linksSelect))"
+        // Each statement first checks the catalog: DDL takes table locks, and a registration that changes
+        // nothing must not queue behind (or deadlock with) other clients' saves.
+        var statements = [
+            ifNot("has_schema_privilege('\(role)', \(literal(schemaName)), 'USAGE')", "GRANT USAGE ON SCHEMA \(schemaQuoted) TO \(role)"),
+            ifNot("coalesce(obj_description(to_regclass(\(literal(links))), 'pg_class') = \(literal(linksComment)), false)",
+                  "CREATE OR REPLACE VIEW \(links) AS \(linksSelect); COMMENT ON VIEW \(links) IS \(literal(linksComment))"),
+        ]
+        let body = sharedIDsBody()
+        let function = "\(schemaQuoted).\"pgmodel_shared_ids\""
+        statements.append(ifNot(
+            "EXISTS (SELECT 1 FROM pg_proc WHERE oid = to_regprocedure(\(literal(function + "(boolean, boolean)"))) AND prosrc = \(literal(body)))",
+            """
+            CREATE OR REPLACE FUNCTION \(function)(p_write boolean, p_children boolean) RETURNS uuid[] \
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$\(body)$fn$; \
+            REVOKE ALL ON FUNCTION \(function)(boolean, boolean) FROM PUBLIC; \
+            GRANT EXECUTE ON FUNCTION \(function)(boolean, boolean) TO \(role)
+            """))
+        for root in schema.entities where root.superentity == nil {
+            statements += modelTableSecurity(root)
+        }
+        for join in joinTables() {
+            statements += joinTableSecurity(join)
+        }
+        return statements
+    }
+
+    /// `DO` block running `statements` unless `condition` holds.
+    private func ifNot(_ condition: String, _ statements: String) -> String {
+        "DO $pgmodel$ BEGIN IF NOT (\(condition)) THEN \(statements); END IF; END $pgmodel$"
+    }
+
+    /// Whether the application role holds SELECT, INSERT and DELETE on `table` (a comma-separated list in
+    /// one has_table_privilege would mean any of them).
+    private func hasRowPrivileges(_ table: String) -> String {
+        ["SELECT", "INSERT", "DELETE"].map { "has_table_privilege('\(Self.applicationRole)', \(literal(table)), '\($0)')" }.joined(separator: " AND ")
+    }
+
+    /// ENABLE and FORCE row-level security unless both are on.
+    private func enableRowSecurity(_ table: String) -> String {
+        ifNot("EXISTS (SELECT 1 FROM pg_class WHERE oid = \(literal(table))::regclass AND relrowsecurity AND relforcerowsecurity)",
+              "ALTER TABLE \(table) ENABLE ROW LEVEL SECURITY; ALTER TABLE \(table) FORCE ROW LEVEL SECURITY")
+    }
+
+    /// A short, stable fingerprint of a definition (FNV-1a), to tell whether the database has it already.
+    static func fingerprint(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+
+    // MARK: Model tables
+
+    private func modelTableSecurity(_ root: EntityDescription) -> [String] {
+        let table = qualifiedTable(named: root.tableName)
+        let role = Self.applicationRole
+        let me = "(SELECT \"pgmodel\".\"current_user_id\"())"
+        let admin = "(SELECT \"pgmodel\".\"current_user_is_admin\"())"
+        func shared(write: Bool, children: Bool) -> String {
+            "\"id\" = ANY ((SELECT \(Naming.quoted(schemaName)).\"pgmodel_shared_ids\"(\(write), \(children)))::uuid[])"
+        }
+        let isApp = "current_user = '\(role)'"
+        let canRead = "\(isApp) AND (\"owner_id\" = \(me) OR \(admin) OR \(shared(write: false, children: false)))"
+        let canWrite = "\(isApp) AND (\"owner_id\" = \(me) OR \(admin) OR \(shared(write: true, children: false)))"
+        let canDelete = "\(isApp) AND (\"owner_id\" = \(me) OR \(admin) OR \(shared(write: true, children: true)))"
+        let canInsert = "\(isApp) AND (\"owner_id\" = \(me) OR \(admin) OR \"owner_id\" = ANY ((SELECT \"pgmodel\".\"read_write_sharers\"(\(literal(schemaName))))::uuid[]))"
+        var statements = [
+            enableRowSecurity(table),
+            createPolicy("pgmodel_owner", on: table, "TO CURRENT_USER USING (true) WITH CHECK (true)"),
+            createPolicy("pgmodel_app_select", on: table, "FOR SELECT TO \(role) USING (\(canRead))"),
+            createPolicy("pgmodel_app_insert", on: table, "FOR INSERT TO \(role) WITH CHECK (\(canInsert))"),
+            createPolicy("pgmodel_app_update", on: table, "FOR UPDATE TO \(role) USING (\(canWrite)) WITH CHECK (\(canWrite))"),
+            createPolicy("pgmodel_app_delete", on: table, "FOR DELETE TO \(role) USING (\(canDelete))"),
+            ifNot(hasRowPrivileges(table), "GRANT SELECT, INSERT, DELETE ON \(table) TO \(role)"),
+        ]
+        let attributes = schema.tableAttributes(ofRoot: root.name).map(\.attribute.columnName)
+        let foreignKeys = schema.tableForeignKeys(ofRoot: root.name)
+        let updatable = attributes + foreignKeys.map(\.relationship.foreignKeyColumn)
+        if !updatable.isEmpty {
+            let granted = updatable.map { "has_column_privilege('\(role)', \(literal(table)), \(literal($0)), 'UPDATE')" }.joined(separator: " AND ")
+            statements.append(ifNot(granted, "GRANT UPDATE (\(updatable.map(Naming.quoted).joined(separator: ", "))) ON \(table) TO \(role)"))
+        }
+        // The trigger's arguments are the schema's own names: foreign-key column, referenced table.
+        var arguments: [String] = []
+        for (relationship, _) in foreignKeys {
+            guard let destination = schema.rootEntity(of: relationship.destination) else { continue }
+            arguments += [literal(relationship.foreignKeyColumn), literal(qualifiedTable(named: destination.tableName))]
+        }
+        // Named after its arguments: a grown schema (a new foreign key) replaces it, an unchanged one
+        // leaves it alone.
+        let trigger = "pgmodel_check_row_" + Self.fingerprint(arguments.joined(separator: ","))
+        let checkRow = "CREATE CONSTRAINT TRIGGER \(Naming.quoted(trigger)) AFTER INSERT OR UPDATE ON \(table) "
+            + "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (current_user = '\(role)') "
+            + "EXECUTE FUNCTION \"pgmodel\".\"check_row\"(\(arguments.joined(separator: ", ")))"
+        statements.append("""
+            DO $pgmodel$ DECLARE old text; BEGIN \
+            IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = \(literal(table))::regclass AND tgname = \(literal(trigger))) THEN \
+            FOR old IN SELECT tgname FROM pg_trigger WHERE tgrelid = \(literal(table))::regclass AND tgname LIKE 'pgmodel\\_check\\_row%' LOOP \
+            EXECUTE format('DROP TRIGGER %I ON \(table.replacingOccurrences(of: "'", with: "''"))', old); END LOOP; \
+            \(checkRow); \
+            END IF; END $pgmodel$
+            """)
+        statements.append(ifNot(
+            "EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = \(literal(table))::regclass AND tgname = 'pgmodel_forget_shares')",
+            "CREATE TRIGGER \"pgmodel_forget_shares\" AFTER DELETE ON \(table) "
+                + "REFERENCING OLD TABLE AS \"pgmodel_deleted_rows\" FOR EACH STATEMENT EXECUTE FUNCTION \"pgmodel\".\"forget_shares\"()"))
+        return statements
+    }
+
+    // MARK: Join tables
+
+    private func joinTableSecurity(_ join: JoinTableLayout) -> [String] {
+        let table = qualifiedTable(named: join.table)
+        let role = Self.applicationRole
+        let me = "(SELECT \"pgmodel\".\"current_user_id\"())"
+        let admin = "(SELECT \"pgmodel\".\"current_user_is_admin\"())"
+        let shared = "((SELECT \(Naming.quoted(schemaName)).\"pgmodel_shared_ids\"(true, false))::uuid[])"
+        func visible(_ column: String, _ target: String) -> String {
+            "EXISTS (SELECT 1 FROM \(qualifiedTable(named: target)) AS \"r\" WHERE \"r\".\"id\" = \(Naming.quoted(join.table)).\(Naming.quoted(column)))"
+        }
+        func writable(_ column: String, _ target: String) -> String {
+            "EXISTS (SELECT 1 FROM \(qualifiedTable(named: target)) AS \"w\" WHERE \"w\".\"id\" = \(Naming.quoted(join.table)).\(Naming.quoted(column)) "
+                + "AND (\"w\".\"owner_id\" = \(me) OR \(admin) OR \"w\".\"id\" = ANY \(shared)))"
+        }
+        // A row the writer inserted in this transaction counts as visible and writable: a child they add
+        // to a shared record belongs to its owner and is visible to them only once linked.
+        func new(_ column: String, _ target: String) -> String {
+            "\"pgmodel\".\"is_new_row\"(\(literal(qualifiedTable(named: target)))::regclass, \(Naming.quoted(join.table)).\(Naming.quoted(column)))"
+        }
+        let isApp = "current_user = '\(role)'"
+        let source = (join.sourceColumn, join.sourceTable), destination = (join.destinationColumn, join.destinationTable)
+        let canRead = "\(isApp) AND \(visible(source.0, source.1)) AND \(visible(destination.0, destination.1))"
+        let canInsert = "\(isApp) AND (\(visible(source.0, source.1)) OR \(new(source.0, source.1))) "
+            + "AND (\(visible(destination.0, destination.1)) OR \(new(destination.0, destination.1))) "
+            + "AND (\(writable(source.0, source.1)) OR \(writable(destination.0, destination.1)) OR \(new(source.0, source.1)) OR \(new(destination.0, destination.1)))"
+        let canDelete = "\(canRead) AND (\(writable(source.0, source.1)) OR \(writable(destination.0, destination.1)))"
+        return [
+            enableRowSecurity(table),
+            createPolicy("pgmodel_owner", on: table, "TO CURRENT_USER USING (true) WITH CHECK (true)"),
+            createPolicy("pgmodel_app_select", on: table, "FOR SELECT TO \(role) USING (\(canRead))"),
+            createPolicy("pgmodel_app_insert", on: table, "FOR INSERT TO \(role) WITH CHECK (\(canInsert))"),
+            createPolicy("pgmodel_app_delete", on: table, "FOR DELETE TO \(role) USING (\(canDelete))"),
+            ifNot(hasRowPrivileges(table), "GRANT SELECT, INSERT, DELETE ON \(table) TO \(role)"),
+        ]
+    }
+
+    // MARK: The share closure
+
+    /// `SELECT parent_id, child_id, child_owner` over every `.cascade` relationship, whatever its storage.
+    func cascadeLinksSelect() -> String {
+        var parts: [String] = []
+        for entity in schema.entities {
+            for relationship in entity.relationships where relationship.deleteRule == .cascade
+                && schema.declaringEntity(of: relationship.name, in: entity).name == entity.name {
+                guard let parentRoot = schema.rootEntity(of: entity.name),
+                      let childRoot = schema.rootEntity(of: relationship.destination) else { continue }
+                let parentTable = qualifiedTable(named: parentRoot.tableName)
+                let childTable = qualifiedTable(named: childRoot.tableName)
+                let part: String
+                switch schema.storage(of: relationship, in: entity) {
+                case .inverseForeignKey(let column):
+                    part = "SELECT \"c\".\(Naming.quoted(column)) AS \"parent_id\", \"c\".\"id\" AS \"child_id\", \"c\".\"owner_id\" AS \"child_owner\" "
+                        + "FROM \(childTable) AS \"c\" WHERE \"c\".\(Naming.quoted(column)) IS NOT NULL"
+                case .foreignKey(let column):
+                    part = "SELECT \"p\".\"id\" AS \"parent_id\", \"c\".\"id\" AS \"child_id\", \"c\".\"owner_id\" AS \"child_owner\" FROM \(parentTable) AS \"p\" "
+                        + "JOIN \(childTable) AS \"c\" ON \"c\".\"id\" = \"p\".\(Naming.quoted(column))"
+                case .joinTable(let table, let sourceColumn, let destinationColumn):
+                    part = "SELECT \"j\".\(Naming.quoted(sourceColumn)) AS \"parent_id\", \"j\".\(Naming.quoted(destinationColumn)) AS \"child_id\", \"c\".\"owner_id\" AS \"child_owner\" "
+                        + "FROM \(qualifiedTable(named: table)) AS \"j\" JOIN \(childTable) AS \"c\" ON \"c\".\"id\" = \"j\".\(Naming.quoted(destinationColumn))"
+                }
+                if !parts.contains(part) { parts.append(part) }
+            }
+        }
+        if parts.isEmpty {
+            return "SELECT NULL::uuid AS \"parent_id\", NULL::uuid AS \"child_id\", NULL::uuid AS \"child_owner\" WHERE false"
+        }
+        return parts.joined(separator: " UNION ALL ")
+    }
+
+    /// The body of the share closure function: the roots shared with the requesting user (read-write ones only when `write`),
+    /// and every row they own through cascades, transitively; with `children`, only what the roots own.
+    /// A cascade reaches only rows of the root's owner, so a share can never expose a third user's row.
+    /// SECURITY DEFINER: it reads the model tables as their owner, so policies never recurse into it.
+    private func sharedIDsBody() -> String {
+        let schemaQuoted = Naming.quoted(schemaName)
+        return """
+             WITH RECURSIVE "roots" AS (\
+            SELECT s."row_id" AS "id", s."owner_id" AS "owner" FROM "pgmodel"."shares" s \
+            WHERE s."schema_name" = \(literal(schemaName)) AND s."grantee_id" = "pgmodel"."current_user_id"() \
+            AND (NOT p_write OR s."permission" = 'readWrite')), \
+            "reached"("id", "owner") AS (\
+            SELECT "id", "owner" FROM "roots" WHERE NOT p_children \
+            UNION SELECT l."child_id", r."owner" FROM "roots" r JOIN \(schemaQuoted)."pgmodel_cascade_links" l \
+            ON l."parent_id" = r."id" AND l."child_owner" IS NOT DISTINCT FROM r."owner" WHERE p_children \
+            UNION SELECT l."child_id", r."owner" FROM "reached" r JOIN \(schemaQuoted)."pgmodel_cascade_links" l \
+            ON l."parent_id" = r."id" AND l."child_owner" IS NOT DISTINCT FROM r."owner") \
+            SELECT coalesce(array_agg(DISTINCT "id"), '{}') FROM "reached" 
+            """
+    }
+
+    // MARK: Helpers
+
+    /// A join table's name and its two sides.
+    struct JoinTableLayout: Equatable {
+        var table: String
+        var sourceColumn: String
+        var sourceTable: String
+        var destinationColumn: String
+        var destinationTable: String
+    }
+
+    /// Every join table of the schema, once.
+    func joinTables() -> [JoinTableLayout] {
+        var result: [JoinTableLayout] = []
+        for entity in schema.entities {
+            for relationship in entity.relationships where schema.declaringEntity(of: relationship.name, in: entity).name == entity.name {
+                guard case .joinTable(let table, let source, let destination) = schema.storage(of: relationship, in: entity),
+                      let sourceRoot = schema.rootEntity(of: entity.name),
+                      let destinationRoot = schema.rootEntity(of: relationship.destination),
+                      !result.contains(where: { $0.table == table }) else { continue }
+                result.append(JoinTableLayout(table: table, sourceColumn: source, sourceTable: sourceRoot.tableName,
+                                              destinationColumn: destination, destinationTable: destinationRoot.tableName))
+            }
+        }
+        return result
+    }
+
+    /// `CREATE POLICY` unless the table has a policy of that name (CREATE POLICY has no IF NOT EXISTS).
+    private func createPolicy(_ name: String, on table: String, _ definition: String) -> String {
+        """
+        DO $pgmodel$ BEGIN \
+        IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polname = \(literal(name)) AND polrelid = \(literal(table))::regclass) THEN \
+        CREATE POLICY \(Naming.quoted(name)) ON \(table) \(definition); \
+        END IF; END $pgmodel$
+        """
+    }
+}

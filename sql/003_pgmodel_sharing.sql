@@ -1,0 +1,272 @@
+-- PGModel sharing and row-level security: the role service requests run as, the functions the
+-- policies call, the shares table, and the policies of the system tables. Idempotent.
+--
+-- Every service transaction runs SET LOCAL ROLE pgmodel_app and
+-- set_config('pgmodel.user_id', <user id>, true). pgmodel_app has no BYPASSRLS, so every model,
+-- join and history row it touches passes the policies below (and those the store creates with each
+-- model table). The database owner's own connections (the direct store, an admin's psql) see every row.
+
+-- The role. Creating it needs CREATEROLE; scripts/ and docker-compose create it as the superuser,
+-- so a store running as a plain database owner only checks that it is there.
+DO $pgmodel$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'pgmodel_app') THEN
+        BEGIN
+            CREATE ROLE pgmodel_app NOLOGIN NOBYPASSRLS;
+        EXCEPTION WHEN insufficient_privilege THEN
+            RAISE EXCEPTION 'PGModel needs the role pgmodel_app, and % may not create roles', current_user
+                USING ERRCODE = 'insufficient_privilege',
+                      HINT = format('As a superuser: CREATE ROLE pgmodel_app NOLOGIN NOBYPASSRLS; GRANT pgmodel_app TO %I;', current_user);
+        END;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'pgmodel_app' AND (rolbypassrls OR rolsuper)) THEN
+        RAISE EXCEPTION 'the role pgmodel_app must not have BYPASSRLS or SUPERUSER: row-level security would not apply'
+            USING ERRCODE = 'insufficient_privilege', HINT = 'ALTER ROLE pgmodel_app NOSUPERUSER NOBYPASSRLS;';
+    END IF;
+    IF NOT pg_has_role(current_user, 'pgmodel_app', 'MEMBER') THEN
+        BEGIN
+            EXECUTE format('GRANT pgmodel_app TO %I', current_user);
+        EXCEPTION WHEN insufficient_privilege THEN
+            RAISE EXCEPTION 'PGModel''s service role % must be a member of pgmodel_app', current_user
+                USING ERRCODE = 'insufficient_privilege',
+                      HINT = format('As a superuser: GRANT pgmodel_app TO %I;', current_user);
+        END;
+    END IF;
+END
+$pgmodel$;
+
+DO $pgmodel$
+BEGIN
+    IF to_regclass('pgmodel.shares') IS NULL THEN
+        CREATE TABLE pgmodel.shares (
+            schema_name  text NOT NULL,
+            entity       text NOT NULL,
+            row_id       uuid NOT NULL,
+            owner_id     uuid REFERENCES pgmodel.users (id) ON DELETE CASCADE,
+            grantee_id   uuid NOT NULL REFERENCES pgmodel.users (id) ON DELETE CASCADE,
+            permission   text NOT NULL CHECK (permission IN ('readOnly', 'readWrite')),
+            granted_by   text NOT NULL,
+            created_at   timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (schema_name, row_id, grantee_id)
+        );
+        CREATE INDEX shares_grantee ON pgmodel.shares (grantee_id, schema_name);
+        CREATE INDEX shares_owner ON pgmodel.shares (owner_id);
+        COMMENT ON TABLE pgmodel.shares IS 'PGModel record sharing: the root record (schema_name, entity, row_id) and every row it owns through .cascade relationships are visible to grantee_id';
+        COMMENT ON COLUMN pgmodel.shares.owner_id IS 'the owner of the shared root record (NULL: a row the direct store inserted)';
+        COMMENT ON COLUMN pgmodel.shares.permission IS 'readOnly: read; readWrite: also update the records and insert and delete children';
+        COMMENT ON COLUMN pgmodel.shares.granted_by IS 'the service user (or database role) who shared';
+    END IF;
+    IF to_regclass('pgmodel.share_list') IS NULL THEN
+        -- What an admin reads: every share with user names. security_invoker: pgmodel_app reading it
+        -- passes the shares policies.
+        CREATE VIEW pgmodel.share_list WITH (security_invoker = true) AS
+            SELECT s.schema_name, s.entity, s.row_id, o.name AS owner, g.name AS grantee, s.permission, s.granted_by, s.created_at
+              FROM pgmodel.shares s
+              JOIN pgmodel.users g ON g.id = s.grantee_id
+              LEFT JOIN pgmodel.users o ON o.id = s.owner_id;
+        COMMENT ON VIEW pgmodel.share_list IS 'pgmodel.shares with the owner''s and the grantee''s names';
+    END IF;
+END
+$pgmodel$;
+
+-- The requesting service user, set per transaction by the service. NULL outside the service.
+CREATE OR REPLACE FUNCTION pgmodel.current_user_id() RETURNS uuid
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $f$ SELECT nullif(current_setting('pgmodel.user_id', true), '')::uuid $f$;
+
+-- Whether the requesting service user is an admin: read from pgmodel.users, never from a setting,
+-- so pgmodel_app cannot make itself an admin.
+CREATE OR REPLACE FUNCTION pgmodel.current_user_is_admin() RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $f$ SELECT coalesce((SELECT u.is_admin FROM pgmodel.users u WHERE u.id = pgmodel.current_user_id()), false) $f$;
+
+-- The owners who shared something read-write with the requesting user in a store: whose rows the
+-- user may insert (children of those records; a commit-time check makes sure they are).
+CREATE OR REPLACE FUNCTION pgmodel.read_write_sharers(p_schema text) RETURNS uuid[]
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $f$ SELECT coalesce(array_agg(DISTINCT s.owner_id), '{}') FROM pgmodel.shares s
+            WHERE s.schema_name = p_schema AND s.grantee_id = pgmodel.current_user_id()
+              AND s.permission = 'readWrite' AND s.owner_id IS NOT NULL $f$;
+
+-- Every row of every store shared with the requesting user (history's policies: one user's history
+-- spans stores). Each store has its own pgmodel_shared_ids, created with its tables.
+CREATE OR REPLACE FUNCTION pgmodel.shared_row_ids() RETURNS uuid[]
+    LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $f$
+DECLARE
+    store text;
+    ids uuid[] := '{}';
+    more uuid[];
+BEGIN
+    FOR store IN SELECT DISTINCT s.schema_name FROM pgmodel.shares s WHERE s.grantee_id = pgmodel.current_user_id() LOOP
+        IF to_regprocedure(format('%I.pgmodel_shared_ids(boolean,boolean)', store)) IS NOT NULL THEN
+            EXECUTE format('SELECT %I.pgmodel_shared_ids(false, false)', store) INTO more;
+            ids := ids || more;
+        END IF;
+    END LOOP;
+    RETURN ids;
+END
+$f$;
+
+-- Whether history transaction p_id is the requesting user's, written by this SQL transaction: where
+-- a service user's history changes may go. (A function: a policy reading pgmodel.transactions from
+-- pgmodel.changes would recurse through the transactions policy.)
+CREATE OR REPLACE FUNCTION pgmodel.is_own_transaction(p_id bigint) RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $f$ SELECT EXISTS (SELECT 1 FROM pgmodel.transactions t WHERE t.id = p_id AND t.xid = pg_current_xact_id()
+                          AND t.user_id = pgmodel.current_user_id()) $f$;
+
+-- Whether row p_id of p_table was inserted by the current transaction: a join row may point at a
+-- row the writer just created (a child they add to a shared record belongs to its owner, and is
+-- visible to them only once linked). Rows of other transactions stay invisible to this test.
+CREATE OR REPLACE FUNCTION pgmodel.is_new_row(p_table regclass, p_id uuid) RETURNS boolean
+    LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $f$
+DECLARE
+    found_row boolean;
+BEGIN
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE id = $1 AND xmin = pg_current_xact_id()::xid)', p_table)
+        INTO found_row USING p_id;
+    RETURN found_row;
+END
+$f$;
+
+-- Commit-time checks of a row a service user inserted or updated (a deferred constraint trigger on
+-- every model table; TG_ARGV lists foreign-key column and referenced table pairs):
+-- * every foreign key points at a row the user can see, so no reference reaches, or probes for,
+--   another user's row;
+-- * a row the user inserted for another owner (a child of a record shared read-write) is, at
+--   commit, part of a record shared read-write with the user.
+CREATE OR REPLACE FUNCTION pgmodel.check_row() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $f$
+DECLARE
+    i integer := 0;
+    target uuid;
+    previous uuid;
+    found_row boolean;
+BEGIN
+    IF current_user::text <> 'pgmodel_app' THEN
+        RETURN NULL;
+    END IF;
+    WHILE i < TG_NARGS LOOP
+        EXECUTE format('SELECT ($1).%I', TG_ARGV[i]) INTO target USING NEW;
+        IF TG_OP = 'UPDATE' THEN
+            EXECUTE format('SELECT ($1).%I', TG_ARGV[i]) INTO previous USING OLD;
+        END IF;
+        IF target IS NOT NULL AND target IS DISTINCT FROM previous THEN
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE id = $1)', TG_ARGV[i + 1]) INTO found_row USING target;
+            IF NOT found_row THEN
+                RAISE EXCEPTION 'a reference of % points at a row that does not exist', TG_TABLE_NAME
+                    USING ERRCODE = 'foreign_key_violation', COLUMN = TG_ARGV[i];
+            END IF;
+        END IF;
+        i := i + 2;
+    END LOOP;
+    IF TG_OP = 'INSERT' AND NEW.owner_id IS DISTINCT FROM pgmodel.current_user_id() AND NOT pgmodel.current_user_is_admin() THEN
+        EXECUTE format('SELECT $1 = ANY (%I.pgmodel_shared_ids(true, false))', TG_TABLE_SCHEMA) INTO found_row USING NEW.id;
+        IF NOT coalesce(found_row, false) THEN
+            RAISE EXCEPTION 'a row of % inserted for another owner is not part of a record shared read-write', TG_TABLE_NAME
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+    END IF;
+    RETURN NULL;
+END
+$f$;
+
+-- Shares of deleted rows go with them (a statement trigger on every model table).
+CREATE OR REPLACE FUNCTION pgmodel.forget_shares() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $f$
+BEGIN
+    DELETE FROM pgmodel.shares s USING pgmodel_deleted_rows d WHERE s.schema_name = TG_TABLE_SCHEMA AND s.row_id = d.id;
+    RETURN NULL;
+END
+$f$;
+
+-- Granted once: GRANT rewrites the catalog row each time, and this file runs at every start.
+-- SECURITY DEFINER functions are not for PUBLIC.
+DO $pgmodel$
+BEGIN
+    -- A function without an ACL yet is executable by PUBLIC: the newest one tells whether this ran.
+    IF NOT has_table_privilege('pgmodel_app', 'pgmodel.share_list', 'SELECT')
+       OR (SELECT proacl IS NULL FROM pg_proc WHERE oid = 'pgmodel.is_new_row(regclass, uuid)'::regprocedure) THEN
+        REVOKE ALL ON FUNCTION pgmodel.current_user_is_admin(), pgmodel.is_own_transaction(bigint), pgmodel.is_new_row(regclass, uuid), pgmodel.read_write_sharers(text), pgmodel.shared_row_ids() FROM PUBLIC;
+        GRANT EXECUTE ON FUNCTION pgmodel.current_user_id(), pgmodel.current_user_is_admin(), pgmodel.is_own_transaction(bigint), pgmodel.is_new_row(regclass, uuid), pgmodel.read_write_sharers(text),
+            pgmodel.shared_row_ids() TO pgmodel_app;
+        GRANT USAGE ON SCHEMA pgmodel TO pgmodel_app;
+        -- User names (never password hashes): sharing names a user.
+        GRANT SELECT (id, name) ON pgmodel.users TO pgmodel_app;
+        GRANT SELECT ON pgmodel.entities TO pgmodel_app;
+        GRANT SELECT, INSERT, DELETE ON pgmodel.transactions, pgmodel.changes TO pgmodel_app;
+        GRANT USAGE ON SEQUENCE pgmodel.transactions_id_seq, pgmodel.changes_id_seq TO pgmodel_app;
+        GRANT SELECT, INSERT, UPDATE ON pgmodel.history_deletions TO pgmodel_app;
+        GRANT SELECT, INSERT, UPDATE, DELETE ON pgmodel.shares TO pgmodel_app;
+        GRANT SELECT ON pgmodel.share_list TO pgmodel_app;
+    END IF;
+END
+$pgmodel$;
+
+-- Policies of the system tables. Each table keeps one policy for its owner (the database owner's
+-- connections see everything), created with the table owner's role, and policies for pgmodel_app.
+DO $pgmodel$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['shares', 'transactions', 'changes', 'history_deletions'] LOOP
+        -- Only when not yet on: ALTER TABLE takes an exclusive lock, and this runs at every start.
+        IF NOT EXISTS (SELECT 1 FROM pg_class WHERE oid = format('pgmodel.%I', t)::regclass AND relrowsecurity AND relforcerowsecurity) THEN
+            EXECUTE format('ALTER TABLE pgmodel.%I ENABLE ROW LEVEL SECURITY', t);
+            EXECUTE format('ALTER TABLE pgmodel.%I FORCE ROW LEVEL SECURITY', t);
+        END IF;
+        IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = format('pgmodel.%I', t)::regclass AND polname = 'pgmodel_owner') THEN
+            EXECUTE format('CREATE POLICY pgmodel_owner ON pgmodel.%I TO %I USING (true) WITH CHECK (true)',
+                           t, (SELECT r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner WHERE c.oid = format('pgmodel.%I', t)::regclass));
+        END IF;
+    END LOOP;
+
+    IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = 'pgmodel.shares'::regclass AND polname = 'pgmodel_app_select') THEN
+        -- The owner and an admin see a record's shares; a grantee sees the shares made to them.
+        CREATE POLICY pgmodel_app_select ON pgmodel.shares FOR SELECT TO pgmodel_app
+            USING (current_user = 'pgmodel_app' AND (owner_id = (SELECT pgmodel.current_user_id())
+                   OR grantee_id = (SELECT pgmodel.current_user_id()) OR (SELECT pgmodel.current_user_is_admin())));
+        -- Only the owner of the root record (or an admin) shares, changes or revokes.
+        CREATE POLICY pgmodel_app_insert ON pgmodel.shares FOR INSERT TO pgmodel_app
+            WITH CHECK (current_user = 'pgmodel_app' AND (owner_id = (SELECT pgmodel.current_user_id()) OR (SELECT pgmodel.current_user_is_admin())));
+        CREATE POLICY pgmodel_app_update ON pgmodel.shares FOR UPDATE TO pgmodel_app
+            USING (current_user = 'pgmodel_app' AND (owner_id = (SELECT pgmodel.current_user_id()) OR (SELECT pgmodel.current_user_is_admin())))
+            WITH CHECK (current_user = 'pgmodel_app' AND (owner_id = (SELECT pgmodel.current_user_id()) OR (SELECT pgmodel.current_user_is_admin())));
+        CREATE POLICY pgmodel_app_delete ON pgmodel.shares FOR DELETE TO pgmodel_app
+            USING (current_user = 'pgmodel_app' AND (owner_id = (SELECT pgmodel.current_user_id()) OR (SELECT pgmodel.current_user_is_admin())));
+    END IF;
+
+    IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = 'pgmodel.changes'::regclass AND polname = 'pgmodel_app_select') THEN
+        -- A change is visible to the changed row's owner, to users the row is shared with, to admins.
+        CREATE POLICY pgmodel_app_select ON pgmodel.changes FOR SELECT TO pgmodel_app
+            USING (current_user = 'pgmodel_app' AND (owner_id = (SELECT pgmodel.current_user_id()) OR (SELECT pgmodel.current_user_is_admin())
+                   OR row_id = ANY ((SELECT pgmodel.shared_row_ids())::uuid[])));
+        -- Changes are written only into the writer's own history transaction of this SQL transaction.
+        CREATE POLICY pgmodel_app_insert ON pgmodel.changes FOR INSERT TO pgmodel_app
+            WITH CHECK (current_user = 'pgmodel_app' AND pgmodel.is_own_transaction(transaction_id));
+        CREATE POLICY pgmodel_app_delete ON pgmodel.changes FOR DELETE TO pgmodel_app
+            USING (current_user = 'pgmodel_app' AND (SELECT pgmodel.current_user_is_admin()));
+
+        -- A history transaction is visible with any of its visible changes, and to the user who saved it.
+        CREATE POLICY pgmodel_app_select ON pgmodel.transactions FOR SELECT TO pgmodel_app
+            USING (current_user = 'pgmodel_app' AND (user_id = (SELECT pgmodel.current_user_id()) OR (SELECT pgmodel.current_user_is_admin())
+                   OR EXISTS (SELECT 1 FROM pgmodel.changes c WHERE c.transaction_id = transactions.id)));
+        CREATE POLICY pgmodel_app_insert ON pgmodel.transactions FOR INSERT TO pgmodel_app
+            WITH CHECK (current_user = 'pgmodel_app' AND user_id = (SELECT pgmodel.current_user_id()) AND xid = pg_current_xact_id());
+        CREATE POLICY pgmodel_app_delete ON pgmodel.transactions FOR DELETE TO pgmodel_app
+            USING (current_user = 'pgmodel_app' AND (SELECT pgmodel.current_user_is_admin()));
+
+        -- Everyone reads how far history was deleted; only admins move it.
+        CREATE POLICY pgmodel_app_select ON pgmodel.history_deletions FOR SELECT TO pgmodel_app USING (current_user = 'pgmodel_app');
+        CREATE POLICY pgmodel_app_insert ON pgmodel.history_deletions FOR INSERT TO pgmodel_app
+            WITH CHECK (current_user = 'pgmodel_app' AND (SELECT pgmodel.current_user_is_admin()));
+        CREATE POLICY pgmodel_app_update ON pgmodel.history_deletions FOR UPDATE TO pgmodel_app
+            USING (current_user = 'pgmodel_app' AND (SELECT pgmodel.current_user_is_admin()))
+            WITH CHECK (current_user = 'pgmodel_app' AND (SELECT pgmodel.current_user_is_admin()));
+    END IF;
+END
+$pgmodel$;
