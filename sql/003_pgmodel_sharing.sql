@@ -35,6 +35,19 @@ BEGIN
 END
 $pgmodel$;
 
+-- History follows visibility: a change is also visible to the users in its audience (those a record
+-- was shared with when it was deleted), and an audience-only change (a record appearing for a user
+-- when shared with them, disappearing when revoked) only to them.
+DO $pgmodel$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'pgmodel.changes'::regclass AND attname = 'audience') THEN
+        ALTER TABLE pgmodel.changes ADD COLUMN audience uuid[], ADD COLUMN audience_only boolean NOT NULL DEFAULT false;
+        COMMENT ON COLUMN pgmodel.changes.audience IS 'users besides the owner who see this change: grantees of a deleted shared row, or the user a share or revocation is for';
+        COMMENT ON COLUMN pgmodel.changes.audience_only IS 'true for a record appearing (insert) or disappearing (delete) for the audience because of a share or revocation';
+    END IF;
+END
+$pgmodel$;
+
 DO $pgmodel$
 BEGIN
     IF to_regclass('pgmodel.shares') IS NULL THEN
@@ -131,6 +144,28 @@ BEGIN
 END
 $f$;
 
+-- The rows of p_table whose reference p_column points at one of p_ids, rows of p_target about to be
+-- deleted: the references the delete sets to NULL, which history records under each row's owner even
+-- when the deleting user cannot see the row. A service user (role pgmodel_app, which a SECURITY
+-- DEFINER function keeps in the role setting) learns this only about rows they may delete.
+CREATE OR REPLACE FUNCTION pgmodel.nullified_references(p_target regclass, p_ids uuid[], p_table regclass, p_column text)
+    RETURNS TABLE (id uuid, entity text, owner_id uuid)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $f$
+DECLARE
+    target_schema text;
+    allowed uuid[] := p_ids;
+BEGIN
+    IF current_setting('role') = 'pgmodel_app' THEN
+        SELECT n.nspname INTO target_schema FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = p_target;
+        EXECUTE format('SELECT coalesce(array_agg(t.id), ''{}'') FROM %s t WHERE t.id = ANY ($1) '
+                       'AND (t.owner_id = $2 OR $3 OR t.id = ANY (%I.pgmodel_shared_ids(true, true)))', p_target, target_schema)
+            INTO allowed USING p_ids, pgmodel.current_user_id(), pgmodel.current_user_is_admin();
+    END IF;
+    RETURN QUERY EXECUTE format('SELECT r.id, r.entity, r.owner_id FROM %s r WHERE r.%I = ANY ($1)', p_table, p_column) USING allowed;
+END
+$f$;
+
 -- Commit-time checks of a row a service user inserted or updated (a deferred constraint trigger on
 -- every model table; TG_ARGV lists foreign-key column and referenced table pairs):
 -- * every foreign key points at a row the user can see, so no reference reaches, or probes for,
@@ -189,10 +224,11 @@ $f$;
 DO $pgmodel$
 BEGIN
     -- A function without an ACL yet is executable by PUBLIC: the newest one tells whether this ran.
+    -- (The REVOKE and GRANT below must list every function this file adds.)
     IF NOT has_table_privilege('pgmodel_app', 'pgmodel.share_list', 'SELECT')
-       OR (SELECT proacl IS NULL FROM pg_proc WHERE oid = 'pgmodel.is_new_row(regclass, uuid)'::regprocedure) THEN
-        REVOKE ALL ON FUNCTION pgmodel.current_user_is_admin(), pgmodel.is_own_transaction(bigint), pgmodel.is_new_row(regclass, uuid), pgmodel.read_write_sharers(text), pgmodel.shared_row_ids() FROM PUBLIC;
-        GRANT EXECUTE ON FUNCTION pgmodel.current_user_id(), pgmodel.current_user_is_admin(), pgmodel.is_own_transaction(bigint), pgmodel.is_new_row(regclass, uuid), pgmodel.read_write_sharers(text),
+       OR (SELECT proacl IS NULL FROM pg_proc WHERE oid = 'pgmodel.nullified_references(regclass, uuid[], regclass, text)'::regprocedure) THEN
+        REVOKE ALL ON FUNCTION pgmodel.current_user_is_admin(), pgmodel.is_own_transaction(bigint), pgmodel.is_new_row(regclass, uuid), pgmodel.nullified_references(regclass, uuid[], regclass, text), pgmodel.read_write_sharers(text), pgmodel.shared_row_ids() FROM PUBLIC;
+        GRANT EXECUTE ON FUNCTION pgmodel.current_user_id(), pgmodel.current_user_is_admin(), pgmodel.is_own_transaction(bigint), pgmodel.is_new_row(regclass, uuid), pgmodel.nullified_references(regclass, uuid[], regclass, text), pgmodel.read_write_sharers(text),
             pgmodel.shared_row_ids() TO pgmodel_app;
         GRANT USAGE ON SCHEMA pgmodel TO pgmodel_app;
         -- User names (never password hashes): sharing names a user.
@@ -243,8 +279,10 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = 'pgmodel.changes'::regclass AND polname = 'pgmodel_app_select') THEN
         -- A change is visible to the changed row's owner, to users the row is shared with, to admins.
         CREATE POLICY pgmodel_app_select ON pgmodel.changes FOR SELECT TO pgmodel_app
-            USING (current_user = 'pgmodel_app' AND (owner_id = (SELECT pgmodel.current_user_id()) OR (SELECT pgmodel.current_user_is_admin())
-                   OR row_id = ANY ((SELECT pgmodel.shared_row_ids())::uuid[])));
+            USING (current_user = 'pgmodel_app' AND (
+                   (NOT audience_only AND (owner_id = (SELECT pgmodel.current_user_id()) OR (SELECT pgmodel.current_user_is_admin())
+                                           OR row_id = ANY ((SELECT pgmodel.shared_row_ids())::uuid[])))
+                   OR (SELECT pgmodel.current_user_id()) = ANY (audience)));
         -- Changes are written only into the writer's own history transaction of this SQL transaction.
         CREATE POLICY pgmodel_app_insert ON pgmodel.changes FOR INSERT TO pgmodel_app
             WITH CHECK (current_user = 'pgmodel_app' AND pgmodel.is_own_transaction(transaction_id));

@@ -17,12 +17,26 @@ struct HistoryLog {
         var updated_attributes: [String]
         var new_values: [String: PGValue]?
         var tombstone: [String: PGValue]?
+        var audience: [UUID]?
+        var audience_only: Bool = false
     }
 
-    private(set) var entries: [Entry] = []
+    private var changes: [Entry] = []
     private var index: [UUID: Int] = [:]
+    /// Records appearing or disappearing for a user because of a share or revocation: kept apart from
+    /// the row changes, which they neither merge with nor replace.
+    private var audienceEvents: [Entry] = []
 
-    var isEmpty: Bool { entries.isEmpty }
+    /// Every change to write: row changes, then audience events.
+    var entries: [Entry] { changes + audienceEvents }
+
+    var isEmpty: Bool { changes.isEmpty && audienceEvents.isEmpty }
+
+    /// A record of `entity` appearing for (`.insert`) or disappearing for (`.delete`) `user`.
+    mutating func recordAudienceEvent(_ kind: HistoryChangeRecord.Kind, _ entity: String, _ id: UUID, for user: UUID) {
+        audienceEvents.append(Entry(entity: entity, row_id: id, kind: kind.rawValue, owner_id: nil, updated_attributes: [],
+                                    new_values: nil, tombstone: kind == .delete ? [:] : nil, audience: [user], audience_only: true))
+    }
 
     /// The concrete classes touched, in first-touched order.
     var entities: [String] {
@@ -31,19 +45,21 @@ struct HistoryLog {
     }
 
     mutating func record(_ kind: HistoryChangeRecord.Kind, _ entity: String, _ id: UUID, owner: UUID?,
-                         values: [String: PGValue] = [:], attributes: [String] = [], tombstone: [String: PGValue] = [:]) {
+                         values: [String: PGValue] = [:], attributes: [String] = [], tombstone: [String: PGValue] = [:],
+                         audience: [UUID]? = nil) {
         let names = Array(values.keys).sorted() + attributes
         if let i = index[id] {
             // An insert stays an insert and a delete a delete; a second update merges into the first.
-            guard entries[i].kind == "update", kind == .update else { return }
-            for name in names where !entries[i].updated_attributes.contains(name) { entries[i].updated_attributes.append(name) }
-            for (key, value) in values { entries[i].new_values?[key] = value }
+            guard changes[i].kind == "update", kind == .update else { return }
+            for name in names where !changes[i].updated_attributes.contains(name) { changes[i].updated_attributes.append(name) }
+            for (key, value) in values { changes[i].new_values?[key] = value }
             return
         }
-        index[id] = entries.count
-        entries.append(Entry(entity: entity, row_id: id, kind: kind.rawValue, owner_id: owner,
+        index[id] = changes.count
+        changes.append(Entry(entity: entity, row_id: id, kind: kind.rawValue, owner_id: owner,
                              updated_attributes: kind == .update ? names : [],
                              new_values: kind == .update ? values : nil,
-                             tombstone: kind == .delete ? tombstone : nil))
+                             tombstone: kind == .delete ? tombstone : nil,
+                             audience: audience?.isEmpty == false ? audience : nil))
     }
 }

@@ -22,7 +22,7 @@ extension PostgresStoreEngine {
                     history.record(.update, row.reference.entity, row.reference.id, owner: row.owner, values: [row.relationship: .null])
                 }
                 for row in deleted {
-                    history.record(.delete, row.reference.entity, row.reference.id, owner: row.owner, tombstone: row.tombstone)
+                    history.record(.delete, row.reference.entity, row.reference.id, owner: row.owner, tombstone: row.tombstone, audience: row.audience)
                 }
             }
             for row in request.updates {
@@ -81,7 +81,7 @@ extension PostgresStoreEngine {
                     history.record(.update, change.entity, change.source, owner: owner, values: [:], attributes: [change.relationship])
                 }
             }
-            try await applyShares(request.shares, renderer, requester, connection)
+            try await applyShares(request.shares, renderer, requester, connection, &history)
             try await writeHistory(history, request: request, as: requester, on: connection)
             if !request.shares.isEmpty {
                 let sql = HistorySQL(schemaName: schemaName)
@@ -132,7 +132,7 @@ extension PostgresStoreEngine {
         var result: [UUID: UUID?] = [:]
         for (root, ids) in byRoot.sorted(by: { $0.key < $1.key }) {
             for row in try await query(try renderer.owners(of: root, ids: ids), on: connection, model: root) {
-                let (id, owner) = try row.decode((UUID, UUID?).self)
+                let (id, owner, _) = try row.decode((UUID, UUID?, String).self)
                 result[id] = .some(owner)
             }
         }
@@ -142,7 +142,7 @@ extension PostgresStoreEngine {
     /// Applies shares and revocations: each names a record the requester owns (or any, for an admin or
     /// the direct store) and an existing user; anything else fails the whole save.
     private func applyShares(_ changes: [ShareChange], _ renderer: SQLRenderer, _ requester: Requester,
-                             _ connection: PostgresConnection) async throws {
+                             _ connection: PostgresConnection, _ history: inout HistoryLog) async throws {
         for change in changes {
             let entity = try renderer.entity(change.record.entity)
             guard let root = renderer.schema.rootEntity(of: entity.name) else { continue }
@@ -150,7 +150,7 @@ extension PostgresStoreEngine {
             guard let row = rows.first else {
                 throw PGModelError(.notFound, "the \(entity.name) to share does not exist", model: entity.name)
             }
-            let owner = try row.decode((UUID, UUID?).self).1
+            let (_, owner, concrete) = try row.decode((UUID, UUID?, String).self)
             if let me = requester.userID, !requester.isAdmin, owner != me {
                 throw PGModelError(.forbidden, "only the owner of this \(entity.name) (or an admin) may share it or revoke its shares", model: entity.name)
             }
@@ -162,40 +162,30 @@ extension PostgresStoreEngine {
             if grantee == owner {
                 throw PGModelError(.invalidField, "a \(entity.name) cannot be shared with its owner", model: entity.name)
             }
+            let changed: Bool
             if let permission = change.permission {
-                try await execute(SQLStatement(sql: """
+                let rows = try await query(SQLStatement(sql: """
                     INSERT INTO "pgmodel"."shares" ("schema_name", "entity", "row_id", "owner_id", "grantee_id", "permission", "granted_by") \
                     VALUES ($1, $2, $3, $4::uuid, $5, $6, coalesce($7::text, session_user::text)) \
-                    ON CONFLICT ("schema_name", "row_id", "grantee_id") DO UPDATE SET "permission" = EXCLUDED."permission", "granted_by" = EXCLUDED."granted_by"
-                    """, binds: [.string(schemaName), .string(entity.name), .uuid(change.record.id), owner.map(PGValue.uuid) ?? .null,
+                    ON CONFLICT ("schema_name", "row_id", "grantee_id") DO UPDATE SET "permission" = EXCLUDED."permission", "granted_by" = EXCLUDED."granted_by" \
+                    RETURNING ("xmax" = 0)
+                    """, binds: [.string(schemaName), .string(concrete), .uuid(change.record.id), owner.map(PGValue.uuid) ?? .null,
                                  .uuid(grantee), .string(permission.rawValue), requester.userName.map(PGValue.string) ?? .null]),
                     on: connection, model: entity.name)
+                changed = try rows.first?.decode(Bool.self) ?? false   // a new share, not a new permission
             } else {
-                try await execute(SQLStatement(
-                    sql: "DELETE FROM \"pgmodel\".\"shares\" WHERE \"schema_name\" = $1 AND \"row_id\" = $2 AND \"grantee_id\" = $3",
-                    binds: [.string(schemaName), .uuid(change.record.id), .uuid(grantee)]), on: connection, model: entity.name)
+                changed = try await !query(SQLStatement(
+                    sql: "DELETE FROM \"pgmodel\".\"shares\" WHERE \"schema_name\" = $1 AND \"row_id\" = $2 AND \"grantee_id\" = $3 RETURNING 1",
+                    binds: [.string(schemaName), .uuid(change.record.id), .uuid(grantee)]), on: connection, model: entity.name).isEmpty
             }
-        }
-    }
-
-    /// Every share of `record` the requester may see: all of them for its owner or an admin, their own
-    /// for a user it is shared with. `notFound` when the record is not visible.
-    public func shares(of record: RowReference, in schema: SchemaDescription, as requester: Requester,
-                       on connection: PostgresConnection) async throws -> [ModelShare] {
-        let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
-        let entity = try renderer.entity(record.entity)
-        let root = schema.rootEntity(of: entity.name)?.name ?? entity.name
-        return try await scoped(requester, on: connection) {
-            guard try await !query(try renderer.owners(of: root, ids: [record.id]), on: connection, model: entity.name).isEmpty else {
-                throw PGModelError(.notFound, "the \(entity.name) whose shares were asked for does not exist", model: entity.name)
-            }
-            let rows = try await query(SQLStatement(sql: """
-                SELECT g."name", s."permission", s."granted_by", s."created_at" FROM "pgmodel"."shares" s \
-                JOIN "pgmodel"."users" g ON g."id" = s."grantee_id" WHERE s."schema_name" = $1 AND s."row_id" = $2 ORDER BY g."name"
-                """, binds: [.string(schemaName), .uuid(record.id)]), on: connection, model: entity.name)
-            return try rows.map { row in
-                let (user, permission, grantedBy, createdAt) = try row.decode((String, String, String, Date).self)
-                return ModelShare(user: user, permission: SharePermission(rawValue: permission) ?? .readOnly, grantedBy: grantedBy, createdAt: createdAt)
+            // The grantee's history: the record and what it owns appear (a share) or disappear (a revocation).
+            if changed {
+                let kind: HistoryChangeRecord.Kind = change.permission == nil ? .delete : .insert
+                history.recordAudienceEvent(kind, concrete, change.record.id, for: grantee)
+                for member in try await query(renderer.shareMembers(of: change.record.id, owner: owner), on: connection, model: entity.name) {
+                    let (id, memberEntity) = try member.decode((UUID, String).self)
+                    history.recordAudienceEvent(kind, memberEntity, id, for: grantee)
+                }
             }
         }
     }
@@ -295,6 +285,12 @@ extension PostgresStoreEngine {
         }
         // Deepest tables first (cascade waves reach them last): a share reaches a child through its
         // parent, so a grantee may delete the child only while the parent is still there.
+        // Who else sees these rows through shares: their history shows the deletes too.
+        var audience: [UUID: [UUID]] = [:]
+        for row in try await query(renderer.shareAudience(of: order), on: connection) {
+            let (id, grantees) = try row.decode((UUID, [UUID]).self)
+            audience[id] = grantees
+        }
         for (root, ids) in byRoot.reversed() {
             let preserved = renderer.preservedAttributes(ofRoot: root)
             for row in try await query(try renderer.deleteRows(of: root, ids: ids), on: connection, model: root) {
@@ -306,7 +302,8 @@ extension PostgresStoreEngine {
                 for (offset, attribute) in preserved.enumerated() {
                     tombstone[attribute.name] = try PostgresValueCoding.decode(cells[3 + offset], as: attribute.type)
                 }
-                deleted.append(DeletedRow(reference: RowReference(entity: entity, id: id), owner: rowOwner, tombstone: tombstone))
+                deleted.append(DeletedRow(reference: RowReference(entity: entity, id: id), owner: rowOwner, tombstone: tombstone,
+                                          audience: audience[id] ?? []))
             }
         }
         // A row the save meant to delete and still sees but could not delete (the root of a record shared
@@ -333,6 +330,8 @@ extension PostgresStoreEngine {
         var reference: RowReference
         var owner: UUID?
         var tombstone: [String: PGValue]
+        /// Users the row was shared with.
+        var audience: [UUID]
     }
 
     /// `ids` grouped by their class, in first-seen order.

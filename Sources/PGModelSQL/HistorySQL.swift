@@ -32,15 +32,16 @@ public struct HistorySQL: Sendable {
     }
 
     /// All changes of one history transaction in one statement: `changes` is a JSON array of objects
-    /// with `entity`, `row_id`, `kind`, `owner_id`, `updated_attributes`, `new_values` and `tombstone`.
+    /// with `entity`, `row_id`, `kind`, `owner_id`, `updated_attributes`, `new_values`, `tombstone`,
+    /// `audience` and `audience_only`.
     public func insertChanges(transactionID: Int64, changes json: String) -> SQLStatement {
         var b = SQLBuilder()
         let id = b.bind(.int(transactionID))
         let rows = b.bind(.string(json))
         b.sql = """
-            INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "new_values", "tombstone") \
-            SELECT \(id), r."entity", r."row_id", r."kind", r."owner_id", coalesce(r."updated_attributes", '{}'), r."new_values", r."tombstone" \
-            FROM jsonb_to_recordset(\(rows)::jsonb) AS r("entity" text, "row_id" uuid, "kind" text, "owner_id" uuid, "updated_attributes" text[], "new_values" jsonb, "tombstone" jsonb)
+            INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "new_values", "tombstone", "audience", "audience_only") \
+            SELECT \(id), r."entity", r."row_id", r."kind", r."owner_id", coalesce(r."updated_attributes", '{}'), r."new_values", r."tombstone", r."audience", coalesce(r."audience_only", false) \
+            FROM jsonb_to_recordset(\(rows)::jsonb) AS r("entity" text, "row_id" uuid, "kind" text, "owner_id" uuid, "updated_attributes" text[], "new_values" jsonb, "tombstone" jsonb, "audience" uuid[], "audience_only" boolean)
             """
         return b.statement
     }
@@ -90,6 +91,8 @@ public struct HistorySQL: Sendable {
         var sql = "SELECT c.\"transaction_id\", c.\"id\", c.\"kind\", c.\"entity\", c.\"row_id\", c.\"updated_attributes\", "
             + "c.\"new_values\"::text, c.\"tombstone\"::text FROM \"pgmodel\".\"changes\" c WHERE c.\"transaction_id\" = ANY("
             + b.bind(.string("{" + transactionIDs.map(String.init).joined(separator: ",") + "}")) + "::bigint[])"
+            // A record appearing or disappearing for a user (a share, a revocation) is that user's event only.
+            + " AND (NOT c.\"audience_only\" OR (SELECT \"pgmodel\".\"current_user_id\"()) = ANY (c.\"audience\"))"
         if let entities { sql += " AND c.\"entity\" IN (SELECT jsonb_array_elements_text(\(b.bind(.string(Self.jsonArray(entities))))::jsonb))" }
         b.sql = sql + " ORDER BY c.\"id\""
         return b.statement

@@ -61,12 +61,19 @@ extension SQLRenderer {
     public func referencingRows(to entity: String, ids: [UUID]) throws -> [(statement: SQLStatement, relationship: String)] {
         let target = try self.entity(entity)
         let targetRoot = schema.rootEntity(of: target.name)?.name ?? target.name
+        let targetRootTable = schema.entity(named: targetRoot)?.tableName ?? target.tableName
         var result: [(SQLStatement, String)] = []
         for root in schema.entities where root.superentity == nil {
             for (relationship, _) in schema.tableForeignKeys(ofRoot: root.name)
             where schema.rootEntity(of: relationship.destination)?.name == targetRoot {
+                // Through a SECURITY DEFINER function: the deleting user may not see a row that references
+                // theirs, and its owner's history must still record the change.
                 var b = SQLBuilder()
-                b.sql = "SELECT \"id\", \"entity\", \"owner_id\" FROM \(qualifiedTable(named: root.tableName)) WHERE \(Naming.quoted(relationship.foreignKeyColumn)) = ANY(\(b.bindIDs(ids)))"
+                let target = b.bind(.string(qualifiedTable(named: targetRootTable)))
+                let list = b.bindIDs(ids)
+                let table = b.bind(.string(qualifiedTable(named: root.tableName)))
+                let column = b.bind(.string(relationship.foreignKeyColumn))
+                b.sql = "SELECT \"id\", \"entity\", \"owner_id\" FROM \"pgmodel\".\"nullified_references\"(\(target)::text::regclass, \(list), \(table)::text::regclass, \(column))"
                 result.append((b.statement, relationship.name))
             }
         }

@@ -49,6 +49,7 @@ extension SQLRenderer {
             REVOKE ALL ON FUNCTION \(function)(boolean, boolean) FROM PUBLIC; \
             GRANT EXECUTE ON FUNCTION \(function)(boolean, boolean) TO \(role)
             """))
+        statements += historyFunctions()
         for root in schema.entities where root.superentity == nil {
             statements += modelTableSecurity(root)
         }
@@ -182,7 +183,8 @@ extension SQLRenderer {
 
     // MARK: The share closure
 
-    /// `SELECT parent_id, child_id, child_owner` over every `.cascade` relationship, whatever its storage.
+    /// `SELECT parent_id, child_id, child_owner, child_entity` over every `.cascade` relationship, whatever
+    /// its storage.
     func cascadeLinksSelect() -> String {
         var parts: [String] = []
         for entity in schema.entities {
@@ -195,20 +197,20 @@ extension SQLRenderer {
                 let part: String
                 switch schema.storage(of: relationship, in: entity) {
                 case .inverseForeignKey(let column):
-                    part = "SELECT \"c\".\(Naming.quoted(column)) AS \"parent_id\", \"c\".\"id\" AS \"child_id\", \"c\".\"owner_id\" AS \"child_owner\" "
+                    part = "SELECT \"c\".\(Naming.quoted(column)) AS \"parent_id\", \"c\".\"id\" AS \"child_id\", \"c\".\"owner_id\" AS \"child_owner\", \"c\".\"entity\" AS \"child_entity\" "
                         + "FROM \(childTable) AS \"c\" WHERE \"c\".\(Naming.quoted(column)) IS NOT NULL"
                 case .foreignKey(let column):
-                    part = "SELECT \"p\".\"id\" AS \"parent_id\", \"c\".\"id\" AS \"child_id\", \"c\".\"owner_id\" AS \"child_owner\" FROM \(parentTable) AS \"p\" "
+                    part = "SELECT \"p\".\"id\" AS \"parent_id\", \"c\".\"id\" AS \"child_id\", \"c\".\"owner_id\" AS \"child_owner\", \"c\".\"entity\" AS \"child_entity\" FROM \(parentTable) AS \"p\" "
                         + "JOIN \(childTable) AS \"c\" ON \"c\".\"id\" = \"p\".\(Naming.quoted(column))"
                 case .joinTable(let table, let sourceColumn, let destinationColumn):
-                    part = "SELECT \"j\".\(Naming.quoted(sourceColumn)) AS \"parent_id\", \"j\".\(Naming.quoted(destinationColumn)) AS \"child_id\", \"c\".\"owner_id\" AS \"child_owner\" "
+                    part = "SELECT \"j\".\(Naming.quoted(sourceColumn)) AS \"parent_id\", \"j\".\(Naming.quoted(destinationColumn)) AS \"child_id\", \"c\".\"owner_id\" AS \"child_owner\", \"c\".\"entity\" AS \"child_entity\" "
                         + "FROM \(qualifiedTable(named: table)) AS \"j\" JOIN \(childTable) AS \"c\" ON \"c\".\"id\" = \"j\".\(Naming.quoted(destinationColumn))"
                 }
                 if !parts.contains(part) { parts.append(part) }
             }
         }
         if parts.isEmpty {
-            return "SELECT NULL::uuid AS \"parent_id\", NULL::uuid AS \"child_id\", NULL::uuid AS \"child_owner\" WHERE false"
+            return "SELECT NULL::uuid AS \"parent_id\", NULL::uuid AS \"child_id\", NULL::uuid AS \"child_owner\", NULL::text AS \"child_entity\" WHERE false"
         }
         return parts.joined(separator: " UNION ALL ")
     }
@@ -232,6 +234,58 @@ extension SQLRenderer {
             ON l."parent_id" = r."id" AND l."child_owner" IS NOT DISTINCT FROM r."owner") \
             SELECT coalesce(array_agg(DISTINCT "id"), '{}') FROM "reached" 
             """
+    }
+
+    /// `pgmodel_share_members(root, owner)`: the rows a share of `root` covers besides itself, with their
+    /// classes, for the history events of a share or revocation. `pgmodel_share_audience(ids)`: for rows
+    /// about to be deleted, the users whose shares cover them, so their history shows the delete. Both
+    /// SECURITY DEFINER; a service user learns only about records they own, administer or may delete.
+    private func historyFunctions() -> [String] {
+        let schemaQuoted = Naming.quoted(schemaName)
+        let role = Self.applicationRole
+        let links = "\(schemaQuoted).\"pgmodel_cascade_links\""
+        let mayAsk = "(current_setting('role') <> '\(role)' OR \"pgmodel\".\"current_user_is_admin\"()"
+        let members = """
+             WITH RECURSIVE "reached"("id", "entity") AS (\
+            SELECT l."child_id", l."child_entity" FROM \(links) l WHERE l."parent_id" = p_root AND l."child_owner" IS NOT DISTINCT FROM p_owner \
+            AND \(mayAsk) OR p_owner = "pgmodel"."current_user_id"()) \
+            UNION SELECT l."child_id", l."child_entity" FROM "reached" r JOIN \(links) l \
+            ON l."parent_id" = r."id" AND l."child_owner" IS NOT DISTINCT FROM p_owner) \
+            SELECT "id", "entity" FROM "reached" 
+            """
+        let audience = """
+             WITH RECURSIVE "up"("id", "ancestor", "owner", "known") AS (\
+            SELECT x, x, NULL::uuid, false FROM unnest(p_ids) AS x \
+            WHERE EXISTS (SELECT 1 FROM "pgmodel"."shares" s WHERE s."schema_name" = \(literal(schemaName))) \
+            UNION SELECT u."id", l."parent_id", l."child_owner", true FROM "up" u JOIN \(links) l \
+            ON l."child_id" = u."ancestor" AND (NOT u."known" OR l."child_owner" IS NOT DISTINCT FROM u."owner")) \
+            SELECT u."id", array_agg(DISTINCT s."grantee_id") FROM "up" u JOIN "pgmodel"."shares" s \
+            ON s."schema_name" = \(literal(schemaName)) AND s."row_id" = u."ancestor" \
+            AND (NOT u."known" OR s."owner_id" IS NOT DISTINCT FROM u."owner") \
+            WHERE \(mayAsk) OR s."owner_id" = "pgmodel"."current_user_id"() \
+            OR u."id" = ANY (\(schemaQuoted)."pgmodel_shared_ids"(true, true))) \
+            GROUP BY u."id" 
+            """
+        return [
+            definerFunction("pgmodel_share_members", arguments: "p_root uuid, p_owner uuid", types: "uuid, uuid",
+                            returns: "TABLE (\"id\" uuid, \"entity\" text)", body: members),
+            definerFunction("pgmodel_share_audience", arguments: "p_ids uuid[]", types: "uuid[]",
+                            returns: "TABLE (\"id\" uuid, \"grantees\" uuid[])", body: audience),
+        ]
+    }
+
+    /// A STABLE SECURITY DEFINER SQL function of this schema, replaced only when its body changed, and
+    /// executable by the application role only.
+    private func definerFunction(_ name: String, arguments: String, types: String, returns: String, body: String) -> String {
+        let function = "\(Naming.quoted(schemaName)).\(Naming.quoted(name))"
+        return ifNot(
+            "EXISTS (SELECT 1 FROM pg_proc WHERE oid = to_regprocedure(\(literal(function + "(" + types + ")"))) AND prosrc = \(literal(body)))",
+            """
+            CREATE OR REPLACE FUNCTION \(function)(\(arguments)) RETURNS \(returns) \
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$\(body)$fn$; \
+            REVOKE ALL ON FUNCTION \(function)(\(types)) FROM PUBLIC; \
+            GRANT EXECUTE ON FUNCTION \(function)(\(types)) TO \(Self.applicationRole)
+            """)
     }
 
     // MARK: Helpers

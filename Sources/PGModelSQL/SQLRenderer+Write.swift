@@ -194,6 +194,23 @@ extension SQLRenderer {
         return b.statement
     }
 
+    /// The rows a share of `root` (owned by `owner`) covers besides the root, with their classes.
+    public func shareMembers(of root: UUID, owner: UUID?) -> SQLStatement {
+        var b = SQLBuilder()
+        let rootBind = b.bind(.uuid(root))
+        let ownerBind = b.bind(owner.map(PGValue.uuid) ?? .null)
+        b.sql = "SELECT \"id\", \"entity\" FROM \(Naming.quoted(schemaName)).\"pgmodel_share_members\"(\(rootBind), \(ownerBind)::uuid)"
+        return b.statement
+    }
+
+    /// For rows about to be deleted, the users whose shares cover them.
+    public func shareAudience(of ids: [UUID]) -> SQLStatement {
+        var b = SQLBuilder()
+        let list = b.bindIDs(ids)
+        b.sql = "SELECT \"id\", \"grantees\" FROM \(Naming.quoted(schemaName)).\"pgmodel_share_audience\"(\(list))"
+        return b.statement
+    }
+
     /// `SELECT 1` when the link of `change` exists (and the connection may see it): tells a removal the
     /// user may not make from one of a link that is already gone.
     public func linkExists(_ change: LinkChange) throws -> SQLStatement {
@@ -205,11 +222,12 @@ extension SQLRenderer {
         return b.statement
     }
 
-    /// `SELECT id, owner_id` of the rows of `entity`'s hierarchy table with these ids that the connection sees.
+    /// `SELECT id, owner_id, entity` of the rows of `entity`'s hierarchy table with these ids that the
+    /// connection sees.
     public func owners(of entity: String, ids: [UUID]) throws -> SQLStatement {
         let entity = try self.entity(entity)
         var b = SQLBuilder()
-        b.sql = "SELECT \"id\", \"owner_id\" FROM \(qualifiedTable(entity)) WHERE \"id\" = ANY(\(b.bindIDs(ids)))"
+        b.sql = "SELECT \"id\", \"owner_id\", \"entity\" FROM \(qualifiedTable(entity)) WHERE \"id\" = ANY(\(b.bindIDs(ids)))"
         return b.statement
     }
 

@@ -45,8 +45,8 @@ struct HistorySQLTests {
         #expect(sql.insertTransaction(author: "App", userID: nil, userName: nil).sql
             == #"INSERT INTO "pgmodel"."transactions" ("schema_name", "author", "user_id", "user_name") VALUES ($1, $2, $3::uuid, $4) RETURNING "id""#)
         let changes = sql.insertChanges(transactionID: 9, changes: "[]")
-        #expect(changes.sql.hasPrefix(#"INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "new_values", "tombstone") SELECT $1, "#))
-        #expect(changes.sql.hasSuffix(#"FROM jsonb_to_recordset($2::jsonb) AS r("entity" text, "row_id" uuid, "kind" text, "owner_id" uuid, "updated_attributes" text[], "new_values" jsonb, "tombstone" jsonb)"#))
+        #expect(changes.sql.hasPrefix(#"INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "new_values", "tombstone", "audience", "audience_only") SELECT $1, "#))
+        #expect(changes.sql.hasSuffix(#"FROM jsonb_to_recordset($2::jsonb) AS r("entity" text, "row_id" uuid, "kind" text, "owner_id" uuid, "updated_attributes" text[], "new_values" jsonb, "tombstone" jsonb, "audience" uuid[], "audience_only" boolean)"#))
         #expect(sql.notify(payload: "x") == SQLStatement(sql: "SELECT pg_notify('pgmodel_changes', $1)", binds: [.string("x")]))
         #expect(sql.notifyPayload(entities: ["Trip", "Album"]) == #"{"e":["Trip","Album"],"s":"app"}"#)
         let many = (0..<2000).map { "Entity\($0)" }
