@@ -19,6 +19,8 @@ let package = Package(
             name: "PGModelBenchmarks",
             dependencies: [
                 .product(name: "PGModel", package: parentPackage),
+                // The service, run in-process for the row-level security fetch benchmark.
+                .product(name: "PGModelServer", package: parentPackage),
                 // The baseline of the point-fetch benchmark: the same query on the raw driver.
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],

@@ -41,6 +41,36 @@ struct ReadmeTourTests {
         }
     }
 
+    @Test func sharingBetweenUsers() async throws {
+        let service = try await TestService.shared()
+        try await service.register(Schema([Trip.self]))
+        let aliceURL = try await service.newUserURL()
+        let bobURL = try await service.newUserURL()
+        let bobName = try #require(bobURL.user)
+        try await offCooperativePool {
+            let remote = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: aliceURL))
+            let aliceContext = ModelContext(remote)
+            aliceContext.insert(Trip(name: "Alice in Oslo", destination: "Oslo", startDate: .now, budget: 700))
+            try aliceContext.save()
+
+            var shared = false
+            if let oslo = try aliceContext.fetch(FetchDescriptor<Trip>()).first {
+                try aliceContext.share(oslo, with: bobName, permission: .readOnly)
+                try aliceContext.save()
+                #expect(try aliceContext.shares(of: oslo).map(\.user) == [bobName])
+
+                let bob = ModelContext(try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: bobURL)))
+                #expect(try bob.fetch(FetchDescriptor<Trip>()).map(\.name) == ["Alice in Oslo"])
+
+                try aliceContext.unshare(oslo, with: bobName)
+                try aliceContext.save()
+                #expect(try bob.fetch(FetchDescriptor<Trip>()).isEmpty)
+                shared = true
+            }
+            #expect(shared)
+        }
+    }
+
     @Test func serviceUsersSeeOnlyTheirOwnTrips() async throws {
         let service = try await TestService.shared()
         // An admin (or the direct store at deploy time) creates the tables; users register what exists.

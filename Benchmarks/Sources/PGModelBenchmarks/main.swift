@@ -8,7 +8,7 @@ import PGModel
 // would: its own connections), so every notification crosses PostgreSQL's LISTEN/NOTIFY and the
 // history log. Prints a Markdown table.
 //
-//   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick]
+//   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick] [--point | --rls]
 
 let quick = CommandLine.arguments.contains("--quick")
 guard let base = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
@@ -120,7 +120,8 @@ func measureThroughput(observers count: Int, saves: Int) throws -> Double {
 }
 
 let pointOnly = CommandLine.arguments.contains("--point")
-if !pointOnly {
+let rlsOnly = CommandLine.arguments.contains("--rls")
+if !pointOnly && !rlsOnly {
 let configurations = quick ? [(1, 20), (100, 10), (1000, 3)] : [(1, 200), (100, 100), (1000, 20)]
 print("## Commit-to-observer latency (ResultsObserver, writer in another container)\n")
 print("| observers | commits | commit→notified p50 | p99 | save start→notified p50 | p99 | save p50 |")
@@ -141,7 +142,38 @@ for observers in [0, 100] {
 }
 }
 
+// Row-level security: a 10,000-row fetch through the service, policies on against policies off.
+if !pointOnly {
+    let rlsRows = 10_000
+    let rlsRounds = quick ? 5 : 21
+    guard let databaseURL = URL(string: base) else {
+        FileHandle.standardError.write(Data("DATABASE_URL is not a URL\n".utf8))
+        exit(2)
+    }
+    let rlsBox = RLSBox()
+    let rlsDone = DispatchSemaphore(value: 0)
+    Task.detached {
+        do { rlsBox.result = .success(try await measureRLSFetch(databaseURL: databaseURL, rows: rlsRows, rounds: rlsRounds)) } catch { rlsBox.result = .failure(error) }
+        rlsDone.signal()
+    }
+    rlsDone.wait()
+    let rls = try (rlsBox.result ?? .failure(PGModelError(.internalError, "the RLS benchmark ended without a result"))).get()
+    print("\n## Row-level security: fetch of \(rls.rows) rows through the service (\(rlsRounds) alternating rounds, median)\n")
+    print("| | ms | × policies off |")
+    print("|---|---:|---:|")
+    let off = median(rls.offMilliseconds)
+    print("| PostgresNIO, same SELECT, one connection (reference) | \(String(format: "%.2f", median(rls.rawMilliseconds))) | \(String(format: "%.2f", median(rls.rawMilliseconds) / off)) |")
+    print("| service fetch, row-level security disabled on the table | \(String(format: "%.2f", off)) | 1.00 |")
+    print("| service fetch, policies on (as shipped) | \(String(format: "%.2f", median(rls.onMilliseconds))) | \(String(format: "%.2f", median(rls.onMilliseconds) / off)) |")
+}
+
+final class RLSBox: @unchecked Sendable {
+    // @unchecked: written by the task before `done` is signalled, read after.
+    var result: Result<RLSFetchResult, any Error>?
+}
+
 // Point fetch: the store layer's cost per call over the raw driver, measured in this run.
+if rlsOnly { exit(0) }
 let pointCalls = quick ? 2000 : 20000
 final class PointBox: @unchecked Sendable {
     // @unchecked: written by the task before `done` is signalled, read after.
