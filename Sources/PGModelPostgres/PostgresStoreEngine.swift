@@ -62,7 +62,7 @@ public struct PostgresStoreEngine: Sendable {
             // Re-registering a schema that is already in place (every client's start-up) must not run
             // DDL: ALTER TABLE and CREATE OR REPLACE VIEW take exclusive locks that deadlock against
             // other clients' saves.
-            if try await isRegistered(schema, on: connection) { return }
+            if try await isRegistered(schema, on: connection), try await isSecured(renderer, on: connection) { return }
             var changed = false
             for sql in renderer.createStatements() + renderer.securityStatements() {
                 try await execute(SQLStatement(sql: sql), on: connection)
@@ -89,6 +89,25 @@ public struct PostgresStoreEngine: Sendable {
     private func isRegistered(_ schema: SchemaDescription, on connection: PostgresConnection) async throws -> Bool {
         let registered = try await loadSchema(on: connection)
         return schema.entities.allSatisfy { entity in registered.entity(named: entity.name) == entity }
+    }
+
+    /// Whether the schema's tables have the row-level security layout of this version: the newest
+    /// per-schema function exists and every table is forced. Tables registered by an older PGModel (or
+    /// whose row-level security an admin switched off) get the whole idempotent DDL again.
+    private func isSecured(_ renderer: SQLRenderer, on connection: PostgresConnection) async throws -> Bool {
+        let tables = renderer.schema.entities.filter { $0.superentity == nil }.map { renderer.qualifiedTable(named: $0.tableName) }
+            + renderer.joinTableNames().map { renderer.qualifiedTable(named: $0) }
+        let rows = try await query(SQLStatement(sql: """
+            SELECT to_regprocedure($1) IS NOT NULL AND coalesce((SELECT bool_and(c.relrowsecurity AND c.relforcerowsecurity) \
+            FROM unnest($2::text[]) AS t(name) LEFT JOIN pg_class c ON c.oid = to_regclass(t.name)), true)
+            """, binds: [.string("\(Naming.quoted(schemaName)).\"pgmodel_share_audience\"(uuid[])"),
+                         .string(PostgresStoreEngine.textArray(tables))]), on: connection)
+        return try rows.first?.decode(Bool?.self) ?? false
+    }
+
+    /// A PostgreSQL text array literal of `values`.
+    static func textArray(_ values: [String]) -> String {
+        "{" + values.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined(separator: ",") + "}"
     }
 
     /// Every entity registered in this engine's PostgreSQL schema.

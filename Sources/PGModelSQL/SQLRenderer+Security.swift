@@ -299,6 +299,9 @@ extension SQLRenderer {
         var destinationTable: String
     }
 
+    /// The names of the schema's join tables.
+    public func joinTableNames() -> [String] { joinTables().map(\.table) }
+
     /// Every join table of the schema, once.
     func joinTables() -> [JoinTableLayout] {
         var result: [JoinTableLayout] = []

@@ -100,9 +100,12 @@ struct ConnectionServer: Sendable {
             return false
         case .ignore:
             return session.state != .closed
-        case .execute(let request, _) where request.operation.name == .subscribe:
+        case .execute(let request, let user) where request.operation.name == .subscribe:
             guard case .subscribe(let entities) = request.operation else { return true }
-            switch subscriptions.subscribe(id: request.id, entities: entities) {
+            let requester = Requester.user(AuthenticatedUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
+            let visible = VisibleChanges(gateway: dispatcher.gateway, requester: requester, logger: logger)
+            await visible.start()
+            switch subscriptions.subscribe(id: request.id, entities: entities, visible: visible) {
             case .success:
                 try await write(Response(id: request.id, .subscribed(request.id)), to: outbound)
                 subscriptions.activate(id: request.id)

@@ -17,7 +17,8 @@ import PGModelWire
 ///
 /// ```swift
 /// let subscriptions = SessionSubscriptions(listener: listener, outbound: outbound, counter: counter, logger: logger)
-/// _ = subscriptions.subscribe(id: 7, entities: nil)   // write the response, then:
+/// await visible.start()
+/// _ = subscriptions.subscribe(id: 7, entities: nil, visible: visible)   // write the response, then:
 /// subscriptions.activate(id: 7)
 /// await subscriptions.close()
 /// ```
@@ -43,8 +44,9 @@ final class SessionSubscriptions: Sendable {
     }
 
     /// Registers subscription `id` and starts forwarding if this is the connection's first. Its events
-    /// are held until ``activate(id:)``, so write the `subscribe` response in between.
-    func subscribe(id: RequestID, entities: [String]?) -> Result<Void, WireError> {
+    /// are held until ``activate(id:)``, so write the `subscribe` response in between. `visible` turns
+    /// each doorbell ring into what the connection's user may see (call its `start()` first).
+    func subscribe(id: RequestID, entities: [String]?, visible: VisibleChanges) -> Result<Void, WireError> {
         state.withLockedValue { state in
             guard !state.isClosed else {
                 return .failure(WireError(.shuttingDown, "the connection is closing"))
@@ -59,7 +61,7 @@ final class SessionSubscriptions: Sendable {
                 counter.add(1)
                 state.forwarder = Task { [self] in
                     defer { counter.add(-1) }
-                    await forward(signals, wakes: wakes, wake: wake)
+                    await forward(signals, visible: visible, wakes: wakes, wake: wake)
                 }
             }
             return result
@@ -110,12 +112,14 @@ final class SessionSubscriptions: Sendable {
     }
 
     private func forward(
-        _ signals: AsyncStream<ChangeSignal>, wakes: AsyncStream<Void>, wake: AsyncStream<Void>.Continuation
+        _ signals: AsyncStream<ChangeSignal>, visible: VisibleChanges, wakes: AsyncStream<Void>, wake: AsyncStream<Void>.Continuation
     ) async {
         await withDiscardingTaskGroup { group in
             group.addTask { [state] in
                 for await signal in signals {
-                    if state.withLockedValue({ $0.machine.receive(signal) }) { wake.yield() }
+                    // Only what the user may see: another user's save is news only if it was shared.
+                    guard let shown = await visible.filter(signal) else { continue }
+                    if state.withLockedValue({ $0.machine.receive(shown) }) { wake.yield() }
                 }
                 // The listener closed (server shutdown): let the writer flush what is pending and end.
                 wake.finish()

@@ -109,6 +109,7 @@ struct ServerHistoryTests {
         let alice = try await ServerTestHarness.makeUser("sub")
         let bob = try await ServerTestHarness.makeUser("saver")
         let entity = ServerTestHarness.uniqueEntity("Doorbell")
+        let bobs = ServerTestHarness.uniqueEntity("Private")
         try await ServerTestHarness.withRunningServer { server, port in
             let client = try await RawProtocolClient.connect(port: port)
             defer { Task { await client.close() } }
@@ -120,8 +121,18 @@ struct ServerHistoryTests {
             #expect(subscribed.object["subscription"] as? Int == 7)
             #expect(server.signalForwarderCount == 1)
 
-            _ = try await Self.save(entity, as: bob, port: port)
-            let event = try await Self.nextEvent(client, about: entity)
+            // Events follow visibility: Bob's save of his own rows is no news to Alice; her own save
+            // through another client is.
+            _ = try await Self.save(bobs, as: bob, port: port)
+            _ = try await Self.save(entity, as: alice, port: port)
+            var event: RawResponse?
+            while event == nil {
+                let line = try RawResponse(try await client.readLine(timeout: .seconds(15)))
+                let named = line.object["entities"] as? [String] ?? []
+                #expect(!named.contains(bobs), "an event about Bob's private save reached Alice: \(line)")
+                if line.object["event"] as? String == "changes", named.contains(entity) { event = line }
+            }
+            guard let event else { return }
             #expect(event.object["event"] as? String == "changes")
             #expect(event.object["subscription"] as? Int == 7)
             #expect(event.object["ok"] == nil, "events are not responses")
@@ -132,7 +143,7 @@ struct ServerHistoryTests {
 
             // Events already written before the unsubscribe answer may still be in flight; skip them.
             // After the answer none may follow: the next line after a later save must be the pong.
-            _ = try await Self.save(entity, as: bob, port: port)
+            _ = try await Self.save(entity, as: alice, port: port)
             let pong = try await client.request(#"{"id":9,"op":"ping"}"#)
             #expect(pong.idNumber == 9, "no event after unsubscribe: \(pong)")
 
@@ -150,8 +161,9 @@ struct ServerHistoryTests {
             for index in 0..<3 {
                 let client = try await RawProtocolClient.connect(port: port)
                 #expect(try await RawProtocolTests.hello(client, alice.name, "secret").ok == true)
-                #expect(try await client.request(#"{"id":\#(10 + index),"op":"subscribe"}"#).ok == true)
-                #expect(try await client.request(#"{"id":\#(20 + index),"op":"subscribe","entities":["Trip"]}"#).ok == true)
+                #expect(try await Self.request(client, #"{"id":\#(10 + index),"op":"subscribe"}"#, id: 10 + index).ok == true)
+                // Events of the first subscription may come before this answer: skip them.
+                #expect(try await Self.request(client, #"{"id":\#(20 + index),"op":"subscribe","entities":["Trip"]}"#, id: 20 + index).ok == true)
                 clients.append(client)
             }
             #expect(server.signalForwarderCount == 3, "one forwarder per connection, however many subscriptions")
@@ -251,14 +263,13 @@ struct ServerHistoryTests {
     @Test("RemoteModelStore.changeSignals yields after another client's save and finishes when the store closes")
     func clientSignals() async throws {
         let alice = try await ServerTestHarness.makeUser("watch")
-        let bob = try await ServerTestHarness.makeUser("saver")
         let entity = ServerTestHarness.uniqueEntity("Watched")
         try await ServerTestHarness.withRunningServer { server, port in
             let store = try RemoteModelStore(url: try ServerRemoteStoreTests.url(alice, port: port))
             let signals = store.changeSignals()
             try await Self.eventually("the stream subscribing") { server.signalForwarderCount == 1 }
 
-            _ = try await Self.save(entity, as: bob, port: port)
+            _ = try await Self.save(entity, as: alice, port: port)   // from another client of hers
             let signal = try await Self.firstSignal(signals) { $0.kind == .committed && ($0.entities.isEmpty || $0.entities.contains(entity)) }
             #expect(signal.kind == .committed)
 

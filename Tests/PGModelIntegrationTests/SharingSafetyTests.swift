@@ -171,6 +171,19 @@ struct SharingSafetyTests {
         }
     }
 
+    @Test("tables registered without the row-level security layout (an older PGModel) get it at the next registration")
+    func upgradeSecuresExistingTables() async throws {
+        try await EngineTestStore.with(Self.schema, prefix: "rlu", logger: Self.logger) { engine, c, schemaName in
+            let q = Naming.quoted(schemaName)
+            try await Self.run(c, SQLStatement(sql: "ALTER TABLE \(q).expedition DISABLE ROW LEVEL SECURITY"))
+            try await Self.run(c, SQLStatement(sql: "DROP FUNCTION \(q).pgmodel_share_audience(uuid[])"))
+            try await engine.prepare(Self.schema, on: c)   // registered with the same shape: still secured again
+            #expect(try await Self.run(c, SQLStatement(sql:
+                "SELECT 1 FROM pg_class WHERE oid = '\(q).expedition'::regclass AND relrowsecurity AND relforcerowsecurity")) == 1)
+            #expect(try await Self.run(c, SQLStatement(sql: "SELECT to_regprocedure('\(q).pgmodel_share_audience(uuid[])') WHERE to_regprocedure('\(q).pgmodel_share_audience(uuid[])') IS NOT NULL")) == 1)
+        }
+    }
+
     @Test("schema rights: a user registers only what exists, with the same shape; nothing is altered")
     func usersDoNotChangeTables() async throws {
         let user = try await ServerTestHarness.makeUser("schemer")
