@@ -54,14 +54,20 @@ final class HistoryFeed: Sendable {
     }
 
     /// Registers `delivery` for every transaction committed after `after` (nil: after the feed's
-    /// current position) and returns its id once it is live: a save committed after this returns is
-    /// delivered to it.
+    /// current position) and returns its id once it is live and has been handed what it missed: a save
+    /// committed after this returns is delivered to it.
     func register(after: UInt64? = nil, _ delivery: @escaping Delivery) async throws -> Int {
         let (continuation, id) = startIfNeeded()
         let queue = deliveries
         let offLoop: Delivery = { records in queue.async { delivery(records) } }
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
             continuation.yield(.register(id, after: after, offLoop, done))
+        }
+        // The gap replayed to a subscriber resuming from an older token was queued before `done`; the
+        // queue is serial, so once this runs the subscriber has it (a HistoryObserver created with saved
+        // tokens has counted what it missed when its init returns).
+        await withCheckedContinuation { (delivered: CheckedContinuation<Void, Never>) in
+            queue.async { delivered.resume() }
         }
         return id
     }

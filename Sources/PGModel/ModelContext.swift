@@ -44,6 +44,8 @@ public final class ModelContext {
     private var batchDeletes: [FetchRequest] = []
     /// `share` / `unshare` requests for the next save.
     var pendingShares: [PendingShare] = []
+    /// The ResultsObservers fetching in this context (weakly): a save here marks them stale at once.
+    var observerInvalidations: [WeakInvalidation] = []
 
     /// A context on `container`.
     public init(_ container: ModelContainer) {
@@ -261,6 +263,14 @@ public final class ModelContext {
         }
         lastAutosaveError = nil
         forgetDeleted(Set(result.deleted.map(\.id)))
+        // Read-your-writes for this context's observers: stale now, not when the history feed gets there.
+        let request = prepared.request
+        let touched = Set(request.inserts.map(\.entity) + request.updates.map(\.entity) + request.deletes.map(\.entity)
+                          + request.batchDeletes.map(\.entity) + request.links.map(\.entity) + result.deleted.map(\.entity))
+        if !touched.isEmpty {
+            observerInvalidations.removeAll { $0.invalidation == nil }
+            for entry in observerInvalidations { entry.invalidation?.receive(entities: touched) }
+        }
     }
 
     /// After an interleaved save: keeps as changed only the keys whose value now differs from what was

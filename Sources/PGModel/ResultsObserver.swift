@@ -72,6 +72,7 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
         self.invalidation = ResultsInvalidation(schema: modelContext.container.schema.schemaDescription)
         try updateDependencies()
         invalidation.attach(self)
+        modelContext.observerInvalidations.append(WeakInvalidation(invalidation))
         // Registered before the first fetch, so a save committed after that fetch is always delivered.
         let feed = modelContext.container.historyFeed
         let invalidation = invalidation
@@ -294,6 +295,12 @@ final class ResultsInvalidation: @unchecked Sendable {
         if relevant { invalidate() }
     }
 
+    /// Marks the results stale when a save of the observer's own context touched a dependency.
+    func receive(entities: Set<String>) {
+        let roots = dependencies
+        if entities.contains(where: { roots.contains(schema.rootEntity(of: $0)?.name ?? $0) }) { invalidate() }
+    }
+
     func invalidate() {
         let announce = lock.withLock { () -> (() -> Void)? in
             stale = true
@@ -314,4 +321,11 @@ final class ResultsInvalidation: @unchecked Sendable {
             return stale
         }
     }
+}
+
+/// A context's weak reference to one of its observers' invalidation state.
+struct WeakInvalidation {
+    weak var invalidation: ResultsInvalidation?
+
+    init(_ invalidation: ResultsInvalidation) { self.invalidation = invalidation }
 }

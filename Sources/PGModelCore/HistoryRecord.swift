@@ -8,8 +8,9 @@ import Foundation
 /// for record in page.transactions { print(record.token, record.author ?? "-", record.changes.count) }
 /// ```
 public struct HistoryRecord: Codable, Hashable, Sendable {
-    /// The position of this transaction in the history: PostgreSQL's `xid8` of the saving
-    /// transaction. Tokens order transactions and are safe as cursors (see ``HistoryRequest``).
+    /// The position of this transaction in its store's history, assigned in commit order (tokens of
+    /// older PGModel builds, `xid8` values, are the positions of the transactions they wrote). Tokens
+    /// order transactions and are safe as cursors (see ``HistoryRequest``).
     public var token: UInt64
     /// `pgmodel.transactions.id`, unique per history transaction.
     public var transactionIdentifier: Int64

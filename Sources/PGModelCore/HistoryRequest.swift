@@ -2,9 +2,10 @@ import Foundation
 
 /// A history fetch or delete: `HistoryDescriptor` translated for the store.
 ///
-/// Stores only return transactions that committed before every still-running transaction began
-/// (`xid8 < pg_snapshot_xmin(pg_current_snapshot())`), so a transaction that commits late can never
-/// land behind a token a reader has already passed: tokens are safe as cursors.
+/// A save gets its history position (its token) as its last step, under its store's commit lock, so
+/// positions become visible in commit order and a reader always sees a gap-free prefix: a transaction
+/// that commits late can never land behind a token a reader has already passed, and no other
+/// transaction holds history back. Tokens are safe as cursors.
 ///
 /// ```swift
 /// var request = HistoryRequest(filter: .and([.token(.greater, saved), .entities(["Trip"])]))
@@ -21,9 +22,8 @@ public struct HistoryRequest: Codable, Hashable, Sendable {
     /// Only changes of these entities (by concrete class name) are returned inside each transaction;
     /// `nil` for all. Transactions left with no change are still returned.
     public var changedEntities: [String]?
-    /// When committed history waits beyond the horizon, wait briefly (up to about half a second) for the
-    /// older transactions holding it back to end, so a caller sees its own just-committed save. The
-    /// history feed turns this off: it retries by itself and must not stall its other observers.
+    /// Kept for compatibility: history has no horizon any more (every page is complete), so there is
+    /// never anything to wait for. Old clients still send it.
     public var waitsForHorizon: Bool
 
     public init(filter: HistoryFilter = .all, newestFirst: Bool = false, limit: Int? = nil, changedEntities: [String]? = nil,
@@ -64,8 +64,8 @@ public struct HistoryRequest: Codable, Hashable, Sendable {
 public struct HistoryPage: Codable, Hashable, Sendable {
     /// Matching transactions, in the request's order.
     public var transactions: [HistoryRecord]
-    /// `false` when committed transactions exist beyond the visibility horizon (an older transaction
-    /// was still running): fetch again soon to get them, from the last token.
+    /// Always `true` from this version's stores (history has no horizon); an older server may answer
+    /// `false` when committed transactions waited behind a running one: fetch again from the last token.
     public var isComplete: Bool
 
     public init(transactions: [HistoryRecord], isComplete: Bool = true) {
@@ -85,7 +85,7 @@ public indirect enum HistoryFilter: Codable, Hashable, Sendable {
     case all
     /// No transaction.
     case none
-    /// `token <op> value` (tokens are `xid8`).
+    /// `token <op> value` (tokens are history positions).
     case token(ComparisonOperator, UInt64)
     /// `transactionIdentifier <op> value`.
     case transactionIdentifier(ComparisonOperator, Int64)

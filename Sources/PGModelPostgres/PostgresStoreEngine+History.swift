@@ -5,8 +5,9 @@ import PostgresNIO
 
 extension PostgresStoreEngine {
     /// Writes a save's history transaction and changes, then rings the doorbell: inside the save's SQL
-    /// transaction, so history commits (or rolls back) with the data. A save that wrote nothing writes
-    /// no history.
+    /// transaction, so history commits (or rolls back) with the data. The transaction's position (its
+    /// token) is assigned at COMMIT by the `pgmodel_assign_position` trigger, under the store's commit
+    /// lock. A save that wrote nothing writes no history.
     func writeHistory(_ log: HistoryLog, request: SaveRequest, as requester: Requester, on connection: PostgresConnection) async throws {
         guard !log.isEmpty else { return }
         let sql = HistorySQL(schemaName: schemaName)
@@ -19,29 +20,15 @@ extension PostgresStoreEngine {
         try await execute(sql.notify(payload: sql.notifyPayload(entities: log.entities)), on: connection)
     }
 
-    /// History transactions matching `request` that committed before every running transaction began
-    /// (see ``HistoryRequest``), with their changes; a service user sees only changes of rows they may see.
-    /// Throws `historyTokenExpired` when the request resumes from a token older than deleted history.
-    /// How long a history read waits for transactions still in flight before it returns without them.
-    static let horizonWait = Duration.seconds(3)
-
+    /// History transactions matching `request`, with their changes; a service user sees only changes of
+    /// rows they may see. Positions become visible in order, so every page is complete and nothing
+    /// (another database's transaction, a long save) holds a reader back. Throws `historyTokenExpired`
+    /// when the request resumes from a token older than deleted history.
     public func fetchHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> HistoryPage {
-        var delay = Duration.milliseconds(4)
-        var waited = Duration.zero
-        while true {
-            let page = try await readHistory(request, as: requester, on: connection)
-            // PGModel's own writers hold the horizon back for milliseconds, schema changes (a new
-            // container's DDL) for longer on a busy server; a caller reading right after its own save
-            // should see it. Anything longer is left to the caller's next read. (Interim: issue 13
-            // replaces the cluster-wide horizon, and with it this wait.)
-            if page.isComplete || !request.waitsForHorizon || waited >= Self.horizonWait { return page }
-            try await Task.sleep(for: delay)
-            waited += delay
-            delay = min(delay * 2, .milliseconds(128))
-        }
+        try await readHistory(request, as: requester, on: connection)
     }
 
-    /// Deletes the history transactions `request` matches (below the horizon) and records the newest
+    /// Deletes the history transactions `request` matches and records the newest
     /// deleted token, so readers resuming from an older one get `historyTokenExpired`. Returns how many.
     public func deleteHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> Int {
         guard requester.isAdmin else {
@@ -58,18 +45,18 @@ extension PostgresStoreEngine {
         }
     }
 
-    /// One consistent read: the horizon check, the transactions and their changes in one
-    /// REPEATABLE READ snapshot, so "complete" describes exactly the rows returned.
+    /// One consistent read: the deletion check, the transactions and their changes in one REPEATABLE
+    /// READ snapshot.
     private func readHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> HistoryPage {
         let sql = HistorySQL(schemaName: schemaName)
         try await execute(SQLStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), on: connection)
         do {
             try await enterScope(of: requester, on: connection)
-            let state = try await query(sql.horizonState(), on: connection)
+            let state = try await query(sql.deletionState(), on: connection)
             guard let first = state.first else {
-                throw PGModelError(.internalError, "the history horizon query of schema \(schemaName) returned no row")
+                throw PGModelError(.internalError, "the history deletion query of schema \(schemaName) returned no row")
             }
-            let (beyondHorizon, deletedThrough) = try first.decode((Bool, String?).self)
+            let deletedThrough = try first.decode(String?.self)
             if let resume = request.resumeToken, let deleted = deletedThrough.flatMap(UInt64.init), resume < deleted {
                 throw PGModelError(.historyTokenExpired,
                     "history of store \(schemaName) was deleted beyond this token; fetch from a newer token or from the start")
@@ -77,9 +64,9 @@ extension PostgresStoreEngine {
             var records: [HistoryRecord] = []
             var positions: [Int64: Int] = [:]
             for row in try await query(sql.selectTransactions(request), on: connection) {
-                let (id, xid, author, userName, createdAt) = try row.decode((Int64, String, String?, String?, Date).self)
-                guard let token = UInt64(xid) else {
-                    throw PGModelError(.internalError, "a history token of schema \(schemaName) is not a 64-bit xid")
+                let (id, position, author, userName, createdAt) = try row.decode((Int64, String, String?, String?, Date).self)
+                guard let token = UInt64(position) else {
+                    throw PGModelError(.internalError, "a history position of schema \(schemaName) is not a 64-bit number")
                 }
                 positions[id] = records.count
                 records.append(HistoryRecord(token: token, transactionIdentifier: id, author: author, userName: userName,
@@ -97,7 +84,7 @@ extension PostgresStoreEngine {
                 }
             }
             try await execute(SQLStatement(sql: "COMMIT"), on: connection)
-            return HistoryPage(transactions: records, isComplete: !beyondHorizon)
+            return HistoryPage(transactions: records, isComplete: true)
         } catch {
             _ = try? await query(SQLStatement(sql: "ROLLBACK"), on: connection)
             throw PostgresErrorMapping.map(error)

@@ -82,12 +82,12 @@ extension PostgresStoreEngine {
                 }
             }
             try await applyShares(request.shares, renderer, requester, connection, &history)
-            try await writeHistory(history, request: request, as: requester, on: connection)
             if !request.shares.isEmpty {
                 let sql = HistorySQL(schemaName: schemaName)
                 let entities = renderer.schema.entitiesOwned(by: request.shares.map(\.record.entity))
                 try await execute(sql.notify(payload: sql.notifyPayload(entities: entities)), on: connection)
             }
+            try await writeHistory(history, request: request, as: requester, on: connection)
             return result
         }
     }

@@ -2,13 +2,13 @@ import Foundation
 import PGModelCore
 
 /// The SQL of persistent history: writing a save's transaction and changes, reading history up to the
-/// snapshot horizon, deleting it. Every value is bound; the only identifiers are PGModel's own tables.
+/// commit order, deleting it. Every value is bound; the only identifiers are PGModel's own tables.
 ///
 /// ```swift
 /// let sql = HistorySQL(schemaName: "public")
-/// let select = sql.selectTransactions(HistoryRequest(filter: .token(.greater, 4711)), )
-/// // SELECT t."id", t."xid"::text, … FROM "pgmodel"."transactions" t WHERE t."schema_name" = $1
-/// //   AND t."xid" < pg_snapshot_xmin(pg_current_snapshot()) AND (t."xid" > $2::text::xid8) ORDER BY t."xid" LIMIT …
+/// let select = sql.selectTransactions(HistoryRequest(filter: .token(.greater, 4711)))
+/// // SELECT t."id", t."position"::text, … FROM "pgmodel"."transactions" t WHERE t."schema_name" = $1
+/// //   AND t."position" IS NOT NULL AND (t."position" > $2) ORDER BY t."position"
 /// ```
 public struct HistorySQL: Sendable {
     /// The store whose history this reads and writes (`pgmodel.transactions.schema_name`).
@@ -21,8 +21,8 @@ public struct HistorySQL: Sendable {
         self.schemaName = schemaName
     }
 
-    /// `INSERT INTO pgmodel.transactions … RETURNING id`: the save's history transaction, with this
-    /// transaction's xid as its token.
+    /// `INSERT INTO pgmodel.transactions … RETURNING id`: the save's history transaction. Its token, the
+    /// position, is assigned at COMMIT (the `pgmodel_assign_position` trigger).
     public func insertTransaction(author: String?, userID: UUID?, userName: String?) -> SQLStatement {
         var b = SQLBuilder()
         let values = [b.bind(.string(schemaName)), b.bind(author.map(PGValue.string) ?? .null),
@@ -62,24 +62,23 @@ public struct HistorySQL: Sendable {
         return full.utf8.count <= 7000 ? full : payload([])
     }
 
-    /// Whether committed history of this store exists at or beyond the horizon, and the newest token
-    /// removed by `deleteHistory` (NULL when none). Run in the same snapshot as ``selectTransactions(_:)``.
-    public func horizonState() -> SQLStatement {
+    /// The newest token removed by `deleteHistory` (NULL when none). Run in the same snapshot as
+    /// ``selectTransactions(_:)``.
+    public func deletionState() -> SQLStatement {
         SQLStatement(sql: """
-            SELECT EXISTS (SELECT 1 FROM "pgmodel"."transactions" p WHERE p."schema_name" = $1 \
-            AND p."xid" >= pg_snapshot_xmin(pg_current_snapshot())), \
-            (SELECT d."deleted_through"::text FROM "pgmodel"."history_deletions" d WHERE d."schema_name" = $1)
+            SELECT (SELECT d."deleted_through_position"::text FROM "pgmodel"."history_deletions" d WHERE d."schema_name" = $1)
             """, binds: [.string(schemaName)])
     }
 
-    /// `id, xid, author, user_name, created_at` of the matching transactions below the horizon, in token order.
+    /// `id, position, author, user_name, created_at` of the matching committed transactions, in token order.
+    /// Positions become visible in order, so what a reader sees is always a gap-free prefix: no horizon.
     /// Which of them a service user sees is row-level security's business: transactions with a change
     /// of a row they may see, and their own.
     public func selectTransactions(_ request: HistoryRequest) -> SQLStatement {
         var b = SQLBuilder()
         let conditions = visibleConditions(request.filter, &b)
-        b.sql = "SELECT t.\"id\", t.\"xid\"::text, t.\"author\", t.\"user_name\", t.\"created_at\" FROM \"pgmodel\".\"transactions\" t WHERE "
-            + conditions + " ORDER BY t.\"xid\"" + (request.newestFirst ? " DESC" : "")
+        b.sql = "SELECT t.\"id\", t.\"position\"::text, t.\"author\", t.\"user_name\", t.\"created_at\" FROM \"pgmodel\".\"transactions\" t WHERE "
+            + conditions + " ORDER BY t.\"position\"" + (request.newestFirst ? " DESC" : "")
         if let limit = request.limit { b.sql += " LIMIT \(b.bind(.int(Int64(max(0, limit)))))" }
         return b.statement
     }
@@ -98,26 +97,26 @@ public struct HistorySQL: Sendable {
         return b.statement
     }
 
-    /// `DELETE` of the matching transactions below the horizon (their changes cascade), returning each
-    /// deleted token.
+    /// `DELETE` of the matching committed transactions (their changes cascade), returning each deleted token.
     public func deleteTransactions(_ filter: HistoryFilter) -> SQLStatement {
         var b = SQLBuilder()
         let conditions = visibleConditions(filter, &b)
-        b.sql = "DELETE FROM \"pgmodel\".\"transactions\" t WHERE " + conditions + " RETURNING t.\"xid\"::text"
+        b.sql = "DELETE FROM \"pgmodel\".\"transactions\" t WHERE " + conditions + " RETURNING t.\"position\"::text"
         return b.statement
     }
 
     /// Records that history through `token` was deleted, keeping the newest such token.
     public func recordDeletion(through token: UInt64) -> SQLStatement {
         SQLStatement(sql: """
-            INSERT INTO "pgmodel"."history_deletions" ("schema_name", "deleted_through") VALUES ($1, $2::text::xid8) \
-            ON CONFLICT ("schema_name") DO UPDATE SET "deleted_through" = greatest("pgmodel"."history_deletions"."deleted_through", EXCLUDED."deleted_through")
+            INSERT INTO "pgmodel"."history_deletions" ("schema_name", "deleted_through_position") VALUES ($1, $2::text::bigint) \
+            ON CONFLICT ("schema_name") DO UPDATE SET "deleted_through_position" = \
+            greatest("pgmodel"."history_deletions"."deleted_through_position", EXCLUDED."deleted_through_position")
             """, binds: [.string(schemaName), .string(String(token))])
     }
 
-    /// This store, below the horizon, matching `filter`.
+    /// This store, positioned (committed), matching `filter`.
     private func visibleConditions(_ filter: HistoryFilter, _ b: inout SQLBuilder) -> String {
-        var parts = ["t.\"schema_name\" = \(b.bind(.string(schemaName)))", "t.\"xid\" < pg_snapshot_xmin(pg_current_snapshot())"]
+        var parts = ["t.\"schema_name\" = \(b.bind(.string(schemaName)))", "t.\"position\" IS NOT NULL"]
         if filter != .all { parts.append("(" + condition(filter, &b) + ")") }
         return parts.joined(separator: " AND ")
     }
@@ -129,7 +128,8 @@ public struct HistorySQL: Sendable {
         case .none:
             return "FALSE"
         case .token(let op, let value):
-            return "t.\"xid\" \(Self.sql(op)) \(b.bind(.string(String(value))))::text::xid8"
+            // A token beyond bigint (only a hand-made one) compares as the largest position.
+            return "t.\"position\" \(Self.sql(op)) \(b.bind(.int(Int64(clamping: value))))"
         case .transactionIdentifier(let op, let value):
             return "t.\"id\" \(Self.sql(op)) \(b.bind(.int(value)))"
         case .author(let op, nil):

@@ -116,9 +116,9 @@ struct EngineHistoryTests {
         }
     }
 
-    /// Writer A starts first (smaller xid) and commits last; writer B commits in between. A reader that
-    /// resumed from B's token without the horizon would skip A forever. With it, B stays invisible until A
-    /// ends, and then both arrive, A first.
+    /// Writer A starts first and commits last; writer B commits in between, while A is still open. B is
+    /// visible at once (nothing holds history back), and A, which takes its position only at its end,
+    /// lands after B: a reader that resumed from B's token still gets A, exactly once.
     @Test func aLateCommitIsNeverSkipped() async throws {
         try await withStore { engine, reader, name in
             let before = try await engine.fetchHistory(HistoryRequest(newestFirst: true, limit: 1), as: .trusted, on: reader)
@@ -126,24 +126,39 @@ struct EngineHistoryTests {
             let slow = try await connect(2)
             defer { Task { try? await slow.close() } }
             try await exec(slow, "BEGIN")
-            try await exec(slow, "INSERT INTO pgmodel.transactions (schema_name, author) VALUES ($1, 'slow')", [.string(name)])
+            let rows = try await slow.query(PostgresQuery(unsafeSQL: "INSERT INTO pgmodel.transactions (schema_name, author) VALUES ($1, 'slow') RETURNING id",
+                                                          binds: { var b = PostgresBindings(); b.append(name); return b }()), logger: logger).collect()
+            let slowID = try #require(try rows.first?.decode(Int64.self))
             _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "fast")], author: "fast"), in: schema, as: .trusted, on: reader)
 
-            var early = HistoryRequest(filter: .token(.greater, start))
-            early.waitsForHorizon = false
-            let whileSlowRuns = try await engine.fetchHistory(early, as: .trusted, on: reader)
-            #expect(!whileSlowRuns.transactions.contains { $0.author == "fast" }, "B is held back while A runs")
-            #expect(!whileSlowRuns.isComplete)
+            let whileSlowRuns = try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, start)), as: .trusted, on: reader)
+            #expect(whileSlowRuns.transactions.map(\.author) == ["fast"], "B is visible while A runs")
+            #expect(whileSlowRuns.isComplete)
+            let fastToken = try #require(whileSlowRuns.transactions.last?.token)
 
+            // A's position is assigned at its COMMIT, as every save's.
             try await exec(slow, "COMMIT")
-            var authors: [String?] = []
-            for _ in 0..<50 {
-                // Other tests' transactions may hold the cluster-wide horizon back a little longer.
-                let page = try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, start)), as: .trusted, on: reader)
-                authors = page.transactions.map(\.author)
-                if authors.count == 2 { break }
-            }
-            #expect(authors == ["slow", "fast"], "in token order, the late commit first")
+            #expect(slowID > 0)
+            let resumed = try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, fastToken)), as: .trusted, on: reader)
+            #expect(resumed.transactions.map(\.author) == ["slow"], "the late commit comes after B, not skipped")
+            let all = try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, start)), as: .trusted, on: reader)
+            #expect(all.transactions.map(\.author) == ["fast", "slow"], "in commit order")
+        }
+    }
+
+    /// An open write transaction elsewhere in the cluster (another database) holds nothing back.
+    @Test func anotherDatabasesOpenTransactionHoldsNothingBack() async throws {
+        try await withStore { engine, c, _ in
+            let other = try await connect(3)
+            defer { Task { try? await other.close() } }
+            try await exec(other, "BEGIN")
+            try await exec(other, "SELECT pg_current_xact_id()")   // a write transaction's xid, as an INSERT takes
+            let saved = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "now")], author: "now"), in: schema, as: .trusted, on: c)
+            _ = saved
+            let page = try await engine.fetchHistory(HistoryRequest(newestFirst: true, limit: 1), as: .trusted, on: c)
+            #expect(page.transactions.first?.author == "now", "read-your-writes with another transaction open")
+            #expect(page.isComplete)
+            try await exec(other, "ROLLBACK")
         }
     }
 

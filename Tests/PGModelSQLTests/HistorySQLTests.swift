@@ -8,12 +8,12 @@ import Testing
 @Suite("HistorySQL")
 struct HistorySQLTests {
     let sql = HistorySQL(schemaName: "app")
-    let horizon = #"t."schema_name" = $1 AND t."xid" < pg_snapshot_xmin(pg_current_snapshot())"#
-    let columns = #"SELECT t."id", t."xid"::text, t."author", t."user_name", t."created_at" FROM "pgmodel"."transactions" t WHERE "#
+    let horizon = #"t."schema_name" = $1 AND t."position" IS NOT NULL"#
+    let columns = #"SELECT t."id", t."position"::text, t."author", t."user_name", t."created_at" FROM "pgmodel"."transactions" t WHERE "#
 
     @Test func everyFilterRendersWithBinds() {
         let cases: [(HistoryFilter, String)] = [
-            (.token(.greater, 42), #"t."xid" > $2::text::xid8"#),
+            (.token(.greater, 42), #"t."position" > $2"#),
             (.transactionIdentifier(.lessOrEqual, 7), #"t."id" <= $2"#),
             (.author(.equal, "App"), #"t."author" = $2"#),
             (.author(.notEqual, "App"), #"t."author" IS DISTINCT FROM $2"#),
@@ -23,13 +23,13 @@ struct HistorySQLTests {
             (.timestamp(.less, Date(timeIntervalSince1970: 0)), #"t."created_at" < $2"#),
             (.entities(["Trip"]), #"EXISTS (SELECT 1 FROM "pgmodel"."changes" c WHERE c."transaction_id" = t."id" AND c."entity" IN (SELECT jsonb_array_elements_text($2::jsonb)))"#),
             (.none, "FALSE"),
-            (.and([.token(.greater, 1), .author(.equal, "A")]), #"(t."xid" > $2::text::xid8) AND (t."author" = $3)"#),
-            (.or([.token(.less, 1), .none]), #"(t."xid" < $2::text::xid8) OR (FALSE)"#),
+            (.and([.token(.greater, 1), .author(.equal, "A")]), #"(t."position" > $2) AND (t."author" = $3)"#),
+            (.or([.token(.less, 1), .none]), #"(t."position" < $2) OR (FALSE)"#),
             (.not(.author(.equal, "A")), #"NOT coalesce((t."author" = $2), FALSE)"#),
         ]
         for (filter, condition) in cases {
             let statement = sql.selectTransactions(HistoryRequest(filter: filter))
-            #expect(statement.sql == columns + horizon + " AND (" + condition + #") ORDER BY t."xid""#, "\(filter)")
+            #expect(statement.sql == columns + horizon + " AND (" + condition + #") ORDER BY t."position""#, "\(filter)")
             #expect(statement.binds.first == .string("app"))
         }
     }
@@ -37,7 +37,7 @@ struct HistorySQLTests {
     /// Which transactions a user sees is row-level security's business: the SQL has no owner filter.
     @Test func orderAndLimit() {
         let statement = sql.selectTransactions(HistoryRequest(newestFirst: true, limit: 1))
-        #expect(statement.sql == columns + horizon + #" ORDER BY t."xid" DESC LIMIT $2"#)
+        #expect(statement.sql == columns + horizon + #" ORDER BY t."position" DESC LIMIT $2"#)
         #expect(statement.binds == [.string("app"), .int(1)])
     }
 
@@ -55,7 +55,7 @@ struct HistorySQLTests {
 
     @Test func deletesRecordTheNewestToken() {
         #expect(sql.deleteTransactions(.token(.lessOrEqual, 5)).sql
-            == #"DELETE FROM "pgmodel"."transactions" t WHERE "# + horizon + #" AND (t."xid" <= $2::text::xid8) RETURNING t."xid"::text"#)
+            == #"DELETE FROM "pgmodel"."transactions" t WHERE "# + horizon + #" AND (t."position" <= $2) RETURNING t."position"::text"#)
         #expect(sql.recordDeletion(through: 5).binds == [.string("app"), .string("5")])
         #expect(HistoryRequest(filter: .and([.author(.equal, "A"), .token(.greater, 3)])).resumeToken == 3)
         #expect(HistoryRequest(filter: .or([.token(.greater, 3)])).resumeToken == nil)

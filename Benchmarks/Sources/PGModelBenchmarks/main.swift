@@ -8,7 +8,7 @@ import PGModel
 // would: its own connections), so every notification crosses PostgreSQL's LISTEN/NOTIFY and the
 // history log. Prints a Markdown table.
 //
-//   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick] [--point | --rls]
+//   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick] [--point | --rls | --history]
 
 let quick = CommandLine.arguments.contains("--quick")
 guard let base = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
@@ -93,20 +93,33 @@ func measureLatency(observers count: Int, commits: Int) throws -> LatencyResult 
     return result
 }
 
-func measureThroughput(observers count: Int, saves: Int) throws -> Double {
+/// Saves per second of `writers` concurrent writers (threads, one context each) making `saves` one-row
+/// saves in all, with `count` history observers (and one results observer) watching.
+func measureThroughput(observers count: Int, saves: Int, writers: Int = 1) throws -> Double {
     let url = freshURL()
     let observing = try ModelContainer(for: BenchNote.self, configurations: ModelConfiguration(url: url))
     let writing = try ModelContainer(for: BenchNote.self, configurations: ModelConfiguration(url: url))
     let context = ModelContext(observing)
     let observers = try (0..<count).map { _ in try HistoryObserver(observedModels: [BenchNote.self], modelContainer: observing) }
     let resultsObserver = count > 0 ? try ResultsObserver<BenchNote, Never>(modelContext: context) : nil
-    let writer = ModelContext(writing)
+    let failures = FailureBox()
+    let done = DispatchGroup()
     let start = ProcessInfo.processInfo.systemUptime
-    for i in 0..<saves {
-        writer.insert(BenchNote(title: "note \(i)", topic: "bench"))
-        try writer.save()
+    for w in 0..<writers {
+        done.enter()
+        let thread = Thread {
+            defer { done.leave() }
+            let writer = ModelContext(writing)
+            for i in stride(from: w, to: saves, by: writers) {
+                writer.insert(BenchNote(title: "note \(i)", topic: "bench"))
+                do { try writer.save() } catch { failures.record(error) }
+            }
+        }
+        thread.start()
     }
+    done.wait()
     let elapsed = ProcessInfo.processInfo.systemUptime - start
+    if let error = failures.first { throw error }
     if count > 0 {
         // Every observer must have seen every save, or the "on" figure would flatter.
         let deadline = Date().addingTimeInterval(60)
@@ -121,6 +134,7 @@ func measureThroughput(observers count: Int, saves: Int) throws -> Double {
 
 let pointOnly = CommandLine.arguments.contains("--point")
 let rlsOnly = CommandLine.arguments.contains("--rls")
+let historyOnly = CommandLine.arguments.contains("--history")
 if !pointOnly && !rlsOnly {
 let configurations = quick ? [(1, 20), (100, 10), (1000, 3)] : [(1, 200), (100, 100), (1000, 20)]
 print("## Commit-to-observer latency (ResultsObserver, writer in another container)\n")
@@ -133,14 +147,18 @@ for (observers, commits) in configurations {
 }
 
 let saves = quick ? 100 : 1000
-print("\n## Writer throughput (\(saves) sequential one-row saves, each with its history and NOTIFY)\n")
-print("| observers | saves/s |")
-print("|---:|---:|")
-for observers in [0, 100] {
-    let rate = try measureThroughput(observers: observers, saves: saves)
-    print("| \(observers == 0 ? "off (none)" : "on: \(observers) HistoryObservers + 1 ResultsObserver") | \(String(format: "%.0f", rate)) |")
+print("\n## Writer throughput (\(saves) one-row saves, each with its history and NOTIFY)\n")
+print("| writers | observers | saves/s |")
+print("|---:|---:|---:|")
+for writers in [1, 8] {
+    for observers in [0, 100] {
+        let rate = try measureThroughput(observers: observers, saves: saves, writers: writers)
+        print("| \(writers) | \(observers == 0 ? "off (none)" : "on: \(observers) HistoryObservers + 1 ResultsObserver") | \(String(format: "%.0f", rate)) |")
+    }
 }
 }
+
+if historyOnly { exit(0) }
 
 // Row-level security: a 10,000-row fetch through the service, policies on against policies off.
 if !pointOnly {
@@ -165,6 +183,14 @@ if !pointOnly {
     print("| PostgresNIO, same SELECT, one connection (reference) | \(String(format: "%.2f", median(rls.rawMilliseconds))) | \(String(format: "%.2f", median(rls.rawMilliseconds) / off)) |")
     print("| service fetch, row-level security disabled on the table | \(String(format: "%.2f", off)) | 1.00 |")
     print("| service fetch, policies on (as shipped) | \(String(format: "%.2f", median(rls.onMilliseconds))) | \(String(format: "%.2f", median(rls.onMilliseconds) / off)) |")
+}
+
+final class FailureBox: @unchecked Sendable {
+    // @unchecked: guarded by the lock.
+    private let lock = NSLock()
+    private var errors: [any Error] = []
+    func record(_ error: any Error) { lock.lock(); errors.append(error); lock.unlock() }
+    var first: (any Error)? { lock.lock(); defer { lock.unlock() }; return errors.first }
 }
 
 final class RLSBox: @unchecked Sendable {

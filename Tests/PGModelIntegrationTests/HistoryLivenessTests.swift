@@ -1,0 +1,82 @@
+import Foundation
+import Logging
+import NIOPosix
+import PGModel
+import PGModelPostgres
+import PostgresNIO
+import Testing
+
+/// No other transaction can stall history: an open write transaction in another database of the same
+/// cluster (an admin's forgotten BEGIN, a nightly import) holds back neither `fetchHistory` after a save
+/// nor observers, on either store.
+@Suite("History liveness: nothing else in the cluster holds history back")
+struct HistoryLivenessTests {
+    typealias Note = HistoryNotes.Note
+    typealias Folder = HistoryNotes.Folder
+
+    /// A write transaction left open in the cluster's `postgres` database for the duration of `body`.
+    static func withOpenTransactionElsewhere<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        var configuration = try PostgresStoreConfiguration.parse(try TestDatabase.url()).connection
+        configuration.database = "postgres"
+        var logger = Logger(label: "pgmodel.test.liveness")
+        logger.logLevel = .warning
+        let other = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: 9, logger: logger)
+        _ = try await other.query("BEGIN", logger: logger).collect()
+        // Taking an xid is what a write does; it is what held back every reader of the cluster.
+        _ = try await other.query("SELECT pg_current_xact_id()", logger: logger).collect()
+        do {
+            let result = try await body()
+            _ = try? await other.query("ROLLBACK", logger: logger).collect()
+            try? await other.close()
+            return result
+        } catch {
+            try? await other.close()
+            throw error
+        }
+    }
+
+    @Test("read-your-writes and observers while another database has a write transaction open", arguments: StoreKind.observed)
+    func observersKeepUpWithAnOpenTransactionElsewhere(kind: StoreKind) async throws {
+        let f = try await StoreFixture.make(kind, [Folder.self, Note.self], service: kind == .service ? try await TestService.seeds() : nil)
+        try await Self.withOpenTransactionElsewhere {
+            try await offCooperativePool {
+                let context = f.newContext()
+                context.author = "App"
+                let observer = try ResultsObserver<Note, Never>(modelContext: f.newContext())
+                let before = observer.results.count
+                let counter = try HistoryObserver(authors: ["App"], modelContainer: f.container)
+                context.insert(Note(title: "\(f.token)-while-open", body: ""))
+                try context.save()
+                // The seed's last-token pattern: the save just made is in history at once.
+                var last = HistoryDescriptor<DefaultHistoryTransaction>()
+                last.sortBy = [.init(\.transactionIdentifier, order: .reverse)]
+                last.fetchLimit = 1
+                let newest = try context.fetchHistory(last).last
+                #expect(newest?.author == "App")
+                #expect(newest?.changes.count == 1)
+                // Another context's and the history observer: updated while the transaction stays open.
+                #expect(waitUntil(reading: { _ = observer.results }, seconds: 10) { observer.results.count == before + 1 })
+                #expect(waitUntil(reading: { _ = counter.eventCounter }, seconds: 10) { counter.eventCounter >= 1 })
+            }
+        }
+    }
+
+    @Test("a ResultsObserver in the saving context is up to date when save() returns", arguments: StoreKind.observed)
+    func saveUpdatesTheContextsOwnObservers(kind: StoreKind) async throws {
+        let f = try await StoreFixture.make(kind, [Folder.self, Note.self], service: kind == .service ? try await TestService.seeds() : nil)
+        try await offCooperativePool {
+            let context = f.newContext()
+            let observer = try ResultsObserver<Note, Never>(modelContext: context)
+            let before = observer.results.count
+            for i in 0..<5 {
+                context.insert(Note(title: "\(f.token)-\(i)", body: ""))
+                try context.save()
+                #expect(observer.results.count == before + i + 1, "no waiting for the history feed")
+            }
+            let first = try #require(observer.results.first { $0.title == "\(f.token)-0" })
+            context.delete(first)
+            try context.save()
+            #expect(observer.results.count == before + 4)
+        }
+    }
+}
