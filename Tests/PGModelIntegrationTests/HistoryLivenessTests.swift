@@ -61,6 +61,49 @@ struct HistoryLivenessTests {
         }
     }
 
+    @Test("a long PGModel save in flight in another process delays nobody; its changes appear when it commits")
+    func aLongSaveDelaysOnlyItself() async throws {
+        let f = try await StoreFixture.make(.direct, [Folder.self, Note.self])
+        let schemaName = try #require(URLComponents(url: f.url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "schema" }?.value)
+        var logger = Logger(label: "pgmodel.test.liveness")
+        logger.logLevel = .warning
+        let configuration = try PostgresStoreConfiguration.parse(try TestDatabase.url()).connection
+        let slow = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: 8, logger: logger)
+        // Another process's save, half done: its note and its history transaction are written, not committed.
+        let slowNote = UUID.v7()
+        _ = try await slow.query("BEGIN", logger: logger).collect()
+        _ = try await slow.query(PostgresQuery(unsafeSQL: """
+            INSERT INTO "\(schemaName)"."note" (id, entity, title, body) VALUES ('\(slowNote)', 'Note', '\(f.token)-slow', '')
+            """), logger: logger).collect()
+        let inserted = try await slow.query(PostgresQuery(unsafeSQL: """
+            INSERT INTO pgmodel.transactions (schema_name, author) VALUES ('\(schemaName)', 'Slow') RETURNING id
+            """), logger: logger).collect()
+        let slowTransaction = try #require(try inserted.first?.decode(Int64.self))
+        _ = try await slow.query(PostgresQuery(unsafeSQL: """
+            INSERT INTO pgmodel.changes (transaction_id, entity, row_id, kind) VALUES (\(slowTransaction), 'Note', '\(slowNote)', 'insert')
+            """), logger: logger).collect()
+        _ = try await slow.query(PostgresQuery(unsafeSQL: """
+            SELECT pg_notify('pgmodel_changes', '{"e":["Note"],"s":"\(schemaName)"}')
+            """), logger: logger).collect()
+        let counter = try await offCooperativePool { try HistoryObserver(observedModels: [Note.self], modelContainer: f.container) }
+        try await offCooperativePool {
+            let context = f.newContext()
+            let observer = try ResultsObserver<Note, Never>(modelContext: f.newContext())
+            let before = observer.results.count
+            context.insert(Note(title: "\(f.token)-fast", body: ""))
+            try context.save()
+            #expect(waitUntil(reading: { _ = observer.results }, seconds: 10) { observer.results.count == before + 1 }, "the fast save is not held back")
+            #expect(waitUntil(reading: { _ = counter.eventCounter }, seconds: 10) { counter.eventCounter == 1 })
+        }
+        _ = try await slow.query("COMMIT", logger: logger).collect()
+        try await slow.close()
+        // The long save's change arrives when it commits, after the fast one, exactly once.
+        try await offCooperativePool {
+            #expect(waitUntil(reading: { _ = counter.eventCounter }, seconds: 10) { counter.eventCounter == 2 })
+            #expect(counter.eventCounter == 2)
+        }
+    }
+
     @Test("a ResultsObserver in the saving context is up to date when save() returns", arguments: StoreKind.observed)
     func saveUpdatesTheContextsOwnObservers(kind: StoreKind) async throws {
         let f = try await StoreFixture.make(kind, [Folder.self, Note.self], service: kind == .service ? try await TestService.seeds() : nil)
