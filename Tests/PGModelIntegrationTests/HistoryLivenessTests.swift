@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOPosix
 import PGModel
+import PGModelCore
 import PGModelPostgres
 import PostgresNIO
 import Testing
@@ -121,5 +122,55 @@ struct HistoryLivenessTests {
             try context.save()
             #expect(observer.results.count == before + 4)
         }
+    }
+}
+
+/// Upgrading from xid tokens: a database whose history was written by an older build gets positions that
+/// keep every old token valid, in a scratch database of its own.
+@Suite("History positions: upgrading from xid tokens")
+struct HistoryPositionUpgradeTests {
+    @Test("old transactions keep their xid as position; new saves come after every old token")
+    func oldTokensResume() async throws {
+        var logger = Logger(label: "pgmodel.test.upgrade")
+        logger.logLevel = .warning
+        let base = try PostgresStoreConfiguration.parse(try TestDatabase.url()).connection
+        let admin = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: base, id: 20, logger: logger)
+        let database = "pgmodel_upgrade_" + ServerTestHarness.uniqueSuffix()
+        _ = try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(database)"), logger: logger).collect()
+        do {
+            var scratch = base
+            scratch.database = database
+            let c = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: scratch, id: 21, logger: logger)
+            // The layout before positions: the system files up to 003, and history written with xid tokens.
+            for file in SystemSQL.files where file.name < "004" {
+                for statement in SQLScript.statements(file.sql) { _ = try await c.query(PostgresQuery(unsafeSQL: statement), logger: logger).collect() }
+            }
+            var oldTokens: [UInt64] = []
+            for author in ["old-1", "old-2"] {
+                let rows = try await c.query(PostgresQuery(unsafeSQL: "INSERT INTO pgmodel.transactions (schema_name, author) VALUES ('public', '\(author)') RETURNING xid::text"), logger: logger).collect()
+                let text = try rows.first?.decode(String.self) ?? ""
+                oldTokens.append(try #require(UInt64(text)))
+            }
+            // This build starts: the whole system SQL, then a save.
+            let engine = PostgresStoreEngine(schemaName: "public", logger: logger)
+            try await engine.bootstrap(on: c)
+            let schema = SchemaDescription(entities: [EntityDescription(name: "Memo", attributes: [AttributeDescription(name: "text", type: .string)])])
+            try await engine.prepare(schema, on: c)
+            _ = try await engine.save(SaveRequest(inserts: [RowValues(entity: "Memo", id: UUID.v7(), values: ["text": .string("new")])], author: "new"),
+                                      in: schema, as: .trusted, on: c)
+            let all = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions
+            #expect(all.map(\.author) == ["old-1", "old-2", "new"])
+            #expect(Array(all.prefix(2).map(\.token)) == oldTokens, "an old transaction's position is its old token")
+            // A reader holding the first old token resumes with the second and the new save, nothing skipped.
+            let resumed = try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, oldTokens[0])), as: .trusted, on: c).transactions
+            #expect(resumed.map(\.author) == ["old-2", "new"])
+            try await c.close()
+        } catch {
+            _ = try? await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(database) WITH (FORCE)"), logger: logger).collect()
+            try? await admin.close()
+            throw error
+        }
+        _ = try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(database) WITH (FORCE)"), logger: logger).collect()
+        try await admin.close()
     }
 }
