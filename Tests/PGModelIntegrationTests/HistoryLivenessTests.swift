@@ -62,6 +62,23 @@ struct HistoryLivenessTests {
         }
     }
 
+    /// The seeds' history and observer scenarios, verbatim (the same test functions), while another
+    /// database of the cluster has a write transaction open: sections, another context and another
+    /// process, `HistoryObserver` by author, last token then changes, tombstones, resuming from tokens.
+    @Test("the seeds' observer scenarios while another database has a write transaction open", arguments: StoreKind.observed)
+    func seedScenariosWithAnOpenTransactionElsewhere(kind: StoreKind) async throws {
+        try await Self.withOpenTransactionElsewhere {
+            let scenarios = HistoryObserverTests()
+            try await scenarios.everySaveIsOneHistoryTransactionWithItsChanges(kind: kind)   // tombstones
+            try await scenarios.theSeedsLastTokenThenChangesFetch(kind: kind)
+            try await scenarios.sectionedTripsByDestination(kind: kind)
+            try await scenarios.resultsObserverSeesADeleteByAnotherContext(kind: kind)
+            try await scenarios.resultsObserverSeesADeleteByAnotherProcess(kind: kind)
+            try await scenarios.historyObserverCountsTheAppsSavesAndIgnoresTheServers(kind: kind)
+            if kind == .direct { try await scenarios.historyObserverResumesFromSavedTokens() }
+        }
+    }
+
     @Test("a long PGModel save in flight in another process delays nobody; its changes appear when it commits")
     func aLongSaveDelaysOnlyItself() async throws {
         let f = try await StoreFixture.make(.direct, [Folder.self, Note.self])
