@@ -10,7 +10,8 @@ import PGModelStore
 /// committed"; the feed then reads the history log from its token, hands each new transaction to the
 /// registered observers and advances the token. After a reconnect the store rings `.reconnected` and the
 /// feed reads from the same token again, so nothing committed while disconnected is missed and nothing
-/// is delivered twice. Transactions beyond PostgreSQL's snapshot horizon are picked up by a retry.
+/// is delivered twice. Positions become visible in commit order, so a read never misses one that a
+/// later read could find; an incomplete page (only from an older server) is retried.
 ///
 /// All work happens on one serial loop task on the container's event loop — never the cooperative
 /// pool, which callers blocked in `BlockingBridge.run` may be occupying — so registration, delivery

@@ -4,9 +4,9 @@ import PGModelCore
 extension ModelContext {
     /// The history transactions `descriptor` selects, oldest first unless it sorts in reverse.
     ///
-    /// Only transactions that committed before every still-running transaction began are returned
-    /// (PostgreSQL's snapshot horizon), so a token taken from the result is a safe cursor: a
-    /// transaction that commits late is never skipped by `$0.token > saved`.
+    /// Tokens are positions in commit order, assigned as each save commits, so a token taken from the
+    /// result is a safe cursor: a transaction that commits late is never skipped by `$0.token > saved`,
+    /// and a save is in the result as soon as `save()` returned.
     ///
     /// ```swift
     /// let names = ["Trip", "LivingAccommodation"]

@@ -17,7 +17,7 @@ public protocol ModelStore: Sendable {
     func fetchIdentifiers(_ request: FetchRequest) async throws -> [RowReference]
     /// Applies `request` in one transaction: all or nothing.
     func save(_ request: SaveRequest) async throws -> SaveResult
-    /// History transactions matching `request`, never beyond the visibility horizon (see ``HistoryRequest``).
+    /// History transactions matching `request`, in token (commit) order (see ``HistoryRequest``).
     /// Throws `historyTokenExpired` when the filter resumes from a token older than deleted history.
     func fetchHistory(_ request: HistoryRequest) async throws -> HistoryPage
     /// Deletes the history transactions matching `request` (and their changes); returns how many.
