@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import PGModelCore
 import PGModelPostgres
@@ -20,6 +21,8 @@ struct ConnectionServer: Sendable {
     let changeListener: ChangeListener
     let forwarders: ForwarderCounter
     let maxFailedAuthentications: Int
+    /// How long a connection may stay without a successful `hello`.
+    let loginTimeout: Duration
     let logger: Logger
 
     func serve(_ connection: NIOAsyncChannel<LineFramer.Frame, ByteBuffer>) async {
@@ -45,8 +48,13 @@ struct ConnectionServer: Sendable {
             try await connection.executeThenClose { inbound, outbound in
                 let subscriptions = SessionSubscriptions(
                     listener: changeListener, outbound: outbound, counter: forwarders, logger: logger)
+                let loggedIn = NIOLockedValueBox(false)
+                // A connection that never logs in is told so and closed: it holds a socket and a slot.
+                let watchdog = LoginWatchdog(outbound: outbound, channel: connection.channel, loggedIn: loggedIn, logger: logger)
+                    .start(after: loginTimeout)
+                defer { watchdog.cancel() }
                 do {
-                    try await serveRequests(inbound, outbound, subscriptions: subscriptions, logger: logger)
+                    try await serveRequests(inbound, outbound, subscriptions: subscriptions, loggedIn: loggedIn, logger: logger)
                 } catch {
                     await subscriptions.close()
                     throw error
@@ -64,7 +72,7 @@ struct ConnectionServer: Sendable {
     /// Reads and answers requests until the peer stops sending, a `bye`, or shutdown.
     private func serveRequests(
         _ inbound: NIOAsyncChannelInboundStream<LineFramer.Frame>, _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
-        subscriptions: SessionSubscriptions, logger: Logger
+        subscriptions: SessionSubscriptions, loggedIn: NIOLockedValueBox<Bool>, logger: Logger
     ) async throws {
                 var session = SessionStateMachine(maxFailedAuthentications: maxFailedAuthentications)
                 for try await frame in inbound {
@@ -81,6 +89,7 @@ struct ConnectionServer: Sendable {
                         action = session.receive(Request.decode(line: line))
                     }
                     let keepOpen = try await perform(action, session: &session, subscriptions: subscriptions, outbound: outbound)
+                    if case .authenticated = session.state { loggedIn.withLockedValue { $0 = true } }
                     if !keepOpen || tracker.isShuttingDown { break }
                 }
                 session.connectionClosed()

@@ -40,7 +40,8 @@ struct LineListener: Service {
         let logger = server.logger
         let connectionServer = ConnectionServer(
             dispatcher: dispatcher, tracker: tracker, changeListener: changeListener, forwarders: server.forwarders,
-            maxFailedAuthentications: server.configuration.maxFailedAuthentications, logger: logger)
+            maxFailedAuthentications: server.configuration.maxFailedAuthentications,
+            loginTimeout: server.configuration.loginTimeout, logger: logger)
         let maxLineBytes = server.configuration.maxLineBytes
 
         let listener: NIOAsyncChannel<NIOAsyncChannel<LineFramer.Frame, ByteBuffer>, Never>

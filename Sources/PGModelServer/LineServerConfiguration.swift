@@ -28,6 +28,10 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// is answered with `timeout` and its database connection is closed, even when PostgreSQL stopped
     /// answering mid-statement.
     public var requestTimeout: Duration = .seconds(30)
+    /// How long a new connection may take to log in (10 s by default): a connection without a
+    /// successful `hello` by then gets a `timeout` error line and is closed, so idle sockets that never
+    /// log in cannot pile up.
+    public var loginTimeout: Duration = .seconds(10)
 
     public init(
         databaseURL: String,

@@ -33,6 +33,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Each request's deadline in seconds; past it the client gets 'timeout'.", valueName: "seconds"))
     var requestTimeout: Double = 30
 
+    @Option(help: ArgumentHelp("Seconds a new connection has to log in before it is closed with 'timeout'.", valueName: "seconds"))
+    var loginTimeout: Double = 10
+
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel = "info"
 
@@ -42,6 +45,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard maxLineBytes >= 64 else { throw ValidationError("--max-line-bytes must be at least 64") }
         if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
+        guard loginTimeout.isFinite, loginTimeout > 0, loginTimeout <= 86_400 else {
+            throw ValidationError("--login-timeout must be a number of seconds between 0 and 86400")
+        }
         guard requestTimeout.isFinite, requestTimeout > 0, requestTimeout <= 86_400 else {
             throw ValidationError("--request-timeout must be between 0 and 86400 seconds")
         }
@@ -74,6 +80,7 @@ struct ServeCommand: AsyncParsableCommand {
                 databaseURL: databaseURL, host: host, port: port, schemaName: database.schema,
                 maxLineBytes: maxLineBytes, maxConnections: maxConnections)
             configuration.requestTimeout = .milliseconds(Int64((requestTimeout * 1000).rounded(.up)))
+            configuration.loginTimeout = .milliseconds(Int64((loginTimeout * 1000).rounded(.up)))
             let server = try LineServer(configuration: configuration, logger: logger)
             let group = ServiceGroup(
                 services: [server], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)

@@ -47,12 +47,14 @@ enum ServerTestHarness {
         maxLineBytes: Int = 1 << 20,
         maxConnections: Int? = nil,
         requestTimeout: Duration = .seconds(30),
+        loginTimeout: Duration = .seconds(10),
         _ body: @Sendable (_ server: LineServer, _ port: Int) async throws -> T
     ) async throws -> T {
         var configuration = LineServerConfiguration(
             databaseURL: try ServerTestHarness.databaseURL(), host: "127.0.0.1", port: port, schemaName: schemaName,
             maxLineBytes: maxLineBytes, maxConnections: maxConnections, maxDatabaseConnections: 4)
         configuration.requestTimeout = requestTimeout
+        configuration.loginTimeout = loginTimeout
         let server = try LineServer(configuration: configuration, logger: logger)
         let group = ServiceGroup(services: [server], logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
