@@ -81,12 +81,9 @@ extension PostgresStoreEngine {
                     history.record(.update, change.entity, change.source, owner: owner, values: [:], attributes: [change.relationship])
                 }
             }
+            // A share or revocation writes the grantee's audience events, so the history's own doorbell
+            // names the classes it makes appear or disappear; a new permission changes nothing visible.
             try await applyShares(request.shares, renderer, requester, connection, &history)
-            if !request.shares.isEmpty {
-                let sql = HistorySQL(schemaName: schemaName)
-                let entities = renderer.schema.entitiesOwned(by: request.shares.map(\.record.entity))
-                try await execute(sql.notify(payload: sql.notifyPayload(entities: entities)), on: connection)
-            }
             try await writeHistory(history, request: request, as: requester, on: connection)
             return result
         }
@@ -143,6 +140,7 @@ extension PostgresStoreEngine {
     /// the direct store) and an existing user; anything else fails the whole save.
     private func applyShares(_ changes: [ShareChange], _ renderer: SQLRenderer, _ requester: Requester,
                              _ connection: PostgresConnection, _ history: inout HistoryLog) async throws {
+        let sql = ShareSQL(schemaName: schemaName)
         for change in changes {
             let entity = try renderer.entity(change.record.entity)
             guard let root = renderer.schema.rootEntity(of: entity.name) else { continue }
@@ -154,8 +152,7 @@ extension PostgresStoreEngine {
             if let me = requester.userID, !requester.isAdmin, owner != me {
                 throw PGModelError(.forbidden, "only the owner of this \(entity.name) (or an admin) may share it or revoke its shares", model: entity.name)
             }
-            let users = try await query(SQLStatement(sql: "SELECT \"id\" FROM \"pgmodel\".\"users\" WHERE \"name\" = $1",
-                                                     binds: [.string(change.user)]), on: connection, model: entity.name)
+            let users = try await query(sql.userID(named: change.user), on: connection, model: entity.name)
             guard let grantee = try users.first?.decode(UUID.self) else {
                 throw PGModelError(.notFound, "sharing a \(entity.name) names a user that does not exist", model: entity.name)
             }
@@ -164,19 +161,11 @@ extension PostgresStoreEngine {
             }
             let changed: Bool
             if let permission = change.permission {
-                let rows = try await query(SQLStatement(sql: """
-                    INSERT INTO "pgmodel"."shares" ("schema_name", "entity", "row_id", "owner_id", "grantee_id", "permission", "granted_by") \
-                    VALUES ($1, $2, $3, $4::uuid, $5, $6, coalesce($7::text, session_user::text)) \
-                    ON CONFLICT ("schema_name", "row_id", "grantee_id") DO UPDATE SET "permission" = EXCLUDED."permission", "granted_by" = EXCLUDED."granted_by" \
-                    RETURNING ("xmax" = 0)
-                    """, binds: [.string(schemaName), .string(concrete), .uuid(change.record.id), owner.map(PGValue.uuid) ?? .null,
-                                 .uuid(grantee), .string(permission.rawValue), requester.userName.map(PGValue.string) ?? .null]),
-                    on: connection, model: entity.name)
+                let rows = try await query(sql.grant(record: change.record, concrete: concrete, owner: owner, grantee: grantee,
+                                                     permission: permission, grantedBy: requester.userName), on: connection, model: entity.name)
                 changed = try rows.first?.decode(Bool.self) ?? false   // a new share, not a new permission
             } else {
-                changed = try await !query(SQLStatement(
-                    sql: "DELETE FROM \"pgmodel\".\"shares\" WHERE \"schema_name\" = $1 AND \"row_id\" = $2 AND \"grantee_id\" = $3 RETURNING 1",
-                    binds: [.string(schemaName), .uuid(change.record.id), .uuid(grantee)]), on: connection, model: entity.name).isEmpty
+                changed = try await !query(sql.revoke(record: change.record, grantee: grantee), on: connection, model: entity.name).isEmpty
             }
             // The grantee's history: the record and what it owns appear (a share) or disappear (a revocation).
             if changed {

@@ -11,21 +11,7 @@ extension PostgresStoreEngine {
     /// let bobs = try await engine.listShares(user: "bob", on: connection)
     /// ```
     public func listShares(of record: RowReference? = nil, user: String? = nil, on connection: PostgresConnection) async throws -> [ShareListing] {
-        var sql = """
-            SELECT s."schema_name", s."entity", s."row_id", s."owner", s."grantee", s."permission", s."granted_by", s."created_at" \
-            FROM "pgmodel"."share_list" s WHERE s."schema_name" = $1
-            """
-        var binds: [PGValue] = [.string(schemaName)]
-        if let record {
-            binds.append(.uuid(record.id))
-            sql += " AND s.\"row_id\" = $\(binds.count)"
-        }
-        if let user {
-            binds.append(.string(user))
-            sql += " AND s.\"grantee\" = $\(binds.count)"
-        }
-        sql += " ORDER BY s.\"entity\", s.\"row_id\", s.\"grantee\""
-        return try await query(SQLStatement(sql: sql, binds: binds), on: connection).map { row in
+        return try await query(ShareSQL(schemaName: schemaName).list(record: record, user: user), on: connection).map { row in
             let (schema, entity, id, owner, grantee, permission, grantedBy, createdAt) =
                 try row.decode((String, String, UUID, String?, String, String, String, Date).self)
             return ShareListing(schemaName: schema, record: RowReference(entity: entity, id: id), owner: owner,
@@ -45,10 +31,7 @@ extension PostgresStoreEngine {
             guard try await !query(try renderer.owners(of: root, ids: [record.id]), on: connection, model: entity.name).isEmpty else {
                 throw PGModelError(.notFound, "the \(entity.name) whose shares were asked for does not exist", model: entity.name)
             }
-            let rows = try await query(SQLStatement(sql: """
-                SELECT g."name", s."permission", s."granted_by", s."created_at" FROM "pgmodel"."shares" s \
-                JOIN "pgmodel"."users" g ON g."id" = s."grantee_id" WHERE s."schema_name" = $1 AND s."row_id" = $2 ORDER BY g."name"
-                """, binds: [.string(schemaName), .uuid(record.id)]), on: connection, model: entity.name)
+            let rows = try await query(ShareSQL(schemaName: schemaName).shares(of: record), on: connection, model: entity.name)
             return try rows.map { row in
                 let (user, permission, grantedBy, createdAt) = try row.decode((String, String, String, Date).self)
                 return ModelShare(user: user, permission: SharePermission(rawValue: permission) ?? .readOnly, grantedBy: grantedBy, createdAt: createdAt)

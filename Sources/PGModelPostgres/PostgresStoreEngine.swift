@@ -187,8 +187,8 @@ public struct PostgresStoreEngine: Sendable {
     /// Runs `body` between BEGIN and COMMIT; any error rolls back and is rethrown as PGModelError.
     /// For a service user the transaction first takes on their identity (``enterScope(of:on:)``).
     func transaction<T>(as requester: Requester = .trusted, on connection: PostgresConnection,
-                        begin: String = "BEGIN", _ body: () async throws -> T) async throws -> T {
-        try await execute(SQLStatement(sql: begin), on: connection)
+                        _ body: () async throws -> T) async throws -> T {
+        try await execute(SQLStatement(sql: "BEGIN"), on: connection)
         do {
             try await enterScope(of: requester, on: connection)
             let result = try await body()

@@ -244,11 +244,14 @@ extension SQLRenderer {
         let schemaQuoted = Naming.quoted(schemaName)
         let role = Self.applicationRole
         let links = "\(schemaQuoted).\"pgmodel_cascade_links\""
-        let mayAsk = "(current_setting('role') <> '\(role)' OR \"pgmodel\".\"current_user_is_admin\"()"
+        /// Whether the caller may ask: anyone but the application role, an admin, or what `also` says.
+        func mayAsk(or also: String) -> String {
+            "(current_setting('role') <> '\(role)' OR \"pgmodel\".\"current_user_is_admin\"() OR \(also))"
+        }
         let members = """
              WITH RECURSIVE "reached"("id", "entity") AS (\
             SELECT l."child_id", l."child_entity" FROM \(links) l WHERE l."parent_id" = p_root AND l."child_owner" IS NOT DISTINCT FROM p_owner \
-            AND \(mayAsk) OR p_owner = "pgmodel"."current_user_id"()) \
+            AND \(mayAsk(or: "p_owner = \"pgmodel\".\"current_user_id\"()")) \
             UNION SELECT l."child_id", l."child_entity" FROM "reached" r JOIN \(links) l \
             ON l."parent_id" = r."id" AND l."child_owner" IS NOT DISTINCT FROM p_owner) \
             SELECT "id", "entity" FROM "reached" 
@@ -262,8 +265,7 @@ extension SQLRenderer {
             SELECT u."id", array_agg(DISTINCT s."grantee_id") FROM "up" u JOIN "pgmodel"."shares" s \
             ON s."schema_name" = \(literal(schemaName)) AND s."row_id" = u."ancestor" \
             AND (NOT u."known" OR s."owner_id" IS NOT DISTINCT FROM u."owner") \
-            WHERE \(mayAsk) OR s."owner_id" = "pgmodel"."current_user_id"() \
-            OR u."id" = ANY (\(schemaQuoted)."pgmodel_shared_ids"(true, true))) \
+            WHERE \(mayAsk(or: "s.\"owner_id\" = \"pgmodel\".\"current_user_id\"() OR u.\"id\" = ANY (\(schemaQuoted).\"pgmodel_shared_ids\"(true, true))")) \
             GROUP BY u."id" 
             """
         return [

@@ -112,8 +112,8 @@ struct ConnectionServer: Sendable {
         case .execute(let request, let user) where request.operation.name == .subscribe:
             guard case .subscribe(let entities) = request.operation else { return true }
             let requester = Requester.user(AuthenticatedUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
-            let visible = VisibleChanges(gateway: dispatcher.gateway, requester: requester, logger: logger)
-            await visible.start()
+            let visible = subscriptions.visibleChanges { VisibleChanges(gateway: dispatcher.gateway, requester: requester, logger: logger) }
+            await visible.start()   // once per connection: later calls return at once
             switch subscriptions.subscribe(id: request.id, entities: entities, visible: visible) {
             case .success:
                 try await write(Response(id: request.id, .subscribed(request.id)), to: outbound)

@@ -31,6 +31,8 @@ final class SessionSubscriptions: Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
+    /// The connection's one view of change events as its user may see them, made at its first subscribe.
+    private let visible = NIOLockedValueBox<VisibleChanges?>(nil)
     private let listener: ChangeListener
     private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
     private let counter: ForwarderCounter
@@ -41,6 +43,16 @@ final class SessionSubscriptions: Sendable {
         self.outbound = outbound
         self.counter = counter
         self.logger = logger
+    }
+
+    /// The connection's ``VisibleChanges``: `make`'s at the first call, the same one afterwards.
+    func visibleChanges(_ make: () -> VisibleChanges) -> VisibleChanges {
+        visible.withLockedValue { current in
+            if let current { return current }
+            let made = make()
+            current = made
+            return made
+        }
     }
 
     /// Registers subscription `id` and starts forwarding if this is the connection's first. Its events

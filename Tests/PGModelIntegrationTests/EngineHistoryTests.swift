@@ -153,8 +153,7 @@ struct EngineHistoryTests {
             defer { Task { try? await other.close() } }
             try await exec(other, "BEGIN")
             try await exec(other, "SELECT pg_current_xact_id()")   // a write transaction's xid, as an INSERT takes
-            let saved = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "now")], author: "now"), in: schema, as: .trusted, on: c)
-            _ = saved
+            _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "now")], author: "now"), in: schema, as: .trusted, on: c)
             let page = try await engine.fetchHistory(HistoryRequest(newestFirst: true, limit: 1), as: .trusted, on: c)
             #expect(page.transactions.first?.author == "now", "read-your-writes with another transaction open")
             #expect(page.isComplete)

@@ -68,9 +68,11 @@ struct ServerIsolationTests {
         let entity = ServerTestHarness.uniqueEntity("Ledger")
         try await ServerTestHarness.withServer { port in
             let c = try await RawProtocolClient.connect(port: port)
-            let r = try await RawProtocolClient.connect(port: port)
-            defer { Task { await c.close(); await r.close() } }
+            defer { Task { await c.close() } }
             #expect(try await Self.setUp(c, carol.name, try RawProtocolTests.schemaJSON(entity), entity, UUID.v7().uuidString.lowercased(), "carol's"))
+            // Connected only now: a connection must log in within the server's login timeout.
+            let r = try await RawProtocolClient.connect(port: port)
+            defer { Task { await r.close() } }
             #expect(try await RawProtocolTests.hello(r, root.name, "secret").ok == true)
             #expect(try await r.request(#"{"id":2,"op":"count","entity":"\#(entity)"}"#).count == 1)
         }

@@ -139,4 +139,17 @@ struct SharingSQLTests {
         fewer.entities[4].attributes.removeLast()
         #expect(schema.firstDifference(registering: fewer)?.description == "BucketListItem.isInPlan is registered but not in this schema")
     }
+
+    @Test("share SQL: every value bound, placeholders numbered by what the listing filters on")
+    func shareStatements() {
+        let sql = ShareSQL(schemaName: "app")
+        let record = RowReference(entity: "Trip", id: UUID(uuidString: "00000000-0000-7000-8000-0000000000aa")!)
+        #expect(sql.list(record: nil, user: "bob").sql.hasSuffix(#"WHERE s."schema_name" = $1 AND s."grantee" = $2 ORDER BY s."entity", s."row_id", s."grantee""#))
+        #expect(sql.list(record: record, user: "bob").binds == [.string("app"), .uuid(record.id), .string("bob")])
+        #expect(sql.list(record: nil, user: nil).binds == [.string("app")])
+        let grant = sql.grant(record: record, concrete: "BusinessTrip", owner: nil, grantee: record.id, permission: .readWrite, grantedBy: nil)
+        #expect(grant.binds == [.string("app"), .string("BusinessTrip"), .uuid(record.id), .null, .uuid(record.id), .string("readWrite"), .null])
+        #expect(sql.userID(named: "x'; --").binds == [.string("x'; --")])
+        #expect(sql.revoke(record: record, grantee: record.id).sql.hasSuffix("RETURNING 1"))
+    }
 }
