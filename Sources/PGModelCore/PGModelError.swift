@@ -34,6 +34,9 @@ public struct PGModelError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let connectionFailed = Code(rawValue: "connection_failed")
         /// Wrong user name or password.
         public static let authenticationFailed = Code(rawValue: "authentication_failed")
+        /// Too many failed logins for this user name or from this address: wait the time the message
+        /// names before trying again (the password was not checked).
+        public static let rateLimited = Code(rawValue: "rate_limited")
         /// A request that needs a login came before `hello`.
         public static let notAuthenticated = Code(rawValue: "not_authenticated")
         /// The caller may not see or change this record.
@@ -60,6 +63,9 @@ public struct PGModelError: Error, Hashable, Sendable, CustomStringConvertible {
         /// URL's `requestTimeout` option, or the service's own limit). Its connection was closed; a save
         /// that timed out may or may not have committed, as with `connection_failed`.
         public static let timeout = Code(rawValue: "timeout")
+        /// The service would answer with more rows or bytes than its limits: page with `limit` and `offset`
+        /// (or fetch fewer properties).
+        public static let resultTooLarge = Code(rawValue: "result_too_large")
         /// A delete refused by a `.deny` relationship that still reaches models; nothing was written.
         public static let deleteDenied = Code(rawValue: "delete_denied")
         /// A relationship holds fewer models than `minimumModelCount` or more than `maximumModelCount`.

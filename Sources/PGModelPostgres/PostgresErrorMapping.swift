@@ -52,6 +52,11 @@ public enum PostgresErrorMapping {
             let hint = info[.hint].map { " (\($0))" } ?? ""
             return PGModelError(.forbidden, "this user may not make this change\(subject): \(info[.message] ?? "permission denied")\(hint)",
                                 model: model, sqlState: state)
+        case "57014":
+            // statement_timeout (the service's limit per request) or a cancel: the statement was stopped,
+            // the transaction rolled back, and the connection is still good.
+            return PGModelError(.timeout, "a statement\(subject) ran longer than the statement timeout and was cancelled; nothing was written",
+                                model: model, sqlState: state)
         case "28P01", "28000":
             return PGModelError(.connectionFailed, "PostgreSQL rejected the credentials", sqlState: state)
         default:

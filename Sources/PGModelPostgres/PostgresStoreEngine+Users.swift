@@ -6,16 +6,28 @@ import PostgresNIO
 extension PostgresStoreEngine {
     /// Checks `password` against the bcrypt hash in `pgmodel.users`; throws `authenticationFailed`
     /// without telling whether the user or the password was wrong.
+    ///
+    /// An unknown name is checked against a stand-in hash of the same cost, so both cases run one
+    /// bcrypt and take the same time: response timing does not reveal which names exist.
     public func authenticate(user: String, password: String, on connection: PostgresConnection) async throws -> AuthenticatedUser {
         let rows = try await query(SQLStatement(
-            sql: "SELECT id, name, is_admin FROM pgmodel.users WHERE name = $1 AND password_hash = crypt($2, password_hash)",
-            binds: [.string(user), .string(password)]), on: connection)
-        guard let row = rows.first else {
+            sql: """
+                SELECT u.id, u.name, u.is_admin,
+                       coalesce(crypt($2, coalesce(u.password_hash, $3)) = u.password_hash, false)
+                FROM (SELECT 1) AS one LEFT JOIN pgmodel.users u ON u.name = $1
+                """,
+            binds: [.string(user), .string(password), .string(Self.standInPasswordHash)]), on: connection)
+        guard let row = rows.first,
+              case let (id?, name?, isAdmin?, true) = try row.decode((UUID?, String?, Bool?, Bool).self)
+        else {
             throw PGModelError(.authenticationFailed, "wrong user name or password")
         }
-        let (id, name, isAdmin) = try row.decode((UUID, String, Bool).self)
         return AuthenticatedUser(id: id, name: name, isAdmin: isAdmin)
     }
+
+    /// `crypt('pgmodel: no such user', gen_salt('bf'))`: the cost (06) of `gen_salt('bf')`, which new
+    /// passwords get, so a check against it takes as long as a real one.
+    static let standInPasswordHash = "$2a$06$z0OagqtqZMnQkr88Gn3YxeTfl1JL249nIexZulCLMooLU8.7Zvbli"
 
     /// Creates a user with a bcrypt password hash (pgcrypto). Throws `uniqueViolation` if the name is taken.
     public func createUser(name: String, password: String, isAdmin: Bool, on connection: PostgresConnection) async throws -> AuthenticatedUser {

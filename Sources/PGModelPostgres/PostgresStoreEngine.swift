@@ -17,10 +17,15 @@ import PostgresNIO
 public struct PostgresStoreEngine: Sendable {
     /// The PostgreSQL schema holding model tables.
     public let schemaName: String
+    /// PostgreSQL's own limit on each statement of a service user's request (`SET LOCAL
+    /// statement_timeout`): past it the database cancels the statement and the request fails with
+    /// `timeout`, while the connection stays usable. `nil` leaves the database's setting.
+    public let statementTimeout: Duration?
     let logger: Logger
 
-    public init(schemaName: String = "public", logger: Logger = Logger(label: "pgmodel.store")) {
+    public init(schemaName: String = "public", statementTimeout: Duration? = nil, logger: Logger = Logger(label: "pgmodel.store")) {
         self.schemaName = schemaName
+        self.statementTimeout = statementTimeout
         self.logger = logger
     }
 
@@ -175,9 +180,15 @@ public struct PostgresStoreEngine: Sendable {
     /// whatever role the service logged in as (a superuser included); nothing for the direct store.
     func enterScope(of requester: Requester, on connection: PostgresConnection) async throws {
         guard let userID = requester.userID else { return }
-        try await execute(SQLStatement(
-            sql: "SELECT set_config('role', $1, true), set_config('pgmodel.user_id', $2, true)",
-            binds: [.string(SQLRenderer.applicationRole), .string(userID.uuidString.lowercased())]), on: connection)
+        var sql = "SELECT set_config('role', $1, true), set_config('pgmodel.user_id', $2, true)"
+        var binds: [PGValue] = [.string(SQLRenderer.applicationRole), .string(userID.uuidString.lowercased())]
+        if let statementTimeout {
+            let parts = statementTimeout.components
+            let milliseconds = max(1, parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000)
+            sql += ", set_config('statement_timeout', $3, true)"
+            binds.append(.string("\(milliseconds)ms"))
+        }
+        try await execute(SQLStatement(sql: sql, binds: binds), on: connection)
     }
 
     func execute(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) async throws {

@@ -23,6 +23,12 @@ struct ConnectionServer: Sendable {
     let maxFailedAuthentications: Int
     /// How long a connection may stay without a successful `hello`.
     let loginTimeout: Duration
+    /// Failed logins across every connection.
+    let loginGuard: LoginGuard
+    /// How long a connection may send nothing (without a subscription); `nil` is forever.
+    let idleTimeout: Duration?
+    /// The longest response line; a longer answer becomes `result_too_large`.
+    let maxResponseBytes: Int
     let logger: Logger
 
     func serve(_ connection: NIOAsyncChannel<LineFramer.Frame, ByteBuffer>) async {
@@ -48,13 +54,21 @@ struct ConnectionServer: Sendable {
             try await connection.executeThenClose { inbound, outbound in
                 let subscriptions = SessionSubscriptions(
                     listener: changeListener, outbound: outbound, counter: forwarders, logger: logger)
-                let loggedIn = NIOLockedValueBox(false)
                 // A connection that never logs in is told so and closed: it holds a socket and a slot.
-                let watchdog = LoginWatchdog(outbound: outbound, channel: connection.channel, loggedIn: loggedIn, logger: logger)
-                    .start(after: loginTimeout)
-                defer { watchdog.cancel() }
+                let login = LoginWatchdog(outbound: outbound, channel: connection.channel, timeout: loginTimeout, logger: logger)
+                let timer = login.start()
+                defer { timer.cancel() }
+                let idle = idleTimeout.map { timeout in
+                    IdleWatchdog(outbound: outbound, channel: connection.channel, timeout: timeout, logger: logger) {
+                        subscriptions.isListening
+                    }
+                }
+                let idleTimer = idle?.start()
+                defer { idleTimer?.cancel() }
+                let client = Client(outbound: outbound, subscriptions: subscriptions, login: login, idle: idle,
+                                    address: LoginGuard.address(of: connection.channel), logger: logger)
                 do {
-                    try await serveRequests(inbound, outbound, subscriptions: subscriptions, loggedIn: loggedIn, logger: logger)
+                    try await serveRequests(inbound, client)
                 } catch {
                     await subscriptions.close()
                     throw error
@@ -69,11 +83,20 @@ struct ConnectionServer: Sendable {
         logger.debug("connection closed")
     }
 
+    /// What one connection's requests are performed with.
+    private struct Client {
+        let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+        let subscriptions: SessionSubscriptions
+        let login: LoginWatchdog
+        let idle: IdleWatchdog?
+        /// The peer's IP address (no port), for the login throttle.
+        let address: String
+        let logger: Logger
+    }
+
     /// Reads and answers requests until the peer stops sending, a `bye`, or shutdown.
-    private func serveRequests(
-        _ inbound: NIOAsyncChannelInboundStream<LineFramer.Frame>, _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
-        subscriptions: SessionSubscriptions, loggedIn: NIOLockedValueBox<Bool>, logger: Logger
-    ) async throws {
+    private func serveRequests(_ inbound: NIOAsyncChannelInboundStream<LineFramer.Frame>, _ client: Client) async throws {
+                let logger = client.logger
                 var session = SessionStateMachine(maxFailedAuthentications: maxFailedAuthentications)
                 for try await frame in inbound {
                     let action: SessionStateMachine.Action
@@ -88,18 +111,20 @@ struct ConnectionServer: Sendable {
                         }
                         action = session.receive(Request.decode(line: line))
                     }
-                    let keepOpen = try await perform(action, session: &session, subscriptions: subscriptions, outbound: outbound)
-                    if case .authenticated = session.state { loggedIn.withLockedValue { $0 = true } }
+                    // Closed as idle meanwhile: the request is not run (the client may resend it elsewhere).
+                    guard client.idle?.requestStarted() ?? true else { break }
+                    let keepOpen = try await perform(action, session: &session, client)
+                    client.idle?.requestFinished()
                     if !keepOpen || tracker.isShuttingDown { break }
                 }
                 session.connectionClosed()
     }
 
     /// Performs `action`; returns whether the connection stays open.
-    private func perform(
-        _ action: SessionStateMachine.Action, session: inout SessionStateMachine,
-        subscriptions: SessionSubscriptions, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
-    ) async throws -> Bool {
+    private func perform(_ action: SessionStateMachine.Action, session: inout SessionStateMachine, _ client: Client) async throws -> Bool {
+        let outbound = client.outbound
+        let subscriptions = client.subscriptions
+        let logger = client.logger
         switch action {
         case .respond(let response):
             try await write(response, to: outbound)
@@ -131,12 +156,23 @@ struct ConnectionServer: Sendable {
             try await write(await dispatcher.execute(request, as: user), to: outbound)
             return true
         case .authenticate(let id, let hello):
+            client.login.helloReceived()
+            let outcome: Result<SessionUser, WireError>
+            if let refusal = loginGuard.refusal(user: hello.user, address: client.address) {
+                logger.notice("login throttled", metadata: ["user": "\(hello.user)"])
+                outcome = .failure(refusal)
+            } else {
+                outcome = await dispatcher.authenticate(hello)
+                loginGuard.record(outcome, user: hello.user, address: client.address)
+            }
             let next: SessionStateMachine.Action
-            switch await dispatcher.authenticate(hello) {
+            switch outcome {
             case .success(let user): next = session.authenticationSucceeded(id: id, user: user)
             case .failure(let error): next = session.authenticationFailed(id: id, error: error)
             }
-            return try await perform(next, session: &session, subscriptions: subscriptions, outbound: outbound)
+            let keepOpen = try await perform(next, session: &session, client)
+            let succeeded = if case .success = outcome { true } else { false }
+            return await client.login.helloChecked(succeeded: succeeded) && keepOpen
         }
     }
 
@@ -151,6 +187,13 @@ struct ConnectionServer: Sendable {
                 id: response.id,
                 error: WireError(.typeMismatch, "the result contains a value JSON cannot carry (NaN or infinity)"))
             line = (try? fallback.encodedLine()) ?? Data(#"{"id":null,"ok":false,"error":{"code":"internal_error","message":"encoding failed"}}"#.utf8 + [0x0A])
+        }
+        guard line.count <= maxResponseBytes else {
+            logger.notice("response too large", metadata: ["id": "\(response.id?.description ?? "null")", "bytes": "\(line.count)"])
+            let refusal = Response(id: response.id, error: WireError(
+                .resultTooLarge, "the answer would be \(line.count) bytes, over the server's limit of \(maxResponseBytes); page with 'limit' and 'offset'"))
+            try await outbound.write(ByteBuffer(bytes: try refusal.encodedLine()))
+            return
         }
         try await outbound.write(ByteBuffer(bytes: line))
     }

@@ -57,4 +57,13 @@ final class ConnectionTracker: Sendable {
             channel.close(mode: .input).whenFailure { _ in channel.close(promise: nil) }
         }
     }
+
+    /// Closes every connection still open `delay` from now: those whose client stopped reading (their
+    /// answer cannot be written) or whose request outlived the grace period. A no-op when all are gone.
+    func closeRemaining(after delay: TimeAmount, on eventLoop: any EventLoop) {
+        eventLoop.scheduleTask(in: delay) { [self] in
+            let channels = state.withLockedValue { Array($0.channels.values) }
+            for channel in channels { channel.close(promise: nil) }
+        }
+    }
 }

@@ -20,6 +20,7 @@ struct LineListener: Service {
         let tracker = ConnectionTracker(maxConnections: server.configuration.maxConnections)
         var dispatcher = RequestDispatcher(gateway: server.gateway, logger: logger)
         dispatcher.requestTimeout = server.configuration.requestTimeout
+        dispatcher.maxResponseRows = server.configuration.maxResponseRows
         // One LISTEN connection for the whole server; sessions fan out from it. Created only now that the
         // database is known to be reachable, closed only after every connection has stopped forwarding.
         let database = server.databaseConfiguration
@@ -41,8 +42,15 @@ struct LineListener: Service {
         let connectionServer = ConnectionServer(
             dispatcher: dispatcher, tracker: tracker, changeListener: changeListener, forwarders: server.forwarders,
             maxFailedAuthentications: server.configuration.maxFailedAuthentications,
-            loginTimeout: server.configuration.loginTimeout, logger: logger)
+            loginTimeout: server.configuration.loginTimeout,
+            loginGuard: LoginGuard(policy: server.configuration.loginThrottle),
+            idleTimeout: server.configuration.idleTimeout, maxResponseBytes: server.configuration.maxResponseBytes, logger: logger)
         let maxLineBytes = server.configuration.maxLineBytes
+        let queued = server.configuration.maxQueuedRequests
+        // Past the high watermark NIO stops reading the socket: a client that pipelines without end is
+        // held back by TCP flow control rather than by the server's memory.
+        let channelConfiguration = NIOAsyncChannel<LineFramer.Frame, ByteBuffer>.Configuration(
+            backPressureStrategy: .init(lowWatermark: max(1, queued / 2), highWatermark: queued))
 
         let listener: NIOAsyncChannel<NIOAsyncChannel<LineFramer.Frame, ByteBuffer>, Never>
         do {
@@ -57,7 +65,8 @@ struct LineListener: Service {
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(
                             ByteToMessageHandler(LineFrameDecoder(maxLineBytes: maxLineBytes)))
-                        return try NIOAsyncChannel<LineFramer.Frame, ByteBuffer>(wrappingChannelSynchronously: channel)
+                        return try NIOAsyncChannel<LineFramer.Frame, ByteBuffer>(
+                            wrappingChannelSynchronously: channel, configuration: channelConfiguration)
                     }
                 }
         } catch {
@@ -82,6 +91,8 @@ struct LineListener: Service {
             logger.info("shutting down: no new connections; finishing requests in progress")
             tracker.beginShutdown()
             listener.channel.close(promise: nil)
+            tracker.closeRemaining(after: ConnectionDeadline.timeAmount(server.configuration.shutdownGracePeriod),
+                                   on: server.eventLoopGroup.next())
         }
     }
 

@@ -58,13 +58,23 @@ public struct LineServer: Service, CustomStringConvertible {
         if let maxConnections = configuration.maxConnections, maxConnections < 1 {
             throw PGModelError(.invalidConfiguration, "the connection limit must be at least 1")
         }
+        guard configuration.maxResponseRows >= 1, configuration.maxResponseBytes >= 1024, configuration.maxQueuedRequests >= 1 else {
+            throw PGModelError(.invalidConfiguration, "the response limits must allow 1 row and 1 KiB, and at least 1 queued request")
+        }
+        for (name, duration) in [("request", configuration.requestTimeout), ("login", configuration.loginTimeout),
+                                 ("statement", configuration.effectiveStatementTimeout),
+                                 ("idle", configuration.idleTimeout ?? .seconds(1))] where duration <= .zero {
+            throw PGModelError(.invalidConfiguration, "the \(name) timeout must be positive")
+        }
         self.configuration = configuration
         self.logger = logger
         self.databaseConfiguration = database
         self.eventLoopGroup = eventLoopGroup
         self.gateway = DatabaseGateway(
             configuration: database, maximumConnections: max(1, configuration.maxDatabaseConnections),
-            requestTimeout: ConnectionDeadline.timeAmount(configuration.requestTimeout), eventLoopGroup: eventLoopGroup, logger: logger)
+            maximumLoginConnections: max(1, configuration.maxLoginConnections),
+            requestTimeout: ConnectionDeadline.timeAmount(configuration.requestTimeout),
+            statementTimeout: configuration.effectiveStatementTimeout, eventLoopGroup: eventLoopGroup, logger: logger)
     }
 
     /// Runs until graceful shutdown or cancellation. Throws when the database cannot be prepared or the

@@ -32,6 +32,34 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// successful `hello` by then gets a `timeout` error line and is closed, so idle sockets that never
     /// log in cannot pile up.
     public var loginTimeout: Duration = .seconds(10)
+    /// How failed logins are slowed down across connections, per user name and per client address
+    /// (see ``LoginThrottle``); `.disabled` turns it off.
+    public var loginThrottle = LoginThrottle.Policy()
+    /// PostgreSQL connections reserved for checking passwords, apart from ``maxDatabaseConnections``:
+    /// logins never wait behind data requests, and bcrypt work never takes more than these.
+    public var maxLoginConnections = 2
+    /// PostgreSQL's limit on each statement of a request (`SET LOCAL statement_timeout`): the database
+    /// cancels a runaway statement and the request is answered `timeout` with its connection intact.
+    /// `nil` (the default) takes nine tenths of ``requestTimeout``, so the database stops first.
+    public var statementTimeout: Duration?
+    /// The most rows a `fetch` or `ids` answers with; a larger result is refused with
+    /// `result_too_large`, which tells the client to page with `limit` and `offset`.
+    public var maxResponseRows = 100_000
+    /// The longest response line, in bytes; a longer answer is replaced by `result_too_large`.
+    public var maxResponseBytes = 64 << 20
+    /// A logged-in connection that sends nothing for this long, and has no subscription, gets a
+    /// `timeout` line (id null) and is closed. `nil` keeps idle connections forever.
+    public var idleTimeout: Duration? = .seconds(600)
+    /// Requests read ahead of the one running, per connection. Past it the server stops reading that
+    /// socket until it catches up, so a client that pipelines without end is held back by TCP, not by
+    /// the server's memory.
+    public var maxQueuedRequests = 16
+    /// At graceful shutdown, how long requests in progress may take to finish and their answers to be
+    /// read; connections still open after it (a client that stopped reading) are closed.
+    public var shutdownGracePeriod: Duration = .seconds(10)
+
+    /// The statement timeout in force.
+    var effectiveStatementTimeout: Duration { statementTimeout ?? requestTimeout * 0.9 }
 
     public init(
         databaseURL: String,

@@ -19,6 +19,8 @@ struct RequestDispatcher: Sendable {
     /// the gateway closes its database connection (PostgreSQL stalled, vanished mid-statement, or the
     /// pool had no connection to give).
     var requestTimeout: Duration = .seconds(30)
+    /// The most rows one `fetch` or `ids` answers with.
+    var maxResponseRows = 100_000
 
     /// Checks `hello`'s credentials.
     func authenticate(_ hello: HelloPayload) async -> Result<SessionUser, WireError> {
@@ -59,6 +61,15 @@ struct RequestDispatcher: Sendable {
         ]
         if case .failure(let error) = result { metadata["code"] = "\(error.code)" }
         logger.debug("request", metadata: metadata)
+        // Operations that change tables, access or history are kept at info level with who did them.
+        switch request.operation.name {
+        case .register, .share, .unshare, .deleteHistory:
+            metadata["admin"] = "\(user.isAdmin)"
+            metadata["outcome"] = if case .success = result { "ok" } else { "refused" }
+            logger.info("audited operation", metadata: metadata)
+        default:
+            break
+        }
         return Response(id: request.id, result: result)
     }
 
@@ -68,11 +79,11 @@ struct RequestDispatcher: Sendable {
             _ = try await gateway.prepare(schema, as: requester)
             return .registered(entities: schema.entities.map(\.name))
         case .fetch(let request):
-            return .rows(try await gateway.fetch(request, as: requester))
+            return .rows(try await capped(request) { try await gateway.fetch($0, as: requester) })
         case .count(let request):
             return .count(try await gateway.count(request, as: requester))
         case .ids(let request):
-            return .ids(try await gateway.fetchIdentifiers(request, as: requester))
+            return .ids(try await capped(request) { try await gateway.fetchIdentifiers($0, as: requester) })
         case .save(let request):
             return .saved(try await gateway.save(request, as: requester))
         case .history(let request):
@@ -94,6 +105,20 @@ struct RequestDispatcher: Sendable {
             // The session (state machine and subscriptions) answers these itself.
             throw PGModelError(.internalError, "'\(operation.name.rawValue)' reached the store dispatcher")
         }
+    }
+
+    /// Runs `request` asking for at most one row more than ``maxResponseRows``: that row's presence is
+    /// the refusal, and the database never produces the rest.
+    private func capped<Row>(_ request: FetchRequest, _ run: (FetchRequest) async throws -> [Row]) async throws -> [Row] {
+        var bounded = request
+        let cap = maxResponseRows
+        if (request.limit ?? .max) > cap { bounded.limit = cap + 1 }
+        let rows = try await run(bounded)
+        guard rows.count <= cap else {
+            throw PGModelError(.resultTooLarge,
+                               "more than \(cap) \(request.entity) rows match; page with 'limit' and 'offset'", model: request.entity)
+        }
+        return rows
     }
 
     /// The wire form of any error; errors that are not PGModelError are logged and reported without detail.

@@ -103,6 +103,9 @@ final class SessionSubscriptions: Sendable {
         return result
     }
 
+    /// Whether the connection has a subscription: its client is listening for events, not idle.
+    var isListening: Bool { state.withLockedValue { !$0.machine.isEmpty } }
+
     /// Closes every subscription and waits for forwarding to stop: the connection is ending.
     func close() async {
         let forwarder = state.withLockedValue { state -> Task<Void, Never>? in

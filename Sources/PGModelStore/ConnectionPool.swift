@@ -73,8 +73,9 @@ package final class ConnectionPool: Sendable {
             let result = try await ConnectionDeadline(remaining, operation: operation).run(on: connection, body)
             release(connection, isUsable: !connection.isClosed)
             return result
-        } catch let error as PGModelError where error.code == .timeout {
-            // The deadline closed the connection; its channel may still be closing.
+        } catch let error as PGModelError where error.code == .timeout && error.sqlState == nil {
+            // The deadline closed the connection; its channel may still be closing. (A timeout with a
+            // SQLSTATE is PostgreSQL's statement_timeout: the connection is fine and the error says so.)
             release(connection, isUsable: false)
             throw ConnectionDeadline(timeout, operation: operation).timeoutError
         } catch {

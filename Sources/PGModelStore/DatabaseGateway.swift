@@ -23,17 +23,24 @@ package final class DatabaseGateway: Sendable {
     package let configuration: PostgresStoreConfiguration
     package let engine: PostgresStoreEngine
     package let pool: ConnectionPool
+    /// The server's separate connections for password checks, so logins never queue behind data
+    /// requests; `nil` (the direct store) checks on ``pool``.
+    private let loginPool: ConnectionPool?
     package let registry = SchemaRegistry()
     /// Every call's deadline, waiting for a connection included.
     package let requestTimeout: TimeAmount
     private let isBootstrapped = NIOLockedValueBox(false)
 
-    package init(configuration: PostgresStoreConfiguration, maximumConnections: Int, requestTimeout: TimeAmount,
-                 eventLoopGroup: any EventLoopGroup, logger: Logger) {
+    package init(configuration: PostgresStoreConfiguration, maximumConnections: Int, maximumLoginConnections: Int = 0,
+                 requestTimeout: TimeAmount, statementTimeout: Duration? = nil, eventLoopGroup: any EventLoopGroup, logger: Logger) {
         self.configuration = configuration
-        self.engine = PostgresStoreEngine(schemaName: configuration.schemaName, logger: logger)
+        self.engine = PostgresStoreEngine(schemaName: configuration.schemaName, statementTimeout: statementTimeout, logger: logger)
         self.pool = ConnectionPool(configuration: configuration, maximumConnections: maximumConnections,
                                    maximumIdleConnections: min(maximumConnections, 4), eventLoopGroup: eventLoopGroup, logger: logger)
+        self.loginPool = maximumLoginConnections > 0
+            ? ConnectionPool(configuration: configuration, maximumConnections: maximumLoginConnections,
+                             maximumIdleConnections: maximumLoginConnections, eventLoopGroup: eventLoopGroup, logger: logger)
+            : nil
         self.requestTimeout = requestTimeout
     }
 
@@ -127,7 +134,7 @@ package final class DatabaseGateway: Sendable {
 
     /// Checks a service user's credentials.
     package func authenticate(user: String, password: String) async throws -> AuthenticatedUser {
-        try await pool.withConnection(deadline: requestTimeout, operation: "login") {
+        try await (loginPool ?? pool).withConnection(deadline: requestTimeout, operation: "login") {
             try await self.engine.authenticate(user: user, password: password, on: $0)
         }
     }
@@ -141,6 +148,7 @@ package final class DatabaseGateway: Sendable {
 
     /// Closes the pool's connections. Later calls throw `connection_failed`.
     package func close() async {
+        await loginPool?.close()
         await pool.close()
     }
 

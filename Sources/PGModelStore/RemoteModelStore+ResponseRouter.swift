@@ -3,6 +3,12 @@ import PGModelCore
 import PGModelWire
 
 extension RemoteModelStore {
+    /// A request the server certainly did not run: it was never written, or the server announced it
+    /// would run nothing more from the connection. Safe to send again on a new connection.
+    struct RequestNotRun: Error {
+        var error: PGModelError
+    }
+
     /// A request on its way out, with the promise its response completes.
     struct PendingRequest {
         var id: RequestID
@@ -53,6 +59,11 @@ extension RemoteModelStore {
                     case .response(let response):
                         if let id = response.id {
                             pending.take(id)?.succeed(response)
+                        } else if RemoteModelStore.isClosingNotice(response), case .failure(let notice) = response.result {
+                            // The server runs nothing more from this connection: whatever waits was not run.
+                            let error = RequestNotRun(error: notice.modelError)
+                            for promise in pending.takeAll() { promise.fail(error) }
+                            context.close(promise: nil)
                         } else {
                             pending.takeOldest()?.succeed(response)
                         }

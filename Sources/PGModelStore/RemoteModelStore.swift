@@ -163,9 +163,24 @@ public final class RemoteModelStore: ModelStore {
 
     /// Sends `operation` on the current connection (connecting first if needed) and returns its result;
     /// an error response throws the server's error.
+    ///
+    /// A request the server certainly did not run (the connection was closed, or the server announced
+    /// it closes an idle connection just as the request went out) is sent once more on a new connection.
     func call(_ operation: Request.Operation, timeout: TimeAmount? = nil) async throws -> ResponseResult {
-        let channel = try await connectedChannel()
-        return try Self.result(of: try await response(to: operation, on: channel, timeout: timeout), for: operation)
+        do {
+            let channel = try await connectedChannel()
+            return try Self.result(of: try await unmappedResponse(to: operation, on: channel, timeout: timeout), for: operation)
+        } catch is RequestNotRun {
+            let channel = try await connectedChannel()
+            return try Self.result(of: try await response(to: operation, on: channel, timeout: timeout), for: operation)
+        }
+    }
+
+    /// The server's line before it closes a connection (idle or login timeout): id null, code `timeout`.
+    /// Answers to requests always carry their id.
+    static func isClosingNotice(_ response: Response) -> Bool {
+        guard response.id == nil, case .failure(let error) = response.result else { return false }
+        return error.code == .timeout
     }
 
     /// Sends `operation` and waits for its response within ``requestTimeout``. Past it the connection
@@ -173,6 +188,16 @@ public final class RemoteModelStore: ModelStore {
     /// call throws `timeout`.
     func response(to operation: Request.Operation, id: RequestID? = nil, on channel: any Channel,
                   timeout: TimeAmount? = nil) async throws -> Response {
+        do {
+            return try await unmappedResponse(to: operation, id: id, on: channel, timeout: timeout)
+        } catch let notRun as RequestNotRun {
+            throw notRun.error
+        }
+    }
+
+    /// ``response(to:id:on:timeout:)`` that throws ``RequestNotRun`` as itself, for callers that resend.
+    private func unmappedResponse(to operation: Request.Operation, id: RequestID? = nil, on channel: any Channel,
+                                  timeout: TimeAmount? = nil) async throws -> Response {
         let answer = roundTrip(operation, id: id, on: channel)
         let deadline = channel.eventLoop.makePromise(of: Response.self)
         let timeout = timeout ?? requestTimeout
@@ -211,7 +236,7 @@ public final class RemoteModelStore: ModelStore {
         let pending = PendingRequest(id: id, line: ByteBuffer(bytes: line), promise: promise)
         // If the channel is already closed the write never reaches the router; fail the promise here.
         channel.writeAndFlush(pending).whenFailure { [endpoint] _ in
-            promise.fail(PGModelError(.connectionFailed, "the connection to \(endpoint) is closed"))
+            promise.fail(RequestNotRun(error: PGModelError(.connectionFailed, "the connection to \(endpoint) is closed")))
         }
         return promise.futureResult
     }

@@ -36,6 +36,21 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds a new connection has to log in before it is closed with 'timeout'.", valueName: "seconds"))
     var loginTimeout: Double = 10
 
+    @Option(help: ArgumentHelp("Seconds a logged-in connection may send nothing (without a subscription) before it is closed; 0 keeps idle connections.", valueName: "seconds"))
+    var idleTimeout: Double = 600
+
+    @Option(help: ArgumentHelp("PostgreSQL's statement_timeout for each request, in seconds (default: 0.9 x --request-timeout).", valueName: "seconds"))
+    var statementTimeout: Double?
+
+    @Option(help: ArgumentHelp("Most rows one fetch or ids answers with; more is 'result_too_large'.", valueName: "count"))
+    var maxResponseRows = 100_000
+
+    @Option(help: ArgumentHelp("Longest response line in bytes; longer is 'result_too_large'.", valueName: "bytes"))
+    var maxResponseBytes = 64 << 20
+
+    @Option(help: ArgumentHelp("Seconds a graceful shutdown waits for requests and for clients to read their answers.", valueName: "seconds"))
+    var shutdownGrace: Double = 10
+
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel = "info"
 
@@ -51,6 +66,15 @@ struct ServeCommand: AsyncParsableCommand {
         guard requestTimeout.isFinite, requestTimeout > 0, requestTimeout <= 86_400 else {
             throw ValidationError("--request-timeout must be between 0 and 86400 seconds")
         }
+        for (name, value) in [("--idle-timeout", idleTimeout), ("--shutdown-grace", shutdownGrace),
+                              ("--statement-timeout", statementTimeout ?? 1)] {
+            guard value.isFinite, value >= 0, value <= 86_400 else {
+                throw ValidationError("\(name) must be a number of seconds between 0 and 86400")
+            }
+        }
+        if let statementTimeout, statementTimeout <= 0 { throw ValidationError("--statement-timeout must be positive") }
+        guard maxResponseRows >= 1 else { throw ValidationError("--max-response-rows must be at least 1") }
+        guard maxResponseBytes >= 1024 else { throw ValidationError("--max-response-bytes must be at least 1024") }
     }
 
     func run() async throws {
@@ -81,6 +105,11 @@ struct ServeCommand: AsyncParsableCommand {
                 maxLineBytes: maxLineBytes, maxConnections: maxConnections)
             configuration.requestTimeout = .milliseconds(Int64((requestTimeout * 1000).rounded(.up)))
             configuration.loginTimeout = .milliseconds(Int64((loginTimeout * 1000).rounded(.up)))
+            configuration.idleTimeout = idleTimeout > 0 ? .milliseconds(Int64((idleTimeout * 1000).rounded(.up))) : nil
+            configuration.statementTimeout = statementTimeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
+            configuration.maxResponseRows = maxResponseRows
+            configuration.maxResponseBytes = maxResponseBytes
+            configuration.shutdownGracePeriod = .milliseconds(Int64((shutdownGrace * 1000).rounded(.up)))
             let server = try LineServer(configuration: configuration, logger: logger)
             let group = ServiceGroup(
                 services: [server], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)

@@ -48,6 +48,8 @@ enum ServerTestHarness {
         maxConnections: Int? = nil,
         requestTimeout: Duration = .seconds(30),
         loginTimeout: Duration = .seconds(10),
+        configure: (inout LineServerConfiguration) -> Void = { _ in },
+        logger serverLogger: Logger? = nil,
         _ body: @Sendable (_ server: LineServer, _ port: Int) async throws -> T
     ) async throws -> T {
         var configuration = LineServerConfiguration(
@@ -55,7 +57,8 @@ enum ServerTestHarness {
             maxLineBytes: maxLineBytes, maxConnections: maxConnections, maxDatabaseConnections: 4)
         configuration.requestTimeout = requestTimeout
         configuration.loginTimeout = loginTimeout
-        let server = try LineServer(configuration: configuration, logger: logger)
+        configure(&configuration)
+        let server = try LineServer(configuration: configuration, logger: serverLogger ?? logger)
         let group = ServiceGroup(services: [server], logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
