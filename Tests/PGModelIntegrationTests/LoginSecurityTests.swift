@@ -156,7 +156,9 @@ struct LoginSecurityTests {
             let client = try await RawProtocolClient.connect(port: port)
             defer { Task { await client.close() } }
             #expect(try await RawProtocolTests.hello(client, admin.name, "Adm1n-Pa55-word").ok == true)
-            let register = try await client.request(#"{"id":2,"op":"register","schema":\#(try RawProtocolTests.schemaJSON(entity))}"#)
+            // Creating tables may be slow on a loaded machine: a long read, not the client's 15 s default.
+            try await client.sendLine(#"{"id":2,"op":"register","schema":\#(try RawProtocolTests.schemaJSON(entity))}"#)
+            let register = try RawResponse(try await client.readLine(timeout: .seconds(240)))
             #expect(register.ok == true, "\(register)")
         }
         let text = capture.text
