@@ -57,11 +57,8 @@ final class IdleWatchdog: Sendable {
                 }
                 guard closing else { continue }
                 logger.notice("closing an idle connection")
-                let error = WireError(.timeout, "no request for \(timeout.components.seconds) s; the idle connection is closed")
-                if let line = try? Response(id: nil, error: error).encodedLine() {
-                    try? await outbound.write(ByteBuffer(bytes: line))
-                }
-                try? await channel.close()
+                await ClosingNotice(WireError(.timeout, "no request for \(timeout.components.seconds) s; the idle connection is closed"))
+                    .send(on: outbound, closing: channel)
                 return
             }
         }

@@ -50,10 +50,7 @@ final class LoginWatchdog: Sendable {
 
     private func close() async {
         logger.notice("closing a connection that did not log in in time")
-        let error = WireError(.timeout, "no successful hello within \(timeout.components.seconds) s; the connection is closed")
-        if let line = try? Response(id: nil, error: error).encodedLine() {
-            try? await outbound.write(ByteBuffer(bytes: line))
-        }
-        try? await channel.close()
+        await ClosingNotice(WireError(.timeout, "no successful hello within \(timeout.components.seconds) s; the connection is closed"))
+            .send(on: outbound, closing: channel)
     }
 }

@@ -103,17 +103,22 @@ struct ServeCommand: AsyncParsableCommand {
             var configuration = LineServerConfiguration(
                 databaseURL: databaseURL, host: host, port: port, schemaName: database.schema,
                 maxLineBytes: maxLineBytes, maxConnections: maxConnections)
-            configuration.requestTimeout = .milliseconds(Int64((requestTimeout * 1000).rounded(.up)))
-            configuration.loginTimeout = .milliseconds(Int64((loginTimeout * 1000).rounded(.up)))
-            configuration.idleTimeout = idleTimeout > 0 ? .milliseconds(Int64((idleTimeout * 1000).rounded(.up))) : nil
-            configuration.statementTimeout = statementTimeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
+            configuration.requestTimeout = Self.duration(requestTimeout)
+            configuration.loginTimeout = Self.duration(loginTimeout)
+            configuration.idleTimeout = idleTimeout > 0 ? Self.duration(idleTimeout) : nil
+            configuration.statementTimeout = statementTimeout.map(Self.duration)
             configuration.maxResponseRows = maxResponseRows
             configuration.maxResponseBytes = maxResponseBytes
-            configuration.shutdownGracePeriod = .milliseconds(Int64((shutdownGrace * 1000).rounded(.up)))
+            configuration.shutdownGracePeriod = Self.duration(shutdownGrace)
             let server = try LineServer(configuration: configuration, logger: logger)
             let group = ServiceGroup(
                 services: [server], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
             try await group.run()
         }
+    }
+
+    /// Seconds from the command line (validated finite and at most a day), rounded up to milliseconds.
+    static func duration(_ seconds: Double) -> Duration {
+        .milliseconds(Int64((seconds * 1000).rounded(.up)))
     }
 }
