@@ -41,6 +41,31 @@ struct FuzzCorpusTests {
         }
     }
 
+    /// The coverage-minimized corpus of the recorded campaigns (docs/FUZZING.md), one base64 input a line,
+    /// so that hundreds of inputs are one file in the repository.
+    static func campaign() -> [[UInt8]] {
+        guard let url = Bundle.module.url(forResource: "FuzzCorpus", withExtension: nil)?.appendingPathComponent("campaign.b64"),
+              let text = try? String(contentsOf: url, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { Data(base64Encoded: String($0)).map(Array.init) }
+    }
+
+    @Test("the campaign corpus: every input a campaign kept for its coverage ends in coded errors")
+    func campaignCorpus() {
+        let inputs = Self.campaign()
+        #expect(inputs.count >= 500)
+        var lines = 0
+        var errors = 0
+        for (index, input) in inputs.enumerated() {
+            let outcome = FuzzDriver.runDetailed(input)
+            #expect(outcome.violations == [], "campaign input \(index)")
+            #expect(!outcome.errors.contains("internal_error"), "campaign input \(index): \(outcome.errors)")
+            lines += outcome.lines
+            errors += outcome.errors.count
+        }
+        // Most kept inputs are near misses: plenty of lines, and plenty of coded answers among them.
+        #expect(lines > inputs.count && errors > inputs.count / 2, "\(lines) lines, \(errors) errors")
+    }
+
     @Test("regressions: inputs campaigns kept, crashes included, end in coded errors", arguments: inputs("regressions"))
     func regression(_ file: URL) throws {
         let outcome = FuzzDriver.runDetailed(Array(try Data(contentsOf: file)))
