@@ -9,6 +9,10 @@ let package = Package(
         .library(name: "PGModel", targets: ["PGModel"]),
         .library(name: "PGModelServer", targets: ["PGModelServer"]),
         .executable(name: "pgmodel", targets: ["pgmodel"]),
+        // The layers below the stores, for the fuzz harness in Fuzz/ (its own package, like Benchmarks/).
+        .library(name: "PGModelCore", targets: ["PGModelCore"]),
+        .library(name: "PGModelSQL", targets: ["PGModelSQL"]),
+        .library(name: "PGModelWire", targets: ["PGModelWire"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -95,7 +99,16 @@ let package = Package(
 
         // Unit tests: no database.
         .testTarget(name: "PGModelSQLTests", dependencies: ["PGModelSQL", "PGModelCore"]),
-        .testTarget(name: "PGModelWireTests", dependencies: ["PGModelWire", "PGModelCore"]),
+        .testTarget(
+            name: "PGModelWireTests",
+            dependencies: [
+                "PGModelWire", "PGModelSQL", "PGModelCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            // Inputs the fuzz harness found or started from, replayed by FuzzCorpusTests.
+            resources: [.copy("FuzzCorpus")]
+        ),
         .testTarget(
             name: "PGModelMacrosTests",
             dependencies: [

@@ -25,7 +25,8 @@ extension PostgresStoreEngine {
     /// (another database's transaction, a long save) holds a reader back. Throws `historyTokenExpired`
     /// when the request resumes from a token older than deleted history.
     public func fetchHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> HistoryPage {
-        try await readHistory(request, as: requester, on: connection)
+        try request.validate()
+        return try await readHistory(request, as: requester, on: connection)
     }
 
     /// Deletes the history transactions `request` matches and records the newest
@@ -34,6 +35,7 @@ extension PostgresStoreEngine {
         guard requester.isAdmin else {
             throw PGModelError(.forbidden, "deleting history removes other users' history too; it needs an admin or a direct connection")
         }
+        try request.validate()
         let sql = HistorySQL(schemaName: schemaName)
         return try await transaction(as: requester, on: connection) {
             let rows = try await query(sql.deleteTransactions(request.filter), on: connection)

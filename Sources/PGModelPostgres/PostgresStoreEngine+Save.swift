@@ -11,6 +11,8 @@ extension PostgresStoreEngine {
     /// cascades included, is reported in ``SaveResult/deleted``. Any failure rolls back everything.
     public func save(_ request: SaveRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection) async throws -> SaveResult {
         guard !request.isEmpty else { return SaveResult() }
+        // Before BEGIN: a request the renderer cannot handle fails whole, with a code, and costs no transaction.
+        try request.validate(against: schema)
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         return try await transaction(as: requester, on: connection) {
             var result = SaveResult()

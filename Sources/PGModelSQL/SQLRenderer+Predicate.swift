@@ -33,12 +33,13 @@ extension SQLRenderer {
     /// // ("destination" = $1), binds [.string("Paris")]
     /// ```
     public func renderPredicate(_ expression: QueryExpression, entity: String) throws -> SQLStatement {
+        try expression.validate(against: schema, entity: entity)
         let entity = try self.entity(entity)
         var builder = SQLBuilder()
         var scope = RenderScope(entity: entity, alias: needsQualification(expression, in: entity) ? "t0" : nil)
         let sql = try render(expression, &scope, &builder)
         builder.sql = scope.joins.isEmpty ? sql : scope.joins.joined() + " WHERE " + sql
-        return builder.statement
+        return try builder.checkedStatement(model: entity.name)
     }
 
     static func column(_ name: String, _ alias: String?) -> String {
@@ -139,10 +140,6 @@ extension SQLRenderer {
                 return "(CASE WHEN lower(\(l)) COLLATE \"C\" < lower(\(r)) COLLATE \"C\" THEN -1 WHEN lower(\(l)) COLLATE \"C\" > lower(\(r)) COLLATE \"C\" THEN 1 ELSE 0 END)"
             }
         case .in(let needle, let values):
-            guard values.count <= Self.maximumInListCount else {
-                throw PGModelError(.unsupportedPredicate,
-                    "a captured array of \(values.count) elements exceeds the \(Self.maximumInListCount) PGModel renders in `contains`", model: scope.entity.name)
-            }
             let present = values.filter { !$0.isNull }
             let hasNil = present.count != values.count
             let n = try render(needle, &scope, &b)

@@ -133,6 +133,9 @@ extension SQLRenderer {
     /// is joined), the related scope, the subclass filter, the predicate, ids, order and page.
     private func renderQuery(_ request: FetchRequest, page: Bool, lock: Bool,
                              columns: (_ alias: String?, _ via: String?) -> String) throws -> SQLStatement {
+        // Everything the rendering below assumes (keys resolve, casts are readable, lists and values are
+        // in range) is checked first, so a hostile request is a coded error, never a trap.
+        try request.validate(against: schema)
         let entity = try self.entity(request.entity)
         var b = SQLBuilder()
         let qualified = request.related != nil
@@ -156,9 +159,6 @@ extension SQLRenderer {
             conditions.append(try render(predicate, &scope, &b))
         }
         if let ids = request.identifiers {
-            guard ids.count <= Self.maximumInListCount else {
-                throw PGModelError(.invalidField, "a fetch of \(entity.name) names more than \(Self.maximumInListCount) ids", model: entity.name)
-            }
             conditions.append(ids.isEmpty ? "FALSE" : "\(Self.column("id", alias)) IN (\(ids.map { b.bind(.uuid($0)) }.joined(separator: ", ")))")
         }
         var tail = ""
@@ -207,7 +207,7 @@ extension SQLRenderer {
             tail += qualified ? " FOR UPDATE OF \"t0\"" : " FOR UPDATE"
         }
         b.sql = "SELECT \(columns(alias, via)) FROM \(from)\(scope.joins.joined())\(tail)"
-        return b.statement
+        return try b.checkedStatement(model: entity.name)
     }
 
     /// The join, condition and `via` column that restrict a fetch of `destination` (aliased `t0`) to the

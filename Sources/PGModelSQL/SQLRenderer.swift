@@ -17,7 +17,7 @@ public struct SQLRenderer: Sendable {
     public let schemaName: String
 
     /// The largest captured array `contains` renders; beyond it PostgreSQL's bind limit is near.
-    public static let maximumInListCount = 30_000
+    public static let maximumInListCount = RequestLimits.maximumListCount
 
     /// Throws `invalidConfiguration` if `schemaName` is not a plain identifier.
     public init(schema: SchemaDescription, schemaName: String = "public") throws {

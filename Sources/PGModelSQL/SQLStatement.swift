@@ -46,4 +46,14 @@ struct SQLBuilder {
     }
 
     var statement: SQLStatement { SQLStatement(sql: sql, binds: binds) }
+
+    /// ``statement``, or `invalid_field` when it needs more binds than PostgreSQL takes in one statement
+    /// (each operand of a predicate is one, so a hostile predicate can ask for more).
+    func checkedStatement(model: String) throws -> SQLStatement {
+        guard binds.count <= RequestLimits.maximumBindCount else {
+            throw PGModelError(.invalidField, "a request for \(model) needs \(binds.count) values, more than the \(RequestLimits.maximumBindCount) PostgreSQL takes in one statement",
+                               model: model)
+        }
+        return statement
+    }
 }

@@ -11,20 +11,19 @@ extension Request: Codable {
     /// let parsed = Request.decode(line: Data(#"{"id":1,"op":"ping"}"#.utf8))   // .success(Request(id: 1, operation: .ping))
     /// ```
     public static func decode(line: Data) -> Result<Request, RequestDecodingFailure> {
+        // The decoder checks UTF-8 only in the strings it reads (and may repair some), so the whole line is
+        // checked first: a bad byte anywhere gets the same answer.
+        guard String(data: line, encoding: .utf8) != nil else { return .failure(invalidUTF8) }
         do {
             return .success(try WireJSON.makeDecoder().decode(Request.self, from: line))
         } catch let failure as RequestDecodingFailure {
-            // The decoder checks UTF-8 only in the strings it reads, so a bad byte can surface as a field error.
-            if String(data: line, encoding: .utf8) == nil {
-                return .failure(invalidUTF8)
-            }
             return .failure(failure)
         } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
             return .failure(notAnObject)
         } catch DecodingError.valueNotFound(_, let context) where context.codingPath.isEmpty {
             return .failure(notAnObject)
         } catch {
-            if String(data: line, encoding: .utf8) == nil { return .failure(invalidUTF8) }
+            // Foundation's parser also refuses JSON nested deeper than 512 levels here, before any recursion of ours.
             return .failure(RequestDecodingFailure(
                 id: nil, error: WireError(.malformedMessage, "the line is not valid JSON")))
         }

@@ -1,0 +1,1 @@
+../../../Tests/PGModelWireTests/Fuzz/FuzzDriver.swift
