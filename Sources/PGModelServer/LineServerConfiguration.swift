@@ -32,6 +32,17 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// successful `hello` by then gets a `timeout` error line and is closed, so idle sockets that never
     /// log in cannot pile up.
     public var loginTimeout: Duration = .seconds(10)
+    /// The PEM file of the server's certificate (its chain: the leaf first, then any intermediates).
+    /// With ``tlsKeyPath`` it turns TLS on: the server then accepts only TLS connections, and answers a
+    /// plain-text one with a `tls_required` line before closing it. Both or neither must be set.
+    ///
+    /// ```swift
+    /// configuration.tlsCertificatePath = "/etc/pgmodel/server.pem"
+    /// configuration.tlsKeyPath = "/etc/pgmodel/server.key"
+    /// ```
+    public var tlsCertificatePath: String?
+    /// The PEM file of the certificate's private key (unencrypted); see ``tlsCertificatePath``.
+    public var tlsKeyPath: String?
 
     public init(
         databaseURL: String,
@@ -59,6 +70,7 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
         if let schemaName { text += ", schema: \(schemaName)" }
         text += ", maxLineBytes: \(maxLineBytes)"
         if let maxConnections { text += ", maxConnections: \(maxConnections)" }
+        if let tlsCertificatePath { text += ", tls: \(tlsCertificatePath)" }
         return text + ")"
     }
 

@@ -55,6 +55,15 @@ enum ServerTestHarness {
             maxLineBytes: maxLineBytes, maxConnections: maxConnections, maxDatabaseConnections: 4)
         configuration.requestTimeout = requestTimeout
         configuration.loginTimeout = loginTimeout
+        return try await withServer(configuration: configuration, body)
+    }
+
+    /// A server with exactly `configuration` (TLS, say) for the duration of `body`, shut down
+    /// gracefully afterwards.
+    static func withServer<T: Sendable>(
+        configuration: LineServerConfiguration,
+        _ body: @Sendable (_ server: LineServer, _ port: Int) async throws -> T
+    ) async throws -> T {
         let server = try LineServer(configuration: configuration, logger: logger)
         let group = ServiceGroup(services: [server], logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
