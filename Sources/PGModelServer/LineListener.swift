@@ -56,7 +56,7 @@ struct LineListener: Service {
                 .bind(host: server.configuration.host, port: server.configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         // TLS, when on, sits under the framing: lines are read from the decrypted bytes.
-                        try server.addTLSHandlers(to: channel.pipeline.syncOperations)
+                        try server.addTLSHandlers(to: channel)
                         try channel.pipeline.syncOperations.addHandler(
                             ByteToMessageHandler(LineFrameDecoder(maxLineBytes: maxLineBytes)))
                         return try NIOAsyncChannel<LineFramer.Frame, ByteBuffer>(wrappingChannelSynchronously: channel)

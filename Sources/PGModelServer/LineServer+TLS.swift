@@ -38,11 +38,17 @@ extension LineServer {
     /// Adds the TLS handlers in front of the line framing of a new connection, when TLS is on.
     ///
     /// ```swift
-    /// try server.addTLSHandlers(to: channel.pipeline.syncOperations)
+    /// try server.addTLSHandlers(to: channel)
     /// ```
-    func addTLSHandlers(to pipeline: ChannelPipeline.SynchronousOperations) throws {
+    func addTLSHandlers(to channel: any Channel) throws {
         guard let tlsContext else { return }
+        // NIOSSL does not finish its own close when the peer's close_notify arrives on a half-closable
+        // channel: each closed connection would linger for the 5 s TLS shutdown timeout, holding its
+        // slot. Over TLS, a client's close_notify therefore ends the connection (no half-close).
+        try channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: false)
+        let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(PlaintextRefusal())
         try pipeline.addHandler(NIOSSLServerHandler(context: tlsContext))
+        try pipeline.addHandler(TLSCloseReader())
     }
 }
