@@ -4,8 +4,8 @@ import PGModelCore
 ///
 /// | mode | encrypted | certificate checked | host name checked |
 /// |---|---|---|---|
-/// | `disable` | no | — | — |
-/// | `prefer` (the default) | if the server offers it | only with `sslrootcert` | no |
+/// | `disable` (the default) | no | — | — |
+/// | `prefer` | if the server offers it | only with `sslrootcert` | no |
 /// | `require` | always; fails otherwise | only with `sslrootcert` | no |
 /// | `verify-ca` | always | yes | no |
 /// | `verify-full` | always | yes | yes |
@@ -15,10 +15,11 @@ import PGModelCore
 /// #expect(config.sslMode == .verifyFull)
 /// ```
 public enum PostgresSSLMode: String, Sendable, CaseIterable, CustomStringConvertible {
-    /// Plain TCP: PGModel never asks the server for TLS.
+    /// Plain TCP: PGModel never asks the server for TLS. PGModel's default when the URL has no
+    /// `sslmode` (libpq's is `prefer`).
     case disable
     /// TLS if the server offers it, plain TCP if it does not; the certificate is not checked unless
-    /// `sslrootcert` is given. libpq's default, and PGModel's.
+    /// `sslrootcert` is given. libpq's default (not PGModel's).
     case prefer
     /// TLS or no connection; the certificate is not checked unless `sslrootcert` is given (libpq does
     /// the same), so this protects against eavesdropping, not against an impostor.

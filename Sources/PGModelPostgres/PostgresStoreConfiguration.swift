@@ -6,8 +6,8 @@ import PostgresNIO
 /// Where the PostgreSQL store is, parsed from a `postgres://` URL.
 ///
 /// `postgres://user:password@host:port/database?schema=name&sslmode=verify-full&sslrootcert=/path/ca.pem`
-/// — the schema (default `public`) holds the model tables; `sslmode` (default `prefer`) and
-/// `sslrootcert` mean what they mean to libpq (see ``PostgresSSLMode``).
+/// — the schema (default `public`) holds the model tables; `sslmode` and `sslrootcert` mean what they
+/// mean to libpq (see ``PostgresSSLMode``), but without `sslmode` connections are plain (`disable`).
 ///
 /// ```swift
 /// let config = try PostgresStoreConfiguration.parse("postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel")
@@ -20,9 +20,8 @@ public struct PostgresStoreConfiguration: Sendable {
     public var database: String
     /// The PostgreSQL schema holding model tables.
     public var schemaName: String
-    /// How connections use TLS. ``parse(_:)`` takes the URL's `sslmode` (default `prefer`); a
-    /// configuration made with ``init(host:port:username:password:database:schemaName:)`` starts at
-    /// `disable`. Change it with ``setTLS(_:rootCertificatePath:)``.
+    /// How connections use TLS: the URL's `sslmode`, `disable` when it has none (and for a configuration
+    /// made with ``init(host:port:username:password:database:schemaName:)``). Change it with ``setTLS(_:rootCertificatePath:)``.
     public private(set) var sslMode: PostgresSSLMode = .disable
     /// The PEM file of the certificate authorities `sslMode` trusts (the URL's `sslrootcert`); `nil`
     /// trusts the system's roots.
@@ -72,8 +71,9 @@ public struct PostgresStoreConfiguration: Sendable {
             }
             config.schemaName = value
         }
-        // libpq's default when the URL says nothing: TLS if the server offers it.
-        let mode = try items.last { $0.name == "sslmode" }.map { try PostgresSSLMode(parsing: $0.value ?? "") } ?? .prefer
+        // Not libpq's `prefer`: a URL without sslmode keeps PGModel's earlier plain connections (see
+        // PostgresSSLMode: TLS is asked for by name).
+        let mode = try items.last { $0.name == "sslmode" }.map { try PostgresSSLMode(parsing: $0.value ?? "") } ?? .disable
         let rootCertificate = items.last { $0.name == "sslrootcert" }?.value
         try config.setTLS(mode, rootCertificatePath: rootCertificate)
         return config

@@ -50,15 +50,16 @@ struct PostgresTLSTests {
         return false
     }
 
-    @Test("require encrypts; disable does not; no sslmode means prefer, which encrypts when the server offers TLS")
+    @Test("require encrypts; prefer encrypts when the server offers TLS; disable, and no sslmode, do not")
     func requireEncrypts() async throws {
         let require = try PostgresStoreConfiguration.parse(try Self.url("sslmode=require"))
         #expect(require.sslMode == .require)
         #expect(try await Self.isEncrypted(require))
         #expect(try await !Self.isEncrypted(PostgresStoreConfiguration.parse(try Self.url("sslmode=disable"))))
+        #expect(try await Self.isEncrypted(PostgresStoreConfiguration.parse(try Self.url("sslmode=prefer"))))
         let byDefault = try PostgresStoreConfiguration.parse(try ServerTestHarness.databaseURL())
-        #expect(byDefault.sslMode == .prefer)
-        #expect(try await Self.isEncrypted(byDefault))
+        #expect(byDefault.sslMode == .disable)
+        #expect(try await !Self.isEncrypted(byDefault))
     }
 
     @Test("verify-full connects with the cluster's certificate as root, by name and by address")

@@ -41,12 +41,12 @@ struct TLSConfigurationTests {
         }
     }
 
-    @Test("without sslmode the URL means prefer, as for libpq; the plain initializer means disable")
+    @Test("without sslmode a URL means disable, as before TLS existed; so does the plain initializer")
     func defaults() throws {
         let parsed = try PostgresStoreConfiguration.parse(Self.database)
-        #expect(parsed.sslMode == .prefer)
+        #expect(parsed.sslMode == .disable)
         #expect(parsed.sslRootCertificatePath == nil)
-        #expect(parsed.connection.tls.isAllowed && !parsed.connection.tls.isEnforced)
+        #expect(!parsed.connection.tls.isAllowed)
         let made = PostgresStoreConfiguration(host: "127.0.0.1", username: "pgmodel", password: nil, database: "pgmodel")
         #expect(made.sslMode == .disable)
         #expect(!made.connection.tls.isAllowed)
