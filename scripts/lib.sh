@@ -8,6 +8,7 @@
 # After pgm_setup these are exported:
 #   DATABASE_URL               postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel
 #   PGMODEL_TEST_DATABASE_URL  postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel_test
+#   PGMODEL_TEST_PG_SSLROOTCERT  the embedded cluster's TLS certificate (not with DATABASE_URL)
 
 PGM_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 # One hash of the checkout's real path names everything this checkout owns outside of it,
@@ -265,6 +266,41 @@ pgm_stop_cluster() {
     fi
 }
 
+# TLS for the embedded cluster, so that sslmode=require and verify-full work against it: a self-signed
+# certificate (for localhost and 127.0.0.1) made the first time, then `ssl = on`. Idempotent, and safe on
+# a running cluster that other clients share: ALTER SYSTEM and pg_reload_conf() turn TLS on without a
+# restart. A public copy of the certificate goes next to the socket, where tests find it
+# ($PGMODEL_TEST_PG_SSLROOTCERT) to check verify-full; the key never leaves the data directory.
+pgm_enable_ssl() {
+    local crt="$PGM_DATA/server.crt" key="$PGM_DATA/server.key" state try
+    if ! pgm_as_owner test -s "$crt" || ! pgm_as_owner test -s "$key"; then
+        command -v openssl >/dev/null 2>&1 || pgm_apt_install openssl
+        pgm_log "creating a self-signed TLS certificate for the embedded cluster ($crt)"
+        # umask 077: PostgreSQL refuses a key that others can read.
+        # shellcheck disable=SC2016
+        pgm_as_owner sh -c 'umask 077 && exec openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+            -nodes -days 3650 -subj "/CN=localhost" -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+            -keyout "$1" -out "$2"' sh "$key" "$crt" >/dev/null 2>&1 \
+            || pgm_die "openssl could not create $crt"
+    fi
+    state="$(pgm_psql_admin -At -c 'SHOW ssl')"
+    if [ "$state" != on ]; then
+        pgm_psql_admin -c 'ALTER SYSTEM SET ssl = on' -c 'SELECT pg_reload_conf()' >/dev/null
+        # The reload is asynchronous: new sessions see it once the postmaster has read the files.
+        for try in $(seq 1 50); do
+            state="$(pgm_psql_admin -At -c 'SHOW ssl')"
+            [ "$state" = on ] && break
+            sleep 0.1
+        done
+        [ "$state" = on ] || pgm_die "PostgreSQL did not turn ssl on; see $PGM_DATA/postgresql.log"
+        pgm_log "TLS is on for the embedded cluster (sslmode=require and verify-full work)"
+    fi
+    pgm_as_owner cat "$crt" >"$PGM_SOCKDIR/server.crt.$$" && mv -f "$PGM_SOCKDIR/server.crt.$$" "$PGM_SOCKDIR/server.crt"
+    chmod 644 "$PGM_SOCKDIR/server.crt"
+    PGMODEL_TEST_PG_SSLROOTCERT="$PGM_SOCKDIR/server.crt"
+    export PGMODEL_TEST_PG_SSLROOTCERT
+}
+
 # psql as the cluster's superuser, over the private socket (peer authentication).
 pgm_psql_admin() {
     pgm_as_owner "$PGM_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PGM_SOCKDIR" -p "$PGM_PORT" -d postgres "$@"
@@ -368,6 +404,7 @@ pgm_setup() {
     pgm_prepare_embedded
     pgm_init_cluster
     pgm_start_cluster
+    pgm_enable_ssl
     pgm_create_role_and_dbs
 
     DATABASE_URL="$(pgm_url "$PGM_DB")"
@@ -378,4 +415,5 @@ pgm_setup() {
     pgm_unlock
     pgm_log "DATABASE_URL=$DATABASE_URL"
     pgm_log "PGMODEL_TEST_DATABASE_URL=$PGMODEL_TEST_DATABASE_URL"
+    pgm_log "PGMODEL_TEST_PG_SSLROOTCERT=$PGMODEL_TEST_PG_SSLROOTCERT"
 }

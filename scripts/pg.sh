@@ -85,6 +85,9 @@ case "$cmd" in
         running_cluster
         printf 'export DATABASE_URL=%q\n' "$(pgm_url "$PGM_DB")"
         printf 'export PGMODEL_TEST_DATABASE_URL=%q\n' "$(pgm_url "$PGM_TEST_DB")"
+        if [ -f "$PGM_SOCKDIR/server.crt" ]; then
+            printf 'export PGMODEL_TEST_PG_SSLROOTCERT=%q\n' "$PGM_SOCKDIR/server.crt"
+        fi
         ;;
     log)
         existing_cluster

@@ -4,9 +4,11 @@ import PGModelCore
 /// Where a container stores its models.
 ///
 /// - `postgres://user:password@host:port/database?schema=name` — directly in PostgreSQL.
-/// - `pgmodel://user:password@host:port` — through the PGModel service, as that user.
+/// - `pgmodel://user:password@host:port` — through the PGModel service, as that user;
+///   `pgmodels://…` (or `?tls=true`) over TLS, with `tlsCA=/path/ca.pem` to trust a private CA.
 ///
-/// Either URL may end in `requestTimeout=<seconds>` (`?requestTimeout=5`, or `&requestTimeout=2.5` after
+/// A `postgres://` URL takes libpq's `sslmode` (`disable`, the default here, `prefer`, `require`,
+/// `verify-ca`, `verify-full`) and `sslrootcert`. Either URL may end in `requestTimeout=<seconds>` (`?requestTimeout=5`, or `&requestTimeout=2.5` after
 /// other options): the deadline of every store call, 30 seconds unless ``requestTimeout`` or the URL
 /// says otherwise. A call past it throws `PGModelError` with code `timeout` and its connection is closed.
 ///

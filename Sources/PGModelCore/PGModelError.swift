@@ -32,6 +32,14 @@ public struct PGModelError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidConfiguration = Code(rawValue: "invalid_configuration")
         /// The store could not be reached or the connection broke.
         public static let connectionFailed = Code(rawValue: "connection_failed")
+        /// A TLS connection could not be set up: the peer's certificate is not trusted or does not name
+        /// the host, or the peer does not speak TLS. Retrying does not help until the configuration
+        /// (the CA file, the host name, `sslmode`, `pgmodels://`) or the peer changes.
+        ///
+        /// ```swift
+        /// catch let error as PGModelError where error.code == .tlsFailed { print(error.message) }
+        /// ```
+        public static let tlsFailed = Code(rawValue: "tls_failed")
         /// Wrong user name or password.
         public static let authenticationFailed = Code(rawValue: "authentication_failed")
         /// Too many failed logins for this user name or from this address: wait the time the message

@@ -63,6 +63,8 @@ struct LineListener: Service {
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .bind(host: server.configuration.host, port: server.configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        // TLS, when on, sits under the framing: lines are read from the decrypted bytes.
+                        try server.addTLSHandlers(to: channel)
                         try channel.pipeline.syncOperations.addHandler(
                             ByteToMessageHandler(LineFrameDecoder(maxLineBytes: maxLineBytes)))
                         return try NIOAsyncChannel<LineFramer.Frame, ByteBuffer>(
@@ -75,7 +77,8 @@ struct LineListener: Service {
                 "cannot listen on \(server.configuration.host):\(server.configuration.port): \(error)")
         }
         let port = listener.channel.localAddress?.port ?? server.configuration.port
-        logger.info("listening", metadata: ["host": "\(server.configuration.host)", "port": "\(port)"])
+        logger.info("listening", metadata: ["host": "\(server.configuration.host)", "port": "\(port)",
+                                            "tls": "\(server.tlsContext == nil ? "off" : "on")"])
         server.lifecycle.listening(on: port, tracker: tracker)
 
         try await withGracefulShutdownHandler {

@@ -2,6 +2,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import NIOSSL
 import PGModelCore
 import PGModelPostgres
 import PGModelStore
@@ -34,6 +35,8 @@ public struct LineServer: Service, CustomStringConvertible {
     let lifecycle = LineServerLifecycle()
     let forwarders = ForwarderCounter()
     let eventLoopGroup: any EventLoopGroup
+    /// The server side of TLS, when the configuration names a certificate and key; nil serves plain TCP.
+    let tlsContext: NIOSSLContext?
 
     /// Checks the configuration (the database URL above all; `invalid_configuration` otherwise) and
     /// prepares the database pool. Nothing connects until ``run()``.
@@ -66,6 +69,7 @@ public struct LineServer: Service, CustomStringConvertible {
                                  ("idle", configuration.idleTimeout ?? .seconds(1))] where duration <= .zero {
             throw PGModelError(.invalidConfiguration, "the \(name) timeout must be positive")
         }
+        self.tlsContext = try Self.makeTLSContext(configuration)
         self.configuration = configuration
         self.logger = logger
         self.databaseConfiguration = database
@@ -117,6 +121,6 @@ public struct LineServer: Service, CustomStringConvertible {
 
     /// Names the listening address and the database without its password: service-lifecycle logs it.
     public var description: String {
-        "LineServer(\(configuration.host):\(configuration.port), database \(LineServerConfiguration.redacting(configuration.databaseURL)))"
+        "LineServer(\(configuration.host):\(configuration.port)\(tlsContext == nil ? "" : " (TLS)"), database \(LineServerConfiguration.redacting(configuration.databaseURL)))"
     }
 }

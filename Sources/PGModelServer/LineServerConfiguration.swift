@@ -60,6 +60,17 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
 
     /// The statement timeout in force.
     var effectiveStatementTimeout: Duration { statementTimeout ?? requestTimeout * 0.9 }
+    /// The PEM file of the server's certificate (its chain: the leaf first, then any intermediates).
+    /// With ``tlsKeyPath`` it turns TLS on: the server then accepts only TLS connections, and answers a
+    /// plain-text one with a `tls_required` line before closing it. Both or neither must be set.
+    ///
+    /// ```swift
+    /// configuration.tlsCertificatePath = "/etc/pgmodel/server.pem"
+    /// configuration.tlsKeyPath = "/etc/pgmodel/server.key"
+    /// ```
+    public var tlsCertificatePath: String?
+    /// The PEM file of the certificate's private key (unencrypted); see ``tlsCertificatePath``.
+    public var tlsKeyPath: String?
 
     public init(
         databaseURL: String,
@@ -87,6 +98,7 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
         if let schemaName { text += ", schema: \(schemaName)" }
         text += ", maxLineBytes: \(maxLineBytes)"
         if let maxConnections { text += ", maxConnections: \(maxConnections)" }
+        if let tlsCertificatePath { text += ", tls: \(tlsCertificatePath)" }
         return text + ")"
     }
 

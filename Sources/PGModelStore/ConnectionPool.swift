@@ -184,7 +184,8 @@ package final class ConnectionPool: Sendable {
             }
             next?.resume(returning: .machine(.connect))
             let mapped = PostgresErrorMapping.map(error)
-            throw PGModelError(.connectionFailed,
+            // A TLS failure keeps its own code: retrying cannot fix a certificate.
+            throw PGModelError(mapped.code == .tlsFailed ? .tlsFailed : .connectionFailed,
                 "cannot connect to PostgreSQL at \(configuration.host):\(configuration.port) as \(configuration.username): \(mapped.message)",
                 sqlState: mapped.sqlState)
         }

@@ -12,7 +12,8 @@ import PGModelPostgres
 /// try bridge.run(timeout: bridge.schemaTimeout) { try await store.prepare(schema) }
 /// ```
 package enum ModelStores {
-    /// The store for `url` (`postgres://…` directly, `pgmodel://…` through the service) and the bridge
+    /// The store for `url` (`postgres://…` directly, `pgmodel://…` or `pgmodels://…` (TLS) through the
+    /// service) and the bridge
     /// that runs synchronous calls on the store's event loop within `requestTimeout`. Throws
     /// `invalid_configuration` for another scheme, or an in-memory store on the service.
     package static func open(url: URL, isStoredInMemoryOnly: Bool, requestTimeout: Duration) throws -> (store: any ModelStore, bridge: BlockingBridge) {
@@ -27,14 +28,14 @@ package enum ModelStores {
             }
             store = PostgresModelStore(configuration: configuration, eventLoop: eventLoop,
                                        dropsSchemaOnClose: isStoredInMemoryOnly, requestTimeout: timeout)
-        case "pgmodel":
+        case "pgmodel", "pgmodels":
             guard !isStoredInMemoryOnly else {
                 throw PGModelError(.invalidConfiguration, "isStoredInMemoryOnly needs a postgres:// store, not the service")
             }
             store = try RemoteModelStore(url: url, eventLoopGroup: eventLoop, requestTimeout: timeout)
         default:
             throw PGModelError(.invalidConfiguration,
-                "a ModelConfiguration URL must be postgres://… or pgmodel://… (got scheme '\(url.scheme ?? "")')")
+                "a ModelConfiguration URL must be postgres://…, pgmodel://… or pgmodels://… (got scheme '\(url.scheme ?? "")')")
         }
         return (store, BlockingBridge(eventLoop: eventLoop, timeout: timeout))
     }

@@ -3,12 +3,17 @@ import PGModelCore
 import PGModelWire
 
 extension RemoteModelStore {
-    /// Where a remote store connects and as whom, parsed from `pgmodel://user:password@host:port`.
+    /// Where a remote store connects, as whom and how securely, parsed from
+    /// `pgmodel://user:password@host:port` (plain TCP) or `pgmodels://user:password@host:port` (TLS).
     /// Its description never shows the password.
     ///
+    /// TLS options (see ``TLS``): `tls=true` turns TLS on for a `pgmodel://` URL; `tlsCA=/path/ca.pem`
+    /// trusts the certificates in that PEM file instead of the system's roots; `tlsVerify=none` skips
+    /// checking the server's certificate (encryption without authentication: for tests only).
+    ///
     /// ```swift
-    /// let endpoint = try RemoteModelStore.Endpoint(url: URL(string: "pgmodel://alice:secret@db.local:7432")!)
-    /// print(endpoint)   // pgmodel://alice@db.local:7432
+    /// let endpoint = try RemoteModelStore.Endpoint(url: URL(string: "pgmodels://alice:secret@db.local:7432?tlsCA=/etc/pgmodel/ca.pem")!)
+    /// print(endpoint)   // pgmodels://alice@db.local:7432?tlsCA=/etc/pgmodel/ca.pem
     /// ```
     public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
         /// The server's host name or address.
@@ -19,12 +24,16 @@ extension RemoteModelStore {
         public var user: String
         /// The password sent in `hello`.
         package var password: String
+        /// How the connection is encrypted; nil for plain TCP.
+        public var tls: TLS?
 
-        /// Parses and checks a `pgmodel://` URL; throws `invalid_configuration` naming what is wrong.
+        /// Parses and checks a `pgmodel://` or `pgmodels://` URL; throws `invalid_configuration` naming
+        /// what is wrong.
         public init(url: URL) throws {
-            guard url.scheme?.lowercased() == "pgmodel" else {
+            let scheme = url.scheme?.lowercased()
+            guard scheme == "pgmodel" || scheme == "pgmodels" else {
                 throw PGModelError(
-                    .invalidConfiguration, "a remote store URL starts with pgmodel:// (got scheme '\(url.scheme ?? "")')")
+                    .invalidConfiguration, "a remote store URL starts with pgmodel:// or pgmodels:// (got scheme '\(url.scheme ?? "")')")
             }
             guard let host = url.host(percentEncoded: false), !host.isEmpty else {
                 throw PGModelError(.invalidConfiguration, "the pgmodel:// URL has no host")
@@ -43,11 +52,14 @@ extension RemoteModelStore {
             self.port = port
             self.user = user
             self.password = url.password(percentEncoded: false) ?? ""
+            let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+            self.tls = try TLS(scheme: scheme ?? "", options: items)
         }
 
         public var description: String {
             let shownHost = host.contains(":") ? "[\(host)]" : host
-            return "pgmodel://\(user)@\(shownHost):\(port)"
+            guard let tls else { return "pgmodel://\(user)@\(shownHost):\(port)" }
+            return "pgmodels://\(user)@\(shownHost):\(port)\(tls.urlOptions)"
         }
     }
 }

@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import NIOSSL
 import PGModelCore
 import PGModelPostgres
 import PGModelWire
@@ -56,6 +57,8 @@ public final class RemoteModelStore: ModelStore {
     let requestTimeout: TimeAmount
     let eventLoop: any EventLoop
     let logger: Logger
+    /// The client side of TLS when the URL asks for it (`pgmodels://`, `tls=true`); nil for plain TCP.
+    let tlsContext: NIOSSLContext?
     private let state = NIOLockedValueBox(State())
     /// The streams of ``changeSignals()`` and where their events come from.
     let signalHub = SignalHub()
@@ -74,6 +77,7 @@ public final class RemoteModelStore: ModelStore {
         logger: Logger = Logger(label: "pgmodel.remote")
     ) throws {
         self.endpoint = try Endpoint(url: url)
+        self.tlsContext = try endpoint.tls?.makeContext()
         self.requestTimeout = requestTimeout
         self.eventLoop = eventLoopGroup.next()
         self.maxResponseLineBytes = max(1024, maxResponseLineBytes)
@@ -323,13 +327,21 @@ public final class RemoteModelStore: ModelStore {
         let maxLineBytes = maxResponseLineBytes
         // Weak: the channel must not keep a dropped store alive.
         let onEvent: @Sendable (Event) -> Void = { [weak signalHub] event in signalHub?.deliver(event) }
+        let connectTimeout = min(.seconds(10), requestTimeout)
+        let (tlsContext, host) = (self.tlsContext, endpoint.host)
+        // Set by the initializer when TLS is on: completes with the handshake.
+        let handshake = NIOLockedValueBox<EventLoopFuture<Void>?>(nil)
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: eventLoop)
-                .connectTimeout(min(.seconds(10), requestTimeout))
+                .connectTimeout(connectTimeout)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        if let tlsContext {
+                            let done = try Self.addTLSHandlers(context: tlsContext, host: host, timeout: connectTimeout, to: channel)
+                            handshake.withLockedValue { $0 = done }
+                        }
                         try channel.pipeline.syncOperations.addHandler(
                             ByteToMessageHandler(LineFrameDecoder(maxLineBytes: maxLineBytes)))
                         try channel.pipeline.syncOperations.addHandler(ResponseRouter(peer: peer, onEvent: onEvent))
@@ -339,6 +351,14 @@ public final class RemoteModelStore: ModelStore {
                 .get()
         } catch {
             throw PGModelError(.connectionFailed, "cannot connect to \(endpoint): \(error)")
+        }
+        if let done = handshake.withLockedValue({ $0 }) {
+            do {
+                try await done.get()
+            } catch {
+                channel.close(promise: nil)
+                throw tlsError(error)
+            }
         }
         do {
             let hello = HelloPayload(user: endpoint.user, password: endpoint.password)

@@ -19,6 +19,12 @@ extension PGModelError.Code {
     /// if error.code == .shuttingDown { /* reconnect to another instance */ }
     /// ```
     public static let shuttingDown = PGModelError.Code(rawValue: "shutting_down")
+    /// The server accepts only TLS connections and this one began in plain text; it closes it.
+    ///
+    /// ```swift
+    /// if error.code == .tlsRequired { /* connect with pgmodels:// (or ?tls=true) instead */ }
+    /// ```
+    public static let tlsRequired = PGModelError.Code(rawValue: "tls_required")
 }
 
 extension PGModelError.Code {

@@ -9,7 +9,7 @@ import PGModelPostgres
 /// ```
 struct DatabaseOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "PostgreSQL URL: postgres://user:password@host:port/database[?schema=name]. Defaults to $DATABASE_URL.",
+        "PostgreSQL URL: postgres://user:password@host:port/database[?schema=name&sslmode=verify-full&sslrootcert=path]. Defaults to $DATABASE_URL.",
         valueName: "url"))
     var databaseURL: String?
 

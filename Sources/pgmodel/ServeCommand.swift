@@ -9,6 +9,7 @@ import ServiceLifecycle
 ///
 /// ```
 /// pgmodel serve --host 0.0.0.0 --port 7432 --database-url postgres://pgmodel:pgmodel@db/pgmodel
+/// pgmodel serve --tls-certificate /etc/pgmodel/server.pem --tls-key /etc/pgmodel/server.key
 /// ```
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -51,6 +52,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds a graceful shutdown waits for requests and for clients to read their answers.", valueName: "seconds"))
     var shutdownGrace: Double = 10
 
+    @Option(help: ArgumentHelp(
+        "PEM certificate (chain) for TLS; with --tls-key the server accepts only TLS. Defaults to $PGMODEL_TLS_CERTIFICATE.",
+        valueName: "path"))
+    var tlsCertificate: String?
+
+    @Option(help: ArgumentHelp("PEM private key of --tls-certificate. Defaults to $PGMODEL_TLS_KEY.", valueName: "path"))
+    var tlsKey: String?
+
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel = "info"
 
@@ -90,6 +99,12 @@ struct ServeCommand: AsyncParsableCommand {
             port = WireProtocol.defaultPort
         }
         let databaseURL = try database.resolvedURL()
+        let nonEmpty: (String?) -> String? = { $0.flatMap { $0.isEmpty ? nil : $0 } }
+        let tlsCertificate = nonEmpty(tlsCertificate) ?? nonEmpty(environment["PGMODEL_TLS_CERTIFICATE"])
+        let tlsKey = nonEmpty(tlsKey) ?? nonEmpty(environment["PGMODEL_TLS_KEY"])
+        guard (tlsCertificate == nil) == (tlsKey == nil) else {
+            throw ValidationError("TLS needs both --tls-certificate and --tls-key (or $PGMODEL_TLS_CERTIFICATE and $PGMODEL_TLS_KEY)")
+        }
         let level = Logger.Level(rawValue: logLevel) ?? .info
 
         LoggingSystem.bootstrap { label in
@@ -110,6 +125,8 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.maxResponseRows = maxResponseRows
             configuration.maxResponseBytes = maxResponseBytes
             configuration.shutdownGracePeriod = Self.duration(shutdownGrace)
+            configuration.tlsCertificatePath = tlsCertificate
+            configuration.tlsKeyPath = tlsKey
             let server = try LineServer(configuration: configuration, logger: logger)
             let group = ServiceGroup(
                 services: [server], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)

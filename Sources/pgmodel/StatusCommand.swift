@@ -18,7 +18,7 @@ struct StatusCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     @Option(help: ArgumentHelp(
-        "A running service to log in to, pgmodel://user:password@host:port. Defaults to $PGMODEL_URL.", valueName: "url"))
+        "A running service to log in to, pgmodel://user:password@host:port (pgmodels:// for TLS). Defaults to $PGMODEL_URL.", valueName: "url"))
     var server: String?
 
     func run() async throws {

@@ -58,6 +58,16 @@ enum ServerTestHarness {
         configuration.requestTimeout = requestTimeout
         configuration.loginTimeout = loginTimeout
         configure(&configuration)
+        return try await withServer(configuration: configuration, logger: serverLogger ?? logger, body)
+    }
+
+    /// A server with exactly `configuration` (TLS, say) for the duration of `body`, shut down
+    /// gracefully afterwards.
+    static func withServer<T: Sendable>(
+        configuration: LineServerConfiguration,
+        logger serverLogger: Logger? = nil,
+        _ body: @Sendable (_ server: LineServer, _ port: Int) async throws -> T
+    ) async throws -> T {
         let server = try LineServer(configuration: configuration, logger: serverLogger ?? logger)
         let group = ServiceGroup(services: [server], logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
