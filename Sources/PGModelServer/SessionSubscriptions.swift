@@ -129,9 +129,26 @@ final class SessionSubscriptions: Sendable {
     private func forward(
         _ signals: AsyncStream<ChangeSignal>, visible: VisibleChanges, wakes: AsyncStream<Void>, wake: AsyncStream<Void>.Continuation
     ) async {
+        // Rings that arrive while history is being read are merged into one: a single read answers them
+        // all, because it reads everything after what the user was last told. So a subscriber costs one
+        // history read per burst of saves rather than one per save, and a closing connection stops after
+        // at most the read in flight instead of working through a backlog of rings.
+        let (checks, check) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let pending = NIOLockedValueBox<ChangeSignal?>(nil)
         await withDiscardingTaskGroup { group in
-            group.addTask { [state] in
+            group.addTask {
                 for await signal in signals {
+                    pending.withLockedValue { $0 = $0.map { Self.merge($0, signal) } ?? signal }
+                    check.yield()
+                }
+                check.finish()
+            }
+            group.addTask { [state] in
+                for await _ in checks {
+                    guard !Task.isCancelled, let signal = pending.withLockedValue({ taken in
+                        defer { taken = nil }
+                        return taken
+                    }) else { continue }
                     // Only what the user may see: another user's save is news only if it was shared.
                     guard let shown = await visible.filter(signal) else { continue }
                     if state.withLockedValue({ $0.machine.receive(shown) }) { wake.yield() }
@@ -153,6 +170,14 @@ final class SessionSubscriptions: Sendable {
                 }
             }
         }
+    }
+
+    /// Two rings as one: `reconnected` wins (every reader catches up anyway); otherwise the classes of
+    /// both, where an empty list means "unknown", so it absorbs the other.
+    static func merge(_ first: ChangeSignal, _ second: ChangeSignal) -> ChangeSignal {
+        if first.kind == .reconnected || second.kind == .reconnected { return ChangeSignal(.reconnected) }
+        if first.entities.isEmpty || second.entities.isEmpty { return ChangeSignal(.committed) }
+        return ChangeSignal(.committed, entities: Array(Set(first.entities).union(second.entities)).sorted())
     }
 }
 
