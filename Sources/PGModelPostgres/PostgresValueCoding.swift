@@ -31,7 +31,83 @@ enum PostgresValueCoding {
             case .data(let v): try bindings.append(v)
             }
         }
+        for array in statement.arrays {
+            try bindings.append(BinaryArray(array: array))
+        }
         return PostgresQuery(unsafeSQL: statement.sql, binds: bindings)
+    }
+
+    /// An ``SQLArray`` in PostgreSQL's binary array format: one dimension, `NULL`s allowed, each element
+    /// encoded by PostgresNIO exactly as a scalar bind of its kind is (and checked the same way first).
+    struct BinaryArray: PostgresThrowingDynamicTypeEncodable {
+        let array: SQLArray
+
+        var psqlFormat: PostgresFormat { .binary }
+
+        var psqlType: PostgresDataType {
+            switch array.element {
+            case .bool: return .boolArray
+            case .int8: return .int8Array
+            case .float8: return .float8Array
+            case .text: return .textArray
+            case .numeric: return .numericArray
+            case .timestamptz: return .timestamptzArray
+            case .uuid: return .uuidArray
+            case .bytea: return .byteaArray
+            }
+        }
+
+        var elementType: PostgresDataType {
+            switch array.element {
+            case .bool: return .bool
+            case .int8: return .int8
+            case .float8: return .float8
+            case .text: return .text
+            case .numeric: return .numeric
+            case .timestamptz: return .timestamptz
+            case .uuid: return .uuid
+            case .bytea: return .bytea
+            }
+        }
+
+        func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) throws {
+            let values = array.values
+            buffer.writeInteger(Int32(values.isEmpty ? 0 : 1))                          // dimensions
+            buffer.writeInteger(Int32(values.contains(where: \.isNull) ? 1 : 0))        // has NULLs
+            buffer.writeInteger(elementType.rawValue)
+            guard !values.isEmpty else { return }
+            buffer.writeInteger(Int32(values.count))                                    // length
+            buffer.writeInteger(Int32(1))                                               // lower bound
+            for value in values {
+                if value.isNull {
+                    buffer.writeInteger(Int32(-1))
+                    continue
+                }
+                let lengthIndex = buffer.writerIndex
+                buffer.writeInteger(Int32(0))
+                let start = buffer.writerIndex
+                switch (array.element, value) {
+                case (.bool, .bool(let v)): v.encode(into: &buffer, context: context)
+                case (.int8, .int(let v)): v.encode(into: &buffer, context: context)
+                case (.float8, .double(let v)): v.encode(into: &buffer, context: context)
+                case (.text, .string(let v)): v.encode(into: &buffer, context: context)
+                case (.numeric, .decimal(let v)):
+                    guard v.isFinite else { throw PGModelError(.typeMismatch, "a decimal value must be a finite number") }
+                    try v.encode(into: &buffer, context: context)
+                case (.timestamptz, .date(let v)):
+                    let micros = v.timeIntervalSince(PostgresValueCoding.postgresEpoch) * 1_000_000
+                    guard micros.isFinite, abs(micros) < 9.2e18 else {
+                        throw PGModelError(.typeMismatch, "a date must lie within 290,000 years of 2000")
+                    }
+                    v.encode(into: &buffer, context: context)
+                case (.uuid, .uuid(let v)): v.encode(into: &buffer, context: context)
+                case (.bytea, .data(let v)): try v.encode(into: &buffer, context: context)
+                default:
+                    throw PGModelError(.internalError, "a \(value.kindName) value in an array of \(array.element.rawValue)")
+                }
+                buffer.setInteger(Int32(buffer.writerIndex - start), at: lengthIndex)
+            }
+        }
     }
 
     /// Decodes a cell of an attribute column of `type`.
@@ -57,6 +133,7 @@ enum PostgresValueCoding {
 protocol SQLStatementLike {
     var sql: String { get }
     var binds: [PGValue] { get }
+    var arrays: [SQLArray] { get }
 }
 
 import PGModelSQL
