@@ -87,6 +87,49 @@ struct SQLRendererTests {
                             .date(Date(timeIntervalSince1970: 0)), .string("x"), .decimal(12)])
     }
 
+    @Test func insertOfManyRowsIsOneUnnestOfArrayParameters() throws {
+        let second = UUID(uuidString: "00000000-0000-7000-8000-0000000000bb")!
+        var other = values
+        other["notes"] = .string("n")
+        let s = try #require(try renderer.insert([RowValues(entity: "BucketListItem", id: rowID, values: values),
+                                                  RowValues(entity: "BucketListItem", id: second, values: other)], owners: [owner, nil]))
+        #expect(s.sql == #"INSERT INTO "app"."bucket_list_item" ("id", "entity", "owner_id", "title", "start_date", "notes", "attr_id", "cost") SELECT "v"."c1", "v"."c2", "v"."c3", "v"."c4", "v"."c5", "v"."c6", "v"."c7", "v"."c8" FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::numeric[]) WITH ORDINALITY AS "v"("c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "n") ORDER BY "v"."n" ON CONFLICT DO NOTHING RETURNING "id""#)
+        #expect(s.binds.isEmpty)
+        #expect(s.arrays == [SQLArray(.uuid, [.uuid(rowID), .uuid(second)]), SQLArray(.text, [.string("BucketListItem"), .string("BucketListItem")]),
+                             SQLArray(.uuid, [.uuid(owner), .null]), SQLArray(.text, [.string("Paris"), .string("Paris")]),
+                             SQLArray(.timestamptz, [.date(Date(timeIntervalSince1970: 0)), .date(Date(timeIntervalSince1970: 0))]),
+                             SQLArray(.text, [.null, .string("n")]), SQLArray(.text, [.string("x"), .string("x")]),
+                             SQLArray(.numeric, [.decimal(12), .decimal(12)])])
+        #expect(s.description.hasSuffix("-- binds: [] arrays: [uuid[2], text[2], uuid[2], text[2], timestamptz[2], text[2], text[2], numeric[2]]"))
+        // A grantee's rows for another owner: no ordering, no ON CONFLICT, no RETURNING.
+        let plain = try #require(try renderer.insert([RowValues(entity: "BucketListItem", id: rowID, values: values),
+                                                      RowValues(entity: "BucketListItem", id: second, values: other)], owners: [owner, owner], upserting: false))
+        #expect(plain.sql.hasSuffix(#"FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::numeric[]) AS "v"("c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8")"#))
+        // Wrong values fail exactly as in a one-row insert.
+        var wrong = values
+        wrong["title"] = .int(3)
+        #expect { try renderer.insert([RowValues(entity: "BucketListItem", id: rowID, values: values),
+                                       RowValues(entity: "BucketListItem", id: second, values: wrong)], owners: [nil, nil]) }
+            throws: { ($0 as? PGModelError)?.code == .typeMismatch && ($0 as? PGModelError)?.keyPath == "title" }
+    }
+
+    @Test func insertOfManyRowsConvertsJSONAndArrayColumnsAndFillsOtherClassesColumnsWithNull() throws {
+        let schema = SchemaDescription(entities: [
+            EntityDescription(name: "Doc", attributes: [AttributeDescription(name: "body", type: .json, isOptional: true),
+                                                        AttributeDescription(name: "tags", type: .stringArray, isOptional: true)]),
+            EntityDescription(name: "Memo", attributes: [AttributeDescription(name: "body", type: .json, isOptional: true),
+                                                         AttributeDescription(name: "tags", type: .stringArray, isOptional: true),
+                                                         AttributeDescription(name: "level", type: .int16)], superentity: "Doc"),
+        ])
+        let renderer = try SQLRenderer(schema: schema, schemaName: "app")
+        let a = UUID(uuidString: "00000000-0000-7000-8000-0000000000a1")!, b = UUID(uuidString: "00000000-0000-7000-8000-0000000000b2")!
+        let s = try #require(try renderer.insert([RowValues(entity: "Doc", id: a, values: ["body": .string("{}"), "tags": .null]),
+                                                  RowValues(entity: "Memo", id: b, values: ["tags": .string(#"["x"]"#), "level": .int(2)])], owners: [nil, nil]))
+        #expect(s.sql == #"INSERT INTO "app"."doc" ("id", "entity", "owner_id", "body", "tags", "level") SELECT "v"."c1", "v"."c2", "v"."c3", "v"."c4"::jsonb, CASE WHEN "v"."c5" IS NULL THEN NULL ELSE ARRAY(SELECT e::text FROM jsonb_array_elements_text("v"."c5"::jsonb) AS e)::text[] END, "v"."c6" FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int8[]) AS "v"("c1", "c2", "c3", "c4", "c5", "c6") RETURNING "id""#)
+        #expect(s.arrays[3] == SQLArray(.text, [.string("{}"), .null]))
+        #expect(s.arrays[5] == SQLArray(.int8, [.null, .int(2)]))
+    }
+
     @Test func upsertUpdateMatchesOnlyGroupsWithoutNil() throws {
         let s = try #require(try renderer.upsertUpdate(RowValues(entity: "BucketListItem", id: rowID, values: values), owner: owner))
         // The (startDate, notes) group has a nil, and NULLs never conflict: only `title` can match.
