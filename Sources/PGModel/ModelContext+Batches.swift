@@ -90,6 +90,14 @@ extension ModelContext {
     /// The models matching `descriptor` as a collection that fetches `batchSize` models at a time when
     /// read: the identifiers are fetched now, the models on access, and only the current batch is kept.
     ///
+    /// Why identifiers first rather than keyset pages: a random-access collection must find position
+    /// `i` without reading the rows before it. One `ids` query (a single scan and sort, linear in the
+    /// rows) fixes the order and the count, each batch is then a fetch by primary key (linear too, and
+    /// unaffected by rows inserted or deleted meanwhile: a deleted row's slot reports `lastError`), and
+    /// memory holds 16 bytes of id plus the class name per row — about 32 MB for a million rows — and
+    /// one batch of models. Through the service, the `ids` answer is subject to the server's row limit
+    /// (`result_too_large`); prefer `enumerate` for very large sequential reads.
+    ///
     /// ```swift
     /// let trips = try context.fetch(FetchDescriptor<Trip>(), batchSize: 100)
     /// for trip in trips { print(trip.name) }
