@@ -26,7 +26,9 @@ enum PostgresValueCoding {
                 guard micros.isFinite, abs(micros) < 9.2e18 else {
                     throw PGModelError(.typeMismatch, "a date must lie within 290,000 years of 2000")
                 }
-                bindings.append(v)
+                // Rounded, not truncated as PostgresNIO's encoder does: a date read back from a timestamptz
+                // (microseconds → Double seconds) then binds as the very same microseconds.
+                bindings.append(Timestamp(microseconds: Int64(micros.rounded())))
             case .uuid(let v): bindings.append(v)
             case .data(let v): try bindings.append(v)
             }
@@ -126,6 +128,17 @@ enum PostgresValueCoding {
         case .uuid: return .uuid(try cell.decode(UUID.self))
         case .data: return .data(try cell.decode(Data.self))
         }
+    }
+}
+
+/// A `timestamptz` bind of whole microseconds since 2000-01-01 UTC.
+struct Timestamp: PostgresNonThrowingEncodable {
+    static var psqlType: PostgresDataType { .timestamptz }
+    static var psqlFormat: PostgresFormat { .binary }
+    var microseconds: Int64
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(into byteBuffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+        byteBuffer.writeInteger(microseconds)
     }
 }
 

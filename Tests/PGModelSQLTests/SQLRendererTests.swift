@@ -44,6 +44,32 @@ struct SQLRendererTests {
         #expect(s.binds == [.string("Paris"), .int(10), .int(5)])
     }
 
+    @Test func keysetPageExpandsEveryKeyWithItsDirectionAndNulls() throws {
+        let date = Date(timeIntervalSince1970: 1_714_557_600)
+        let ascending = FetchRequest(entity: "BucketListItem", sort: [SortKey("startDate"), SortKey("notes", ascending: false)], limit: 10,
+                                     after: FetchCursor(values: [.date(date), .string("b")], id: rowID))
+        let s = try renderer.select(ascending)
+        #expect(s.sql == #"SELECT "id", "entity", "title", "start_date", "notes", "attr_id", "cost" FROM "app"."bucket_list_item" WHERE ("start_date" >= $3 AND ("start_date" > $3 OR ("notes" < $2 OR "notes" IS NULL OR ("notes" = $2 AND "id" > $1)))) ORDER BY "start_date" ASC NULLS FIRST, "notes" DESC NULLS LAST, "id" ASC LIMIT $4"#)
+        #expect(s.binds == [.uuid(rowID), .string("b"), .date(date), .int(10)])
+
+        // A NULL position: NULL is the first value of an ascending key and the last of a descending one.
+        let nulls = FetchRequest(entity: "BucketListItem", predicate: .compare(.equal, .key("title"), .value(.string("Paris"))),
+                                 sort: [SortKey("notes"), SortKey("notes", ascending: false)], limit: 10,
+                                 after: FetchCursor(values: [.null, .null], id: rowID))
+        let n = try renderer.select(nulls)
+        #expect(n.sql == #"SELECT "id", "entity", "title", "start_date", "notes", "attr_id", "cost" FROM "app"."bucket_list_item" WHERE ("title" = $1) AND ("notes" IS NOT NULL OR ("notes" IS NULL AND ("notes" IS NULL AND "id" > $2))) ORDER BY "notes" ASC NULLS FIRST, "notes" DESC NULLS LAST, "id" ASC LIMIT $3"#)
+        #expect(n.binds == [.string("Paris"), .uuid(rowID), .int(10)])
+
+        // No sort: the id alone.
+        let byID = try renderer.selectIdentifiers(FetchRequest(entity: "BucketListItem", limit: 5, after: FetchCursor(values: [], id: rowID)))
+        #expect(byID.sql == #"SELECT "id", "entity" FROM "app"."bucket_list_item" WHERE "id" > $1 ORDER BY "id" ASC LIMIT $2"#)
+
+        // The cursor holds one value per sort key.
+        #expect(throws: PGModelError.self) {
+            try renderer.select(FetchRequest(entity: "BucketListItem", sort: [SortKey("notes")], after: FetchCursor(values: [], id: rowID)))
+        }
+    }
+
     @Test func selectWithoutAnythingOrdersByID() throws {
         let s = try renderer.select(FetchRequest(entity: "BucketListItem"))
         #expect(s.sql == #"SELECT "id", "entity", "title", "start_date", "notes", "attr_id", "cost" FROM "app"."bucket_list_item" ORDER BY "id" ASC"#)
