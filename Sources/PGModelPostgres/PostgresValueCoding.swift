@@ -101,7 +101,8 @@ enum PostgresValueCoding {
                     guard micros.isFinite, abs(micros) < 9.2e18 else {
                         throw PGModelError(.typeMismatch, "a date must lie within 290,000 years of 2000")
                     }
-                    v.encode(into: &buffer, context: context)
+                    // Rounded like a scalar bind, so a bulk insert stores what a one-row insert would.
+                    Timestamp(microseconds: Int64(micros.rounded())).encode(into: &buffer, context: context)
                 case (.uuid, .uuid(let v)): v.encode(into: &buffer, context: context)
                 case (.bytea, .data(let v)): try v.encode(into: &buffer, context: context)
                 default:
