@@ -10,15 +10,23 @@ extension ModelContext {
     /// ```
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         let (_, request, pending) = try prepare(descriptor)
+        return try fetch(descriptor, request: request, pending: pending).models
+    }
+
+    /// `descriptor`'s models fetched by `request` (its IR, possibly paged further), and the last row
+    /// read, whose values position the next page of an enumeration.
+    func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, request: FetchRequest,
+                                   pending: Bool) throws -> (models: [T], last: FetchedRow?) {
         materializingPartialRows = request.properties != nil
         defer { materializingPartialRows = false }
         let rows = try fetchRows(pending ? Self.unpaged(request) : request)
+        let last = rows.last
         let models = try models(from: rows, for: descriptor, mergingPending: pending)
         for keyPath in descriptor.relationshipKeyPathsForPrefetching {
             guard let load = try prefetchLoad(keyPath, for: models) else { continue }
             try apply(load, rows: try load.request.map { try fetchRows($0) } ?? [])
         }
-        return models
+        return (models, last)
     }
 
     /// With unsaved changes of the entity, every match is fetched without paging, merged in memory, then paged.

@@ -28,6 +28,16 @@ extension FetchRequest {
         }
         if let related { try related.validate(against: schema, destination: root) }
         if let predicate { try validator.check(predicate, in: root, depth: 1) }
+        if let after {
+            guard after.values.count == sort.count else {
+                throw PGModelError(.invalidField, "'after' of a fetch of \(root.name) has \(after.values.count) values for \(sort.count) sort keys",
+                                   model: root.name, keyPath: "after")
+            }
+            guard related == nil else {
+                throw PGModelError(.invalidField, "'after' cannot page a related fetch of \(root.name)", model: root.name, keyPath: "after")
+            }
+            for (key, value) in zip(sort, after.values) { try value.validateBindable(model: root.name, keyPath: key.key) }
+        }
         for key in sort {
             do {
                 try key.validate(validator, in: root)

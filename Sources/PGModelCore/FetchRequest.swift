@@ -27,14 +27,19 @@ public struct FetchRequest: Codable, Hashable, Sendable {
     /// `propertiesToFetch`: only these attributes (by Swift name) are read; `nil` reads all. Foreign keys
     /// of to-one relationships are always read.
     public var properties: [String]?
+    /// Keyset paging: only rows strictly after this position in the request's order (its sort keys, then
+    /// the id), so the next batch of an enumeration starts where the last one ended however many rows
+    /// precede it. `nil` for no such restriction.
+    public var after: FetchCursor?
 
     private enum CodingKeys: String, CodingKey {
-        case entity, predicate = "where", sort, limit, offset, identifiers = "ids", related, properties
+        case entity, predicate = "where", sort, limit, offset, identifiers = "ids", related, properties, after
     }
 
     public init(entity: String, predicate: QueryExpression? = nil, sort: [SortKey] = [], limit: Int? = nil, offset: Int? = nil,
-                identifiers: [UUID]? = nil, related: RelatedScope? = nil, properties: [String]? = nil) {
+                identifiers: [UUID]? = nil, related: RelatedScope? = nil, properties: [String]? = nil, after: FetchCursor? = nil) {
         self.entity = entity
+        self.after = after
         self.related = related
         self.properties = properties
         self.identifiers = identifiers
@@ -54,6 +59,7 @@ public struct FetchRequest: Codable, Hashable, Sendable {
         identifiers = try c.decodeIfPresent([UUID].self, forKey: .identifiers)
         related = try c.decodeIfPresent(RelatedScope.self, forKey: .related)
         properties = try c.decodeIfPresent([String].self, forKey: .properties)
+        after = try c.decodeIfPresent(FetchCursor.self, forKey: .after)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -66,6 +72,28 @@ public struct FetchRequest: Codable, Hashable, Sendable {
         try c.encodeIfPresent(identifiers, forKey: .identifiers)
         try c.encodeIfPresent(related, forKey: .related)
         try c.encodeIfPresent(properties, forKey: .properties)
+        try c.encodeIfPresent(after, forKey: .after)
+    }
+}
+
+/// A position in a fetch's order: the values of its sort keys (one per ``FetchRequest/sort`` key, in
+/// order, ``PGValue/null`` for a missing value) and the row id that breaks ties.
+/// `{"values":["Paris",{"date":"2024-05-01T10:00:00.000Z"}],"id":"0193…"}`
+///
+/// ```swift
+/// // the rows after the last one of a page sorted by name
+/// FetchRequest(entity: "Trip", sort: [SortKey("name")], limit: 1000,
+///              after: FetchCursor(values: [.string("Paris")], id: lastID))
+/// ```
+public struct FetchCursor: Codable, Hashable, Sendable {
+    /// The sort keys' values of the row the page starts after.
+    public var values: [PGValue]
+    /// That row's id.
+    public var id: UUID
+
+    public init(values: [PGValue], id: UUID) {
+        self.values = values
+        self.id = id
     }
 }
 

@@ -119,9 +119,24 @@ extension PGValue: Codable {
         }
     }
 
-    /// ISO 8601 with fractional seconds, UTC. Microsecond precision matches PostgreSQL's timestamptz.
+    /// ISO 8601 with fractional seconds, UTC, to the microsecond like PostgreSQL's timestamptz: three
+    /// digits when the microseconds are whole milliseconds (`10:00:00.250Z`), six otherwise
+    /// (`10:00:00.250001Z`), so a date read through the service compares equal to the stored one (a keyset
+    /// cursor depends on it).
     static func formatDate(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let micros = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
+        guard micros.isFinite, abs(micros) < 9e18 else {
+            return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        }
+        let total = Int64(micros)
+        var seconds = total / 1_000_000
+        var fraction = total % 1_000_000
+        if fraction < 0 { fraction += 1_000_000; seconds -= 1 }
+        let whole = Date(timeIntervalSinceReferenceDate: Double(seconds)).formatted(Date.ISO8601FormatStyle())
+        guard whole.hasSuffix("Z") else { return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
+        let digits = fraction % 1000 == 0 ? String(fraction / 1000) : String(fraction)
+        let width = fraction % 1000 == 0 ? 3 : 6
+        return whole.dropLast() + "." + String(repeating: "0", count: width - digits.count) + digits + "Z"
     }
 
     static func parseDate(_ text: String) -> Date? {

@@ -43,31 +43,16 @@ extension PostgresStoreEngine {
                 throw PGModelError(.notFound, "an updated \(row.entity) no longer exists", model: row.entity)
             }
             let owners = try await insertOwners(request, renderer, requester, connection)
-            for row in request.inserts {
-                let owner = owners[row.id] ?? requester.newRowOwner
-                if requester.userID != nil, owner != requester.userID, !requester.isAdmin {
-                    // A child of a record shared with the user: it belongs to the record's owner, whose rows
-                    // the user may not read back until the row is linked, so no RETURNING and no upsert.
-                    try await execute(try renderer.insert(row, owner: owner, upserting: false), on: connection, model: row.entity)
+            let outcomes = try await applyInserts(request, owners, renderer, requester, connection)
+            // History and remapped ids in the request's order, as if each row had been inserted in turn.
+            for (row, outcome) in zip(request.inserts, outcomes) {
+                switch outcome {
+                case .inserted(let owner):
                     history.record(.insert, row.entity, row.id, owner: owner)
-                    continue
+                case .merged(let existing, let owner):
+                    if existing != row.id { result.remappedIdentifiers[row.id] = existing }
+                    history.record(.update, row.entity, existing, owner: owner, values: row.values)
                 }
-                let inserted = try await query(try renderer.insert(row, owner: owner), on: connection, model: row.entity)
-                if !inserted.isEmpty {
-                    history.record(.insert, row.entity, row.id, owner: owner)
-                    continue
-                }
-                guard let upsert = try renderer.upsertUpdate(row, owner: owner) else {
-                    throw PGModelError(.uniqueViolation, "an inserted \(row.entity) collides with an existing row's id", model: row.entity)
-                }
-                let merged = try await query(upsert, on: connection, model: row.entity)
-                guard let first = merged.first else {
-                    throw PGModelError(.uniqueViolation,
-                        "an inserted \(row.entity) has the unique values of a row this user cannot change", model: row.entity)
-                }
-                let existing = try first.decode(UUID.self)
-                if existing != row.id { result.remappedIdentifiers[row.id] = existing }
-                history.record(.update, row.entity, existing, owner: owner, values: row.values)
             }
             if !request.links.isEmpty {
                 var sourceOwners = owners
@@ -89,6 +74,117 @@ extension PostgresStoreEngine {
             try await writeHistory(history, request: request, as: requester, on: connection)
             return result
         }
+    }
+
+    /// What became of an inserted row: inserted, or merged into an existing row with its unique values.
+    enum InsertOutcome {
+        case inserted(owner: UUID?)
+        case merged(into: UUID, owner: UUID?)
+    }
+
+    /// The most rows one set-based insert statement carries: bounds the message and the memory of its binds.
+    static let insertChunkSize = 10_000
+
+    /// Inserts the request's rows set-based: one statement per hierarchy table (per class where the table has
+    /// no uniqueness constraints, so errors name the class) and per kind of row (the requester's own, or
+    /// children of a record shared with them), each column one array parameter. A group of one row is the
+    /// one-row statement, so a one-model save costs what it always did. A row the set-based insert skipped
+    /// (it met a uniqueness constraint) takes the one-row path: SwiftData's upsert, or the error.
+    /// Foreign keys are checked at commit, so the order of the groups does not matter.
+    private func applyInserts(_ request: SaveRequest, _ owners: [UUID: UUID?], _ renderer: SQLRenderer, _ requester: Requester,
+                              _ connection: PostgresConnection) async throws -> [InsertOutcome] {
+        let rows = request.inserts
+        var outcomes = [InsertOutcome](repeating: .inserted(owner: nil), count: rows.count)
+        var rowOwners = [UUID?](repeating: nil, count: rows.count)
+        var groups: [(key: InsertGroupKey, indices: [Int])] = []
+        var groupIndex: [InsertGroupKey: Int] = [:]
+        var constrainedTables: [String: Bool] = [:]
+        for (i, row) in rows.enumerated() {
+            let owner = owners[row.id] ?? requester.newRowOwner
+            rowOwners[i] = owner
+            // A child of a record shared with the user: it belongs to the record's owner, whose rows the
+            // user may not read back until the row is linked, so no RETURNING and no upsert.
+            let upserting = !(requester.userID != nil && owner != requester.userID && !requester.isAdmin)
+            let table = renderer.schema.tableName(of: row.entity) ?? row.entity
+            let constrained: Bool
+            if let known = constrainedTables[table] { constrained = known } else {
+                constrained = renderer.schema.entityNames(inHierarchyOf: renderer.schema.rootEntity(of: row.entity)?.name ?? row.entity)
+                    .contains { !(renderer.schema.entity(named: $0)?.uniquenessConstraints.isEmpty ?? true) }
+                constrainedTables[table] = constrained
+            }
+            // Rows that may meet a uniqueness constraint keep their order across classes; others group by class.
+            let key = InsertGroupKey(table: table, entity: upserting && constrained ? nil : row.entity, upserting: upserting)
+            if let g = groupIndex[key] { groups[g].indices.append(i) } else {
+                groupIndex[key] = groups.count
+                groups.append((key, [i]))
+            }
+        }
+        for (key, indices) in groups {
+            var start = 0
+            while start < indices.count {
+                let chunk = Array(indices[start..<min(start + Self.insertChunkSize, indices.count)])
+                start += chunk.count
+                let model = key.entity ?? renderer.schema.rootEntity(of: rows[chunk[0]].entity)?.name ?? rows[chunk[0]].entity
+                let statement = chunk.count > 1
+                    ? try renderer.insert(chunk.map { rows[$0] }, owners: chunk.map { rowOwners[$0] }, upserting: key.upserting) : nil
+                guard let statement else {
+                    for i in chunk { outcomes[i] = try await insertOne(rows[i], owner: rowOwners[i], upserting: key.upserting, renderer, connection) }
+                    continue
+                }
+                guard key.upserting else {
+                    try await execute(statement, on: connection, model: model)
+                    for i in chunk { outcomes[i] = .inserted(owner: rowOwners[i]) }
+                    continue
+                }
+                var inserted = Set<UUID>(minimumCapacity: chunk.count)
+                for row in try await query(statement, on: connection, model: model) { inserted.insert(try row.decode(UUID.self)) }
+                for i in chunk {
+                    let row = rows[i], owner = rowOwners[i]
+                    // `remove`: of two rows with one id, only the first was inserted.
+                    if inserted.remove(row.id) != nil {
+                        outcomes[i] = .inserted(owner: owner)
+                    } else if try renderer.uniquenessConstraints(of: renderer.entity(row.entity)).isEmpty {
+                        // Only its id can have collided: the one-row insert reports it as it always did.
+                        outcomes[i] = try await insertOne(row, owner: owner, upserting: true, renderer, connection)
+                    } else {
+                        outcomes[i] = try await upsert(row, owner: owner, renderer, connection)
+                    }
+                }
+            }
+        }
+        return outcomes
+    }
+
+    struct InsertGroupKey: Hashable {
+        var table: String
+        var entity: String?
+        var upserting: Bool
+    }
+
+    /// The one-row insert: the statement a save of one model sends, then the upsert if it met a constraint.
+    private func insertOne(_ row: RowValues, owner: UUID?, upserting: Bool, _ renderer: SQLRenderer,
+                           _ connection: PostgresConnection) async throws -> InsertOutcome {
+        guard upserting else {
+            try await execute(try renderer.insert(row, owner: owner, upserting: false), on: connection, model: row.entity)
+            return .inserted(owner: owner)
+        }
+        let inserted = try await query(try renderer.insert(row, owner: owner), on: connection, model: row.entity)
+        if !inserted.isEmpty { return .inserted(owner: owner) }
+        return try await upsert(row, owner: owner, renderer, connection)
+    }
+
+    /// SwiftData's upsert of an inserted row that met a uniqueness constraint: the row of the same owner with
+    /// its unique values takes its attributes.
+    private func upsert(_ row: RowValues, owner: UUID?, _ renderer: SQLRenderer, _ connection: PostgresConnection) async throws -> InsertOutcome {
+        guard let upsert = try renderer.upsertUpdate(row, owner: owner) else {
+            throw PGModelError(.uniqueViolation, "an inserted \(row.entity) collides with an existing row's id", model: row.entity)
+        }
+        let merged = try await query(upsert, on: connection, model: row.entity)
+        guard let first = merged.first else {
+            throw PGModelError(.uniqueViolation,
+                "an inserted \(row.entity) has the unique values of a row this user cannot change", model: row.entity)
+        }
+        return .merged(into: try first.decode(UUID.self), owner: owner)
     }
 
     /// The owner of each inserted row that goes into a `.cascade` relationship of another record in this

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import PGModelCore
 import PGModelSQL
 import PostgresNIO
@@ -151,7 +152,21 @@ public struct PostgresStoreEngine: Sendable {
 
     // MARK: Execution
 
+    /// Counts the statements this task sends while set: the round trips tests count.
+    @TaskLocal static var statementCounter: StatementCounter?
+
+    /// How many statements were sent (see ``statementCounter``).
+    final class StatementCounter: Sendable {
+        private let box = NIOLockedValueBox([String]())
+        init() {}
+        func record(_ sql: String) { box.withLockedValue { $0.append(sql) } }
+        /// Every statement's SQL, in the order sent.
+        var statements: [String] { box.withLockedValue { $0 } }
+        var count: Int { statements.count }
+    }
+
     func query(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) async throws -> [PostgresRow] {
+        Self.statementCounter?.record(statement.sql)
         do {
             let query = try PostgresValueCoding.query(statement)
             guard let watch = StatementWatch.current else {

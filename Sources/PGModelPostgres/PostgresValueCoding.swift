@@ -26,12 +26,91 @@ enum PostgresValueCoding {
                 guard micros.isFinite, abs(micros) < 9.2e18 else {
                     throw PGModelError(.typeMismatch, "a date must lie within 290,000 years of 2000")
                 }
-                bindings.append(v)
+                // Rounded, not truncated as PostgresNIO's encoder does: a date read back from a timestamptz
+                // (microseconds → Double seconds) then binds as the very same microseconds.
+                bindings.append(Timestamp(microseconds: Int64(micros.rounded())))
             case .uuid(let v): bindings.append(v)
             case .data(let v): try bindings.append(v)
             }
         }
+        for array in statement.arrays {
+            try bindings.append(BinaryArray(array: array))
+        }
         return PostgresQuery(unsafeSQL: statement.sql, binds: bindings)
+    }
+
+    /// An ``SQLArray`` in PostgreSQL's binary array format: one dimension, `NULL`s allowed, each element
+    /// encoded by PostgresNIO exactly as a scalar bind of its kind is (and checked the same way first).
+    struct BinaryArray: PostgresThrowingDynamicTypeEncodable {
+        let array: SQLArray
+
+        var psqlFormat: PostgresFormat { .binary }
+
+        var psqlType: PostgresDataType {
+            switch array.element {
+            case .bool: return .boolArray
+            case .int8: return .int8Array
+            case .float8: return .float8Array
+            case .text: return .textArray
+            case .numeric: return .numericArray
+            case .timestamptz: return .timestamptzArray
+            case .uuid: return .uuidArray
+            case .bytea: return .byteaArray
+            }
+        }
+
+        var elementType: PostgresDataType {
+            switch array.element {
+            case .bool: return .bool
+            case .int8: return .int8
+            case .float8: return .float8
+            case .text: return .text
+            case .numeric: return .numeric
+            case .timestamptz: return .timestamptz
+            case .uuid: return .uuid
+            case .bytea: return .bytea
+            }
+        }
+
+        func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) throws {
+            let values = array.values
+            buffer.writeInteger(Int32(values.isEmpty ? 0 : 1))                          // dimensions
+            buffer.writeInteger(Int32(values.contains(where: \.isNull) ? 1 : 0))        // has NULLs
+            buffer.writeInteger(elementType.rawValue)
+            guard !values.isEmpty else { return }
+            buffer.writeInteger(Int32(values.count))                                    // length
+            buffer.writeInteger(Int32(1))                                               // lower bound
+            for value in values {
+                if value.isNull {
+                    buffer.writeInteger(Int32(-1))
+                    continue
+                }
+                let lengthIndex = buffer.writerIndex
+                buffer.writeInteger(Int32(0))
+                let start = buffer.writerIndex
+                switch (array.element, value) {
+                case (.bool, .bool(let v)): v.encode(into: &buffer, context: context)
+                case (.int8, .int(let v)): v.encode(into: &buffer, context: context)
+                case (.float8, .double(let v)): v.encode(into: &buffer, context: context)
+                case (.text, .string(let v)): v.encode(into: &buffer, context: context)
+                case (.numeric, .decimal(let v)):
+                    guard v.isFinite else { throw PGModelError(.typeMismatch, "a decimal value must be a finite number") }
+                    try v.encode(into: &buffer, context: context)
+                case (.timestamptz, .date(let v)):
+                    let micros = v.timeIntervalSince(PostgresValueCoding.postgresEpoch) * 1_000_000
+                    guard micros.isFinite, abs(micros) < 9.2e18 else {
+                        throw PGModelError(.typeMismatch, "a date must lie within 290,000 years of 2000")
+                    }
+                    // Rounded like a scalar bind, so a bulk insert stores what a one-row insert would.
+                    Timestamp(microseconds: Int64(micros.rounded())).encode(into: &buffer, context: context)
+                case (.uuid, .uuid(let v)): v.encode(into: &buffer, context: context)
+                case (.bytea, .data(let v)): try v.encode(into: &buffer, context: context)
+                default:
+                    throw PGModelError(.internalError, "a \(value.kindName) value in an array of \(array.element.rawValue)")
+                }
+                buffer.setInteger(Int32(buffer.writerIndex - start), at: lengthIndex)
+            }
+        }
     }
 
     /// Decodes a cell of an attribute column of `type`.
@@ -53,10 +132,22 @@ enum PostgresValueCoding {
     }
 }
 
+/// A `timestamptz` bind of whole microseconds since 2000-01-01 UTC.
+struct Timestamp: PostgresNonThrowingEncodable {
+    static var psqlType: PostgresDataType { .timestamptz }
+    static var psqlFormat: PostgresFormat { .binary }
+    var microseconds: Int64
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(into byteBuffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+        byteBuffer.writeInteger(microseconds)
+    }
+}
+
 /// What the coder needs of a statement; `PGModelSQL.SQLStatement` conforms.
 protocol SQLStatementLike {
     var sql: String { get }
     var binds: [PGValue] { get }
+    var arrays: [SQLArray] { get }
 }
 
 import PGModelSQL

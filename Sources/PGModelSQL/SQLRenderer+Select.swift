@@ -161,14 +161,10 @@ extension SQLRenderer {
         if let ids = request.identifiers {
             conditions.append(ids.isEmpty ? "FALSE" : "\(Self.column("id", alias)) IN (\(ids.map { b.bind(.uuid($0)) }.joined(separator: ", ")))")
         }
-        var tail = ""
-        if !conditions.isEmpty {
-            tail += " WHERE " + conditions.joined(separator: " AND ")
-        }
-        if page {
-            var order: [String] = []
+        // The sort keys' SQL, shared by ORDER BY and the keyset condition so both compare the same thing.
+        var sortColumns: [String] = []
+        if page || request.after != nil {
             for key in request.sort {
-                let column: String
                 do {
                     if let type = key.field {
                         let parts = key.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
@@ -176,13 +172,25 @@ extension SQLRenderer {
                             throw PGModelError(.unsupportedSort, "sort key '\(key.key)' of \(entity.name) is not a key path",
                                                model: entity.name, keyPath: key.key)
                         }
-                        column = try render(.field(.key(first), Array(parts.dropFirst()), type), &scope, &b)
+                        sortColumns.append(try render(.field(.key(first), Array(parts.dropFirst()), type), &scope, &b))
                     } else {
-                        column = try resolveKey(key.key, &scope, &b).sql
+                        sortColumns.append(try resolveKey(key.key, &scope, &b).sql)
                     }
                 } catch let error as PGModelError where error.code == .unsupportedPredicate {
                     throw PGModelError(.unsupportedSort, error.message, model: error.model, keyPath: error.keyPath)
                 }
+            }
+        }
+        if let after = request.after {
+            conditions.append(keysetCondition(after, sort: request.sort, columns: sortColumns, id: Self.column("id", alias), &b))
+        }
+        var tail = ""
+        if !conditions.isEmpty {
+            tail += " WHERE " + conditions.joined(separator: " AND ")
+        }
+        if page {
+            var order: [String] = []
+            for (key, column) in zip(request.sort, sortColumns) {
                 // Swift orders nil before any value; PostgreSQL's default is the opposite.
                 order.append(key.ascending ? "\(column) ASC NULLS FIRST" : "\(column) DESC NULLS LAST")
             }
@@ -208,6 +216,39 @@ extension SQLRenderer {
         }
         b.sql = "SELECT \(columns(alias, via)) FROM \(from)\(scope.joins.joined())\(tail)"
         return try b.checkedStatement(model: entity.name)
+    }
+
+    /// The rows strictly after `cursor` in the order ORDER BY gives (each key ASC NULLS FIRST or DESC NULLS
+    /// LAST, then the id ascending), expanded key by key, because a row-value comparison `(a, b) > ($1, $2)`
+    /// knows neither mixed directions nor where NULLs sort. NULL is the first value of an ascending key and
+    /// the last of a descending one, so, with `R` the condition on the keys after `k`:
+    ///
+    /// - ascending, `v` not NULL: `k >= v AND (k > v OR R)` (the leading `>=` lets an index on `k` start at `v`)
+    /// - ascending, `v` NULL: `k IS NOT NULL OR (k IS NULL AND R)`
+    /// - descending, `v` not NULL: `k < v OR k IS NULL OR (k = v AND R)`
+    /// - descending, `v` NULL: `k IS NULL AND R`
+    ///
+    /// and after the last key, `id > <cursor id>`.
+    func keysetCondition(_ cursor: FetchCursor, sort: [SortKey], columns: [String], id: String,
+                         _ b: inout SQLBuilder) -> String {
+        var condition = "\(id) > \(b.bind(.uuid(cursor.id)))"
+        for index in sort.indices.reversed() {
+            let column = columns[index]
+            let value = cursor.values[index]
+            switch (sort[index].ascending, value.isNull) {
+            case (true, false):
+                let p = b.bind(value)
+                condition = "(\(column) >= \(p) AND (\(column) > \(p) OR \(condition)))"
+            case (true, true):
+                condition = "(\(column) IS NOT NULL OR (\(column) IS NULL AND \(condition)))"
+            case (false, false):
+                let p = b.bind(value)
+                condition = "(\(column) < \(p) OR \(column) IS NULL OR (\(column) = \(p) AND \(condition)))"
+            case (false, true):
+                condition = "(\(column) IS NULL AND \(condition))"
+            }
+        }
+        return condition
     }
 
     /// The join, condition and `via` column that restrict a fetch of `destination` (aliased `t0`) to the

@@ -39,6 +39,110 @@ extension SQLRenderer {
         return b.statement
     }
 
+    /// A set-based ``insert(_:owner:upserting:)`` of many rows of one hierarchy table: one statement whatever
+    /// the number of rows, each column bound as one array parameter and unnested, `NULL` where a row has no
+    /// value (or its class no such column, exactly what a one-row insert leaves there).
+    ///
+    /// ```swift
+    /// try renderer.insert([a, b], owners: [nil, nil])
+    /// // INSERT INTO "app"."trip" ("id", "entity", "owner_id", "name") SELECT "v"."c1", "v"."c2", "v"."c3", "v"."c4"
+    /// // FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[]) WITH ORDINALITY AS "v"("c1", "c2", "c3", "c4", "n")
+    /// // ORDER BY "v"."n" ON CONFLICT DO NOTHING RETURNING "id"
+    /// ```
+    ///
+    /// When any row's class has uniqueness constraints it is `ON CONFLICT DO NOTHING`, the rows inserted
+    /// in their order (so of two rows with the same unique values the first is inserted, as one insert
+    /// after the other would): a row missing from `RETURNING "id"` met a constraint, and the store runs
+    /// the one-row path for it. With `upserting` false it is a plain `INSERT` without `RETURNING`.
+    /// Returns `nil` when the rows' classes store one column with different types: they need separate statements.
+    public func insert(_ rows: [RowValues], owners: [UUID?], upserting: Bool = true) throws -> SQLStatement? {
+        precondition(rows.count == owners.count, "one owner per row")
+        guard let first = rows.first else { return nil }
+        let table = qualifiedTable(try entity(first.entity))
+        // Columns in first-seen order: system columns, attributes, then foreign keys.
+        var attributeColumns: [(column: String, type: AttributeType)] = []
+        var foreignKeyColumns: [String] = []
+        var attributeIndex: [String: Int] = [:]
+        var foreignKeyIndex: [String: Int] = [:]
+        var entities: [String: EntityDescription] = [:]
+        var constrained = false
+        for row in rows where entities[row.entity] == nil {
+            let entity = try self.entity(row.entity)
+            guard qualifiedTable(entity) == table else {
+                throw PGModelError(.internalError, "a set-based insert mixes the tables of \(first.entity) and \(entity.name)", model: entity.name)
+            }
+            entities[entity.name] = entity
+            if !uniquenessConstraints(of: entity).isEmpty { constrained = true }
+            for attribute in entity.attributes {
+                if let i = attributeIndex[attribute.columnName] {
+                    guard attributeColumns[i].type == attribute.type else { return nil }
+                    continue
+                }
+                attributeIndex[attribute.columnName] = attributeColumns.count
+                attributeColumns.append((attribute.columnName, attribute.type))
+            }
+            for (_, column) in foreignKeys(of: entity) where foreignKeyIndex[column] == nil {
+                foreignKeyIndex[column] = foreignKeyColumns.count
+                foreignKeyColumns.append(column)
+            }
+        }
+        var ids: [PGValue] = [], names: [PGValue] = [], ownerIDs: [PGValue] = []
+        var attributeValues = Array(repeating: [PGValue](), count: attributeColumns.count)
+        var foreignKeyValues = Array(repeating: [PGValue](), count: foreignKeyColumns.count)
+        ids.reserveCapacity(rows.count); names.reserveCapacity(rows.count); ownerIDs.reserveCapacity(rows.count)
+        for i in attributeValues.indices { attributeValues[i].reserveCapacity(rows.count) }
+        for i in foreignKeyValues.indices { foreignKeyValues[i].reserveCapacity(rows.count) }
+        for (row, owner) in zip(rows, owners) {
+            guard let entity = entities[row.entity] else { continue }   // every row's class was added above
+            try rejectUnknownKeys(row, entity)
+            ids.append(.uuid(row.id))
+            names.append(.string(entity.name))
+            ownerIDs.append(owner.map(PGValue.uuid) ?? .null)
+            let before = attributeValues.first?.count ?? 0
+            for attribute in entity.attributes {
+                guard let i = attributeIndex[attribute.columnName], attributeValues[i].count == before else { continue }
+                attributeValues[i].append(try coerced(row.values[attribute.name], attribute, entity, requirePresent: true))
+            }
+            for i in attributeValues.indices where attributeValues[i].count == before { attributeValues[i].append(.null) }
+            let fkBefore = foreignKeyValues.first?.count ?? 0
+            for (relationship, column) in foreignKeys(of: entity) {
+                guard let i = foreignKeyIndex[column], foreignKeyValues[i].count == fkBefore else { continue }
+                foreignKeyValues[i].append(try foreignKeyValue(row.values[relationship.name], relationship, entity))
+            }
+            for i in foreignKeyValues.indices where foreignKeyValues[i].count == fkBefore { foreignKeyValues[i].append(.null) }
+        }
+        var b = SQLBuilder()
+        var columns = ["\"id\"", "\"entity\"", "\"owner_id\""]
+        var parameters = [b.bind(SQLArray(.uuid, ids)), b.bind(SQLArray(.text, names)), b.bind(SQLArray(.uuid, ownerIDs))]
+        var selected = ["\"v\".\"c1\"", "\"v\".\"c2\"", "\"v\".\"c3\""]
+        for (i, (column, type)) in attributeColumns.enumerated() {
+            columns.append(Naming.quoted(column))
+            parameters.append(b.bind(SQLArray(SQLArray.Element(type), attributeValues[i])))
+            let value = "\"v\".\"c\(selected.count + 1)\""
+            switch type {
+            case .stringArray, .int64Array, .doubleArray, .boolArray:
+                // An array column's expression of a NULL would be an empty array.
+                selected.append("CASE WHEN \(value) IS NULL THEN NULL ELSE \(type.bindExpression(value)) END")
+            default:
+                selected.append(type.bindExpression(value))
+            }
+        }
+        for (i, column) in foreignKeyColumns.enumerated() {
+            columns.append(Naming.quoted(column))
+            parameters.append(b.bind(SQLArray(.uuid, foreignKeyValues[i])))
+            selected.append("\"v\".\"c\(selected.count + 1)\"")
+        }
+        let ordered = upserting && constrained
+        var aliases = (1...columns.count).map { "\"c\($0)\"" }
+        if ordered { aliases.append("\"n\"") }
+        b.sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) SELECT \(selected.joined(separator: ", ")) "
+            + "FROM unnest(\(parameters.joined(separator: ", ")))\(ordered ? " WITH ORDINALITY" : "") AS \"v\"(\(aliases.joined(separator: ", ")))"
+        guard upserting else { return b.statement }
+        if ordered { b.sql += " ORDER BY \"v\".\"n\" ON CONFLICT DO NOTHING" }
+        b.sql += " RETURNING \"id\""
+        return b.statement
+    }
+
     /// After an insert met a uniqueness constraint: updates the row of the same owner (uniqueness is per
     /// owner) that holds the same unique values with all of `row`'s attributes, returning its id. Only groups whose values are all non-nil can match,
     /// because PostgreSQL treats NULLs as distinct in UNIQUE constraints. Returns `nil` if no group can match.
@@ -145,7 +249,7 @@ extension SQLRenderer {
     }
 
     /// The uniqueness constraints that apply to rows of `entity`: its own and its superclasses'.
-    func uniquenessConstraints(of entity: EntityDescription) -> [[String]] {
+    public func uniquenessConstraints(of entity: EntityDescription) -> [[String]] {
         var groups: [[String]] = []
         var current: EntityDescription? = entity
         var steps = 0

@@ -9,15 +9,59 @@ import PGModelCore
 public struct SQLStatement: Hashable, Sendable, CustomStringConvertible {
     public var sql: String
     public var binds: [PGValue]
+    /// Parameters that are whole PostgreSQL arrays (one column of a set-based write), numbered after
+    /// ``binds``: `$\(binds.count + 1)` is the first.
+    public var arrays: [SQLArray]
 
-    public init(sql: String, binds: [PGValue] = []) {
+    public init(sql: String, binds: [PGValue] = [], arrays: [SQLArray] = []) {
         self.sql = sql
         self.binds = binds
+        self.arrays = arrays
     }
 
     /// The SQL and the kinds of its binds, never their values (they may be secrets).
     public var description: String {
-        "\(sql) -- binds: [\(binds.map(\.kindName).joined(separator: ", "))]"
+        var text = "\(sql) -- binds: [\(binds.map(\.kindName).joined(separator: ", "))]"
+        if !arrays.isEmpty {
+            text += " arrays: [\(arrays.map { "\($0.element.rawValue)[\($0.values.count)]" }.joined(separator: ", "))]"
+        }
+        return text
+    }
+}
+
+/// One array parameter: the values of one column for every row of a set-based write, `NULL`s included.
+/// Sent in PostgreSQL's binary array format, each element encoded as a scalar bind of the same kind is.
+///
+/// ```swift
+/// SQLArray(.text, [.string("Paris"), .null])   // $1::text[]
+/// ```
+public struct SQLArray: Hashable, Sendable {
+    /// The PostgreSQL element type, named as in SQL (`uuid`, `text`, `int8`, …).
+    public enum Element: String, Hashable, Sendable {
+        case bool, int8, float8, text, numeric, timestamptz, uuid, bytea
+
+        /// The element type that carries values of an attribute of `type` (the kind ``PGValue`` a
+        /// coerced value of that type has); the insert's assignment casts narrow it (`int8` to `int2`).
+        public init(_ type: AttributeType) {
+            switch type {
+            case .string, .url, .json, .stringArray, .int64Array, .doubleArray, .boolArray: self = .text
+            case .bool: self = .bool
+            case .int16, .int32, .int64: self = .int8
+            case .float, .double: self = .float8
+            case .decimal: self = .numeric
+            case .date: self = .timestamptz
+            case .uuid: self = .uuid
+            case .data: self = .bytea
+            }
+        }
+    }
+
+    public var element: Element
+    public var values: [PGValue]
+
+    public init(_ element: Element, _ values: [PGValue]) {
+        self.element = element
+        self.values = values
     }
 }
 
@@ -25,6 +69,8 @@ public struct SQLStatement: Hashable, Sendable, CustomStringConvertible {
 struct SQLBuilder {
     var sql = ""
     var binds: [PGValue] = []
+    /// Array parameters, numbered after every scalar bind (so a statement adds them last).
+    var arrays: [SQLArray] = []
     /// Aliases handed out so far; the main table is `t0`.
     var aliasCount = 0
 
@@ -41,11 +87,18 @@ struct SQLBuilder {
 
     /// Appends `value` as the next bind and returns its placeholder.
     mutating func bind(_ value: PGValue) -> String {
+        precondition(arrays.isEmpty, "scalar binds come before array binds")
         binds.append(value)
         return "$\(binds.count)"
     }
 
-    var statement: SQLStatement { SQLStatement(sql: sql, binds: binds) }
+    /// Appends `array` as the next array parameter and returns its placeholder with its cast (`$3::uuid[]`).
+    mutating func bind(_ array: SQLArray) -> String {
+        arrays.append(array)
+        return "$\(binds.count + arrays.count)::\(array.element.rawValue)[]"
+    }
+
+    var statement: SQLStatement { SQLStatement(sql: sql, binds: binds, arrays: arrays) }
 
     /// ``statement``, or `invalid_field` when it needs more binds than PostgreSQL takes in one statement
     /// (each operand of a predicate is one, so a hostile predicate can ask for more).

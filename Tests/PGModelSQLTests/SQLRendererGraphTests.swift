@@ -107,6 +107,11 @@ struct SQLRendererGraphTests {
     @Test func dottedKeysJoinInPredicatesAndSorts() throws {
         let s = try sql(FetchRequest(entity: "Track", predicate: .compare(.equal, .key("album.title"), .value(.string("X"))), sort: [SortKey("album.publisher.name")]))
         #expect(s.sql == #"SELECT "t0"."id", "t0"."entity", "t0"."title", "t0"."duration", "t0"."album_id" FROM "app"."track" AS "t0" LEFT JOIN "app"."album" AS "t1" ON "t1"."id" = "t0"."album_id" LEFT JOIN "app"."publisher" AS "t2" ON "t2"."id" = "t1"."publisher_id" WHERE ("t1"."title" IS NOT DISTINCT FROM $1) ORDER BY "t2"."name" ASC NULLS FIRST, "t0"."id" ASC"#)
+        // A keyset page through a to-one relationship compares the same joined column it orders by.
+        let id = UUID(uuidString: "00000000-0000-7000-8000-0000000000aa")!
+        let page = try sql(FetchRequest(entity: "Track", sort: [SortKey("album.title", ascending: false)], limit: 3,
+                                        after: FetchCursor(values: [.string("X")], id: id)))
+        #expect(page.sql == #"SELECT "t0"."id", "t0"."entity", "t0"."title", "t0"."duration", "t0"."album_id" FROM "app"."track" AS "t0" LEFT JOIN "app"."album" AS "t1" ON "t1"."id" = "t0"."album_id" WHERE ("t1"."title" < $2 OR "t1"."title" IS NULL OR ("t1"."title" = $2 AND "t0"."id" > $1)) ORDER BY "t1"."title" DESC NULLS LAST, "t0"."id" ASC LIMIT $3"#)
         #expect(s.binds == [.string("X")])
         let lateral = try r.selectIdentifiers(FetchRequest(entity: "BucketListItem", predicate: .compare(.equal, .key("trip.livingAccommodation.name"), .value(.string("X")))))
         #expect(lateral.sql == #"SELECT "t0"."id", "t0"."entity" FROM "app"."bucket_list_item" AS "t0" LEFT JOIN "app"."trip" AS "t1" ON "t1"."id" = "t0"."trip_id" LEFT JOIN LATERAL (SELECT * FROM "app"."living_accommodation" AS "t2" WHERE "t2"."trip_id" = "t1"."id" ORDER BY "t2"."id" LIMIT 1) AS "t2" ON TRUE WHERE ("t2"."name" IS NOT DISTINCT FROM $1) ORDER BY "t0"."id" ASC"#)

@@ -44,6 +44,32 @@ struct SQLRendererTests {
         #expect(s.binds == [.string("Paris"), .int(10), .int(5)])
     }
 
+    @Test func keysetPageExpandsEveryKeyWithItsDirectionAndNulls() throws {
+        let date = Date(timeIntervalSince1970: 1_714_557_600)
+        let ascending = FetchRequest(entity: "BucketListItem", sort: [SortKey("startDate"), SortKey("notes", ascending: false)], limit: 10,
+                                     after: FetchCursor(values: [.date(date), .string("b")], id: rowID))
+        let s = try renderer.select(ascending)
+        #expect(s.sql == #"SELECT "id", "entity", "title", "start_date", "notes", "attr_id", "cost" FROM "app"."bucket_list_item" WHERE ("start_date" >= $3 AND ("start_date" > $3 OR ("notes" < $2 OR "notes" IS NULL OR ("notes" = $2 AND "id" > $1)))) ORDER BY "start_date" ASC NULLS FIRST, "notes" DESC NULLS LAST, "id" ASC LIMIT $4"#)
+        #expect(s.binds == [.uuid(rowID), .string("b"), .date(date), .int(10)])
+
+        // A NULL position: NULL is the first value of an ascending key and the last of a descending one.
+        let nulls = FetchRequest(entity: "BucketListItem", predicate: .compare(.equal, .key("title"), .value(.string("Paris"))),
+                                 sort: [SortKey("notes"), SortKey("notes", ascending: false)], limit: 10,
+                                 after: FetchCursor(values: [.null, .null], id: rowID))
+        let n = try renderer.select(nulls)
+        #expect(n.sql == #"SELECT "id", "entity", "title", "start_date", "notes", "attr_id", "cost" FROM "app"."bucket_list_item" WHERE ("title" = $1) AND ("notes" IS NOT NULL OR ("notes" IS NULL AND ("notes" IS NULL AND "id" > $2))) ORDER BY "notes" ASC NULLS FIRST, "notes" DESC NULLS LAST, "id" ASC LIMIT $3"#)
+        #expect(n.binds == [.string("Paris"), .uuid(rowID), .int(10)])
+
+        // No sort: the id alone.
+        let byID = try renderer.selectIdentifiers(FetchRequest(entity: "BucketListItem", limit: 5, after: FetchCursor(values: [], id: rowID)))
+        #expect(byID.sql == #"SELECT "id", "entity" FROM "app"."bucket_list_item" WHERE "id" > $1 ORDER BY "id" ASC LIMIT $2"#)
+
+        // The cursor holds one value per sort key.
+        #expect(throws: PGModelError.self) {
+            try renderer.select(FetchRequest(entity: "BucketListItem", sort: [SortKey("notes")], after: FetchCursor(values: [], id: rowID)))
+        }
+    }
+
     @Test func selectWithoutAnythingOrdersByID() throws {
         let s = try renderer.select(FetchRequest(entity: "BucketListItem"))
         #expect(s.sql == #"SELECT "id", "entity", "title", "start_date", "notes", "attr_id", "cost" FROM "app"."bucket_list_item" ORDER BY "id" ASC"#)
@@ -85,6 +111,49 @@ struct SQLRendererTests {
         #expect(s.sql == #"INSERT INTO "app"."bucket_list_item" ("id", "entity", "owner_id", "title", "start_date", "notes", "attr_id", "cost") VALUES ($1, $2, $3, $4, $5, NULL, $6, $7) ON CONFLICT DO NOTHING RETURNING "id""#)
         #expect(s.binds == [.uuid(rowID), .string("BucketListItem"), .uuid(owner), .string("Paris"),
                             .date(Date(timeIntervalSince1970: 0)), .string("x"), .decimal(12)])
+    }
+
+    @Test func insertOfManyRowsIsOneUnnestOfArrayParameters() throws {
+        let second = UUID(uuidString: "00000000-0000-7000-8000-0000000000bb")!
+        var other = values
+        other["notes"] = .string("n")
+        let s = try #require(try renderer.insert([RowValues(entity: "BucketListItem", id: rowID, values: values),
+                                                  RowValues(entity: "BucketListItem", id: second, values: other)], owners: [owner, nil]))
+        #expect(s.sql == #"INSERT INTO "app"."bucket_list_item" ("id", "entity", "owner_id", "title", "start_date", "notes", "attr_id", "cost") SELECT "v"."c1", "v"."c2", "v"."c3", "v"."c4", "v"."c5", "v"."c6", "v"."c7", "v"."c8" FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::numeric[]) WITH ORDINALITY AS "v"("c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "n") ORDER BY "v"."n" ON CONFLICT DO NOTHING RETURNING "id""#)
+        #expect(s.binds.isEmpty)
+        #expect(s.arrays == [SQLArray(.uuid, [.uuid(rowID), .uuid(second)]), SQLArray(.text, [.string("BucketListItem"), .string("BucketListItem")]),
+                             SQLArray(.uuid, [.uuid(owner), .null]), SQLArray(.text, [.string("Paris"), .string("Paris")]),
+                             SQLArray(.timestamptz, [.date(Date(timeIntervalSince1970: 0)), .date(Date(timeIntervalSince1970: 0))]),
+                             SQLArray(.text, [.null, .string("n")]), SQLArray(.text, [.string("x"), .string("x")]),
+                             SQLArray(.numeric, [.decimal(12), .decimal(12)])])
+        #expect(s.description.hasSuffix("-- binds: [] arrays: [uuid[2], text[2], uuid[2], text[2], timestamptz[2], text[2], text[2], numeric[2]]"))
+        // A grantee's rows for another owner: no ordering, no ON CONFLICT, no RETURNING.
+        let plain = try #require(try renderer.insert([RowValues(entity: "BucketListItem", id: rowID, values: values),
+                                                      RowValues(entity: "BucketListItem", id: second, values: other)], owners: [owner, owner], upserting: false))
+        #expect(plain.sql.hasSuffix(#"FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::numeric[]) AS "v"("c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8")"#))
+        // Wrong values fail exactly as in a one-row insert.
+        var wrong = values
+        wrong["title"] = .int(3)
+        #expect { try renderer.insert([RowValues(entity: "BucketListItem", id: rowID, values: values),
+                                       RowValues(entity: "BucketListItem", id: second, values: wrong)], owners: [nil, nil]) }
+            throws: { ($0 as? PGModelError)?.code == .typeMismatch && ($0 as? PGModelError)?.keyPath == "title" }
+    }
+
+    @Test func insertOfManyRowsConvertsJSONAndArrayColumnsAndFillsOtherClassesColumnsWithNull() throws {
+        let schema = SchemaDescription(entities: [
+            EntityDescription(name: "Doc", attributes: [AttributeDescription(name: "body", type: .json, isOptional: true),
+                                                        AttributeDescription(name: "tags", type: .stringArray, isOptional: true)]),
+            EntityDescription(name: "Memo", attributes: [AttributeDescription(name: "body", type: .json, isOptional: true),
+                                                         AttributeDescription(name: "tags", type: .stringArray, isOptional: true),
+                                                         AttributeDescription(name: "level", type: .int16)], superentity: "Doc"),
+        ])
+        let renderer = try SQLRenderer(schema: schema, schemaName: "app")
+        let a = UUID(uuidString: "00000000-0000-7000-8000-0000000000a1")!, b = UUID(uuidString: "00000000-0000-7000-8000-0000000000b2")!
+        let s = try #require(try renderer.insert([RowValues(entity: "Doc", id: a, values: ["body": .string("{}"), "tags": .null]),
+                                                  RowValues(entity: "Memo", id: b, values: ["tags": .string(#"["x"]"#), "level": .int(2)])], owners: [nil, nil]))
+        #expect(s.sql == #"INSERT INTO "app"."doc" ("id", "entity", "owner_id", "body", "tags", "level") SELECT "v"."c1", "v"."c2", "v"."c3", "v"."c4"::jsonb, CASE WHEN "v"."c5" IS NULL THEN NULL ELSE ARRAY(SELECT e::text FROM jsonb_array_elements_text("v"."c5"::jsonb) AS e)::text[] END, "v"."c6" FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int8[]) AS "v"("c1", "c2", "c3", "c4", "c5", "c6") RETURNING "id""#)
+        #expect(s.arrays[3] == SQLArray(.text, [.string("{}"), .null]))
+        #expect(s.arrays[5] == SQLArray(.int8, [.null, .int(2)]))
     }
 
     @Test func upsertUpdateMatchesOnlyGroupsWithoutNil() throws {
