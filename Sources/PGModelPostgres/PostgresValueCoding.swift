@@ -20,15 +20,7 @@ enum PostgresValueCoding {
                 // PostgresNIO's numeric encoder traps on NaN.
                 guard v.isFinite else { throw PGModelError(.typeMismatch, "a decimal value must be a finite number") }
                 try bindings.append(v)
-            case .date(let v):
-                // PostgresNIO's date encoder traps when the microseconds since 2000 overflow an Int64.
-                let micros = v.timeIntervalSince(Self.postgresEpoch) * 1_000_000
-                guard micros.isFinite, abs(micros) < 9.2e18 else {
-                    throw PGModelError(.typeMismatch, "a date must lie within 290,000 years of 2000")
-                }
-                // Rounded, not truncated as PostgresNIO's encoder does: a date read back from a timestamptz
-                // (microseconds → Double seconds) then binds as the very same microseconds.
-                bindings.append(Timestamp(microseconds: Int64(micros.rounded())))
+            case .date(let v): bindings.append(try Timestamp(v))
             case .uuid(let v): bindings.append(v)
             case .data(let v): try bindings.append(v)
             }
@@ -96,13 +88,7 @@ enum PostgresValueCoding {
                 case (.numeric, .decimal(let v)):
                     guard v.isFinite else { throw PGModelError(.typeMismatch, "a decimal value must be a finite number") }
                     try v.encode(into: &buffer, context: context)
-                case (.timestamptz, .date(let v)):
-                    let micros = v.timeIntervalSince(PostgresValueCoding.postgresEpoch) * 1_000_000
-                    guard micros.isFinite, abs(micros) < 9.2e18 else {
-                        throw PGModelError(.typeMismatch, "a date must lie within 290,000 years of 2000")
-                    }
-                    // Rounded like a scalar bind, so a bulk insert stores what a one-row insert would.
-                    Timestamp(microseconds: Int64(micros.rounded())).encode(into: &buffer, context: context)
+                case (.timestamptz, .date(let v)): try Timestamp(v).encode(into: &buffer, context: context)
                 case (.uuid, .uuid(let v)): v.encode(into: &buffer, context: context)
                 case (.bytea, .data(let v)): try v.encode(into: &buffer, context: context)
                 default:
@@ -137,6 +123,18 @@ struct Timestamp: PostgresNonThrowingEncodable {
     static var psqlType: PostgresDataType { .timestamptz }
     static var psqlFormat: PostgresFormat { .binary }
     var microseconds: Int64
+
+    /// `date` in whole microseconds, rounded, not truncated as PostgresNIO's encoder does: a date read
+    /// back from a timestamptz (microseconds → Double seconds) then binds as the very same microseconds,
+    /// in a scalar bind and in an array alike. Throws where PostgresNIO's encoder would trap (an Int64
+    /// overflow).
+    init(_ date: Date) throws {
+        let micros = date.timeIntervalSince(PostgresValueCoding.postgresEpoch) * 1_000_000
+        guard micros.isFinite, abs(micros) < 9.2e18 else {
+            throw PGModelError(.typeMismatch, "a date must lie within 290,000 years of 2000")
+        }
+        self.microseconds = Int64(micros.rounded())
+    }
 
     func encode<JSONEncoder: PostgresJSONEncoder>(into byteBuffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
         byteBuffer.writeInteger(microseconds)
