@@ -56,8 +56,10 @@ extension SQLRenderer {
     /// the one-row path for it. With `upserting` false it is a plain `INSERT` without `RETURNING`.
     /// Returns `nil` when the rows' classes store one column with different types: they need separate statements.
     public func insert(_ rows: [RowValues], owners: [UUID?], upserting: Bool = true) throws -> SQLStatement? {
-        precondition(rows.count == owners.count, "one owner per row")
         guard let first = rows.first else { return nil }
+        guard rows.count == owners.count else {
+            throw PGModelError(.internalError, "a set-based insert of \(first.entity) needs one owner per row", model: first.entity)
+        }
         let table = qualifiedTable(try entity(first.entity))
         // Columns in first-seen order: system columns, attributes, then foreign keys.
         var attributeColumns: [(column: String, type: AttributeType)] = []
