@@ -26,6 +26,13 @@ SELECT 'CREATE ROLE pgmodel_app NOLOGIN NOBYPASSRLS'
 \gexec
 SELECT format('GRANT pgmodel_app TO %I', :'role')
 \gexec
+-- The role an admin's requests run as: a member of pgmodel_app whose policies show every row.
+SELECT 'CREATE ROLE pgmodel_admin NOLOGIN NOBYPASSRLS'
+ WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'pgmodel_admin')
+\gexec
+GRANT pgmodel_app TO pgmodel_admin;
+SELECT format('GRANT pgmodel_admin TO %I', :'role')
+\gexec
 SELECT format('CREATE DATABASE %I OWNER %I', d, :'role')
   FROM unnest(ARRAY['pgmodel', 'pgmodel_test']) AS d
  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = d)

@@ -327,6 +327,16 @@ BEGIN
 END
 \$\$;
 GRANT pgmodel_app TO $PGM_ROLE;
+-- The role an admin's requests run as: a member of pgmodel_app whose policies show every row.
+DO \$\$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'pgmodel_admin') THEN
+    CREATE ROLE pgmodel_admin NOLOGIN NOBYPASSRLS;
+  END IF;
+END
+\$\$;
+GRANT pgmodel_app TO pgmodel_admin;
+GRANT pgmodel_admin TO $PGM_ROLE;
 SELECT format('CREATE DATABASE %I OWNER %I', d, '$PGM_ROLE')
   FROM unnest(ARRAY['$PGM_DB', '$PGM_TEST_DB']) AS d
  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = d)

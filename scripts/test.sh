@@ -110,6 +110,12 @@ run_phase deadline "$DEADLINE_FILTER"
 run_phase resilience "$RESILIENCE_FILTER"
 
 echo "== all phases finished in $((SECONDS - overall_start))s (logs in $LOG_DIR/)"
+# CI keeps only the tail of the output: repeat what failed, and where, right above the totals.
+if [ "$status" -ne 0 ]; then
+    echo "== what failed"
+    grep -HE '(^[^ ]+ Test .* failed after |recorded an issue|: error: |Fatal error|Test Case .* failed)' "$LOG_DIR"/*.log \
+        | grep -v 'Test run with' | cut -c1-400 | head -40 || true
+fi
 if [ "$total_skipped" -gt 0 ]; then
     echo "total: $total_passed passed, $total_failed failed, $total_skipped skipped"
 else

@@ -66,3 +66,17 @@ extension SchemaDescription {
         return nil
     }
 }
+
+extension SchemaDescription {
+    /// This registered schema with `schema`'s entities registered over it: what the store holds after the
+    /// registration. Entities are ordered by name, so the same store always renders the same SQL.
+    ///
+    /// ```swift
+    /// registered.merging(schema).entities.map(\.name)   // ["Note", "Trip"]: Note was there, Trip is new
+    /// ```
+    public func merging(_ schema: SchemaDescription) -> SchemaDescription {
+        let replaced = Set(schema.entities.map(\.name))
+        let kept = entities.filter { !replaced.contains($0.name) }
+        return SchemaDescription(entities: (kept + schema.entities).sorted { $0.name < $1.name }, version: schema.version)
+    }
+}

@@ -68,9 +68,15 @@ public struct PostgresStoreEngine: Sendable {
             // Re-registering a schema that is already in place (every client's start-up) must not run
             // DDL: ALTER TABLE and CREATE OR REPLACE VIEW take exclusive locks that deadlock against
             // other clients' saves.
-            if try await isRegistered(schema, on: connection), try await isSecured(renderer, on: connection) { return }
+            let registered = try await loadSchema(on: connection)
+            // Row-level security spans the whole store (the cascade edges a share follows, the shared-ids
+            // function): built from every registered entity, so one app's registration never drops
+            // another's cascades from the store.
+            let secured = try SQLRenderer(schema: registered.merging(schema), schemaName: schemaName)
+            let names = Set(schema.entities.map(\.name))
+            if Self.isRegistered(schema, in: registered), try await isSecured(secured, tablesOf: names, on: connection) { return }
             var changed = false
-            for sql in renderer.createStatements() + renderer.securityStatements() {
+            for sql in renderer.createStatements() + secured.securityStatements(tablesOf: names) {
                 try await execute(SQLStatement(sql: sql), on: connection)
             }
             for entity in schema.entities {
@@ -92,22 +98,25 @@ public struct PostgresStoreEngine: Sendable {
     }
 
     /// Whether every entity of `schema` is registered with exactly this description.
-    private func isRegistered(_ schema: SchemaDescription, on connection: PostgresConnection) async throws -> Bool {
-        let registered = try await loadSchema(on: connection)
-        return schema.entities.allSatisfy { entity in registered.entity(named: entity.name) == entity }
+    private static func isRegistered(_ schema: SchemaDescription, in registered: SchemaDescription) -> Bool {
+        schema.entities.allSatisfy { entity in registered.entity(named: entity.name) == entity }
     }
 
-    /// Whether the schema's tables have the row-level security layout of this version: the newest
-    /// per-schema function exists and every table is forced. Tables registered by an older PGModel (or
-    /// whose row-level security an admin switched off) get the whole idempotent DDL again.
-    private func isSecured(_ renderer: SQLRenderer, on connection: PostgresConnection) async throws -> Bool {
-        let tables = renderer.schema.entities.filter { $0.superentity == nil }.map { renderer.qualifiedTable(named: $0.tableName) }
-            + renderer.joinTableNames().map { renderer.qualifiedTable(named: $0) }
+    /// Whether the store and the tables of `entities` have the row-level security layout of this
+    /// version: the store-wide marker (``SQLRenderer/securityMarker``) is there, and every table is forced
+    /// and has the newest per-table policy (`pgmodel_admin_all` with its fingerprint). Tables registered by
+    /// an older PGModel (or whose row-level security an admin switched off) get their statements again.
+    private func isSecured(_ renderer: SQLRenderer, tablesOf entities: Set<String>, on connection: PostgresConnection) async throws -> Bool {
+        let tables = renderer.securedTableNames(of: entities)
         let rows = try await query(SQLStatement(sql: """
-            SELECT to_regprocedure($1) IS NOT NULL AND coalesce((SELECT bool_and(c.relrowsecurity AND c.relforcerowsecurity) \
+            SELECT coalesce(obj_description(to_regprocedure($1), 'pg_proc') = $3, false) \
+            AND coalesce((SELECT bool_and(c.relrowsecurity AND c.relforcerowsecurity AND EXISTS (SELECT 1 FROM pg_policy p \
+            WHERE p.polrelid = c.oid AND p.polname = 'pgmodel_admin_all' AND obj_description(p.oid, 'pg_policy') = $4)) \
             FROM unnest($2::text[]) AS t(name) LEFT JOIN pg_class c ON c.oid = to_regclass(t.name)), true)
-            """, binds: [.string("\(Naming.quoted(schemaName)).\"pgmodel_share_audience\"(uuid[])"),
-                         .string(PostgresStoreEngine.textArray(tables))]), on: connection)
+            """, binds: [.string(renderer.securityMarkerFunction),
+                         .string(PostgresStoreEngine.textArray(tables)),
+                         .string(renderer.securityMarker),
+                         .string(SQLRenderer.adminPolicyComment)]), on: connection)
         return try rows.first?.decode(Bool?.self) ?? false
     }
 
@@ -191,12 +200,14 @@ public struct PostgresStoreEngine: Sendable {
         return try await transaction(as: requester, on: connection, body)
     }
 
-    /// Inside an open transaction: `SET LOCAL ROLE pgmodel_app` and `pgmodel.user_id` for a service user,
-    /// whatever role the service logged in as (a superuser included); nothing for the direct store.
+    /// Inside an open transaction: `SET LOCAL ROLE pgmodel_app` (`pgmodel_admin` for an admin) and
+    /// `pgmodel.user_id` for a service user, whatever role the service logged in as (a superuser
+    /// included); nothing for the direct store.
     func enterScope(of requester: Requester, on connection: PostgresConnection) async throws {
         guard let userID = requester.userID else { return }
         var sql = "SELECT set_config('role', $1, true), set_config('pgmodel.user_id', $2, true)"
-        var binds: [PGValue] = [.string(SQLRenderer.applicationRole), .string(userID.uuidString.lowercased())]
+        let role = requester.isAdmin ? SQLRenderer.adminRole : SQLRenderer.applicationRole
+        var binds: [PGValue] = [.string(role), .string(userID.uuidString.lowercased())]
         if let statementTimeout {
             let parts = statementTimeout.components
             let milliseconds = max(1, parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000)

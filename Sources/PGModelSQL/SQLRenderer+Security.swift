@@ -5,27 +5,71 @@ extension SQLRenderer {
     /// below decide every row it reads or writes.
     public static let applicationRole = "pgmodel_app"
 
+    /// The role an admin's service transactions run as instead (a member of ``applicationRole``, no
+    /// BYPASSRLS): its own policies show it every row while the requesting user is an admin. A plain
+    /// user's policies then need no "or an admin" arm, which would keep PostgreSQL from using an index.
+    public static let adminRole = "pgmodel_admin"
+
     /// Row-level security of the schema's tables, after ``createStatements()`` made them:
     ///
     /// * `pgmodel_cascade_links`, a view of every `.cascade` edge (parent id, child id, child owner),
     ///   and `pgmodel_shared_ids(write, childrenOnly)`, the ids of every row shared with the requesting
     ///   user: the roots in `pgmodel.shares` and what they own through cascades, transitively.
     /// * On every model and join table: `ENABLE` and `FORCE ROW LEVEL SECURITY`, a policy for the table
-    ///   owner (the database owner's direct connections see every row), and policies for
-    ///   ``applicationRole``: owner, admin or share; writes need a read-write share; deletes of a shared
-    ///   root need its owner.
+    ///   owner (the database owner's direct connections see every row), policies for
+    ///   ``applicationRole``: owner or share; writes need a read-write share; deletes of a shared
+    ///   root need its owner; and one for ``adminRole``: every row, while the user is an admin.
     /// * Privileges of ``applicationRole``: rows, and updates of model columns only (never `id`, `entity`
     ///   or `owner_id`).
     /// * A deferred constraint trigger that, at commit, checks a service user's references point at
     ///   rows they can see, and a statement trigger that drops the shares of deleted rows.
     ///
     /// Policies are built the fast way: every function call is wrapped in `(SELECT …)` so it runs once
-    /// per statement, and the share closure is an array the primary key can be probed with.
+    /// per statement, the share closure is an array the primary key can be probed with, and a user's
+    /// policy is `owner_id = me OR id = ANY (shared)`, which PostgreSQL answers with a BitmapOr of the
+    /// `owner_id` and primary-key indexes. Each policy carries a fingerprint of its definition
+    /// (`COMMENT ON POLICY`), so a store created by an older PGModel gets the new definition.
+    ///
+    /// Only the tables of `entities`' hierarchies (and join tables touching them) when given: a
+    /// registration renders the store-wide part from every registered entity and the per-table part for
+    /// what it registers.
     ///
     /// ```swift
     /// for sql in renderer.createStatements() + renderer.securityStatements() { try await execute(sql) }
     /// ```
-    public func securityStatements() -> [String] {
+    public func securityStatements(tablesOf entities: Set<String>? = nil) -> [String] {
+        var statements = storeSecurityStatements()
+        // Last of the store-wide part, so a store is marked only once all of it ran (see securityMarker).
+        statements.append(ifNot(
+            "coalesce(obj_description(to_regprocedure(\(literal(securityMarkerFunction))), 'pg_proc') = \(literal(securityMarker)), false)",
+            "COMMENT ON FUNCTION \(securityMarkerFunction) IS \(literal(securityMarker))"))
+        let (roots, joins) = securedTables(of: entities)
+        for root in roots { statements += modelTableSecurity(root) }
+        for join in joins { statements += joinTableSecurity(join) }
+        return statements
+    }
+
+    /// The qualified model and join tables ``securityStatements(tablesOf:)`` secures for `entities`
+    /// (every table when nil).
+    public func securedTableNames(of entities: Set<String>? = nil) -> [String] {
+        let (roots, joins) = securedTables(of: entities)
+        return roots.map { qualifiedTable(named: $0.tableName) } + joins.map { qualifiedTable(named: $0.table) }
+    }
+
+    private func securedTables(of entities: Set<String>?) -> (roots: [EntityDescription], joins: [JoinTableLayout]) {
+        let rootTables = entities.map { names in Set(names.compactMap { schema.rootEntity(of: $0)?.tableName }) }
+        let roots = schema.entities.filter { entity in
+            entity.superentity == nil && (rootTables?.contains(entity.tableName) ?? true)
+        }
+        let joins = joinTables().filter { join in
+            rootTables.map { $0.contains(join.sourceTable) || $0.contains(join.destinationTable) } ?? true
+        }
+        return (roots, joins)
+    }
+
+    /// What row-level security needs once per store, from every entity of the schema: the cascade links
+    /// view, the shared-ids function and the history functions.
+    private func storeSecurityStatements() -> [String] {
         let schemaQuoted = Naming.quoted(schemaName)
         let role = Self.applicationRole
         let links = "\(schemaQuoted).\"pgmodel_cascade_links\""
@@ -50,13 +94,29 @@ extension SQLRenderer {
             GRANT EXECUTE ON FUNCTION \(function)(boolean, boolean) TO \(role)
             """))
         statements += historyFunctions()
-        for root in schema.entities where root.superentity == nil {
-            statements += modelTableSecurity(root)
-        }
-        for join in joinTables() {
-            statements += joinTableSecurity(join)
-        }
         return statements
+    }
+
+    /// The function whose comment says which store-wide row-level security the schema has:
+    /// `pgmodel_share_audience`, the newest per-schema function.
+    public var securityMarkerFunction: String { "\(Naming.quoted(schemaName)).\"pgmodel_share_audience\"(uuid[])" }
+
+    /// The comment ``securityStatements(tablesOf:)`` leaves on ``securityMarkerFunction``: a fingerprint of
+    /// the store-wide statements, so a store whose cascade view or functions were made by another
+    /// PGModel, or for other entities, is told apart with one catalog read.
+    public var securityMarker: String {
+        "PGModel row-level security " + Self.fingerprint(storeSecurityStatements().joined(separator: ";\n"))
+    }
+
+    /// The comment of every table's `pgmodel_admin_all` policy, the newest per-table object: a table
+    /// without it has an older PGModel's policies and gets its table statements again.
+    public static var adminPolicyComment: String {
+        "PGModel policy " + fingerprint(adminPolicyDefinition)
+    }
+
+    private static var adminPolicyDefinition: String {
+        let isAdmin = "current_user = '\(adminRole)' AND (SELECT \"pgmodel\".\"current_user_is_admin\"())"
+        return "TO \(adminRole) USING (\(isAdmin)) WITH CHECK (\(isAdmin))"
     }
 
     /// `DO` block running `statements` unless `condition` holds.
@@ -92,15 +152,14 @@ extension SQLRenderer {
         let table = qualifiedTable(named: root.tableName)
         let role = Self.applicationRole
         let me = "(SELECT \"pgmodel\".\"current_user_id\"())"
-        let admin = "(SELECT \"pgmodel\".\"current_user_is_admin\"())"
         func shared(write: Bool, children: Bool) -> String {
             "\"id\" = ANY ((SELECT \(Naming.quoted(schemaName)).\"pgmodel_shared_ids\"(\(write), \(children)))::uuid[])"
         }
         let isApp = "current_user = '\(role)'"
-        let canRead = "\(isApp) AND (\"owner_id\" = \(me) OR \(admin) OR \(shared(write: false, children: false)))"
-        let canWrite = "\(isApp) AND (\"owner_id\" = \(me) OR \(admin) OR \(shared(write: true, children: false)))"
-        let canDelete = "\(isApp) AND (\"owner_id\" = \(me) OR \(admin) OR \(shared(write: true, children: true)))"
-        let canInsert = "\(isApp) AND (\"owner_id\" = \(me) OR \(admin) OR \"owner_id\" = ANY ((SELECT \"pgmodel\".\"read_write_sharers\"(\(literal(schemaName))))::uuid[]))"
+        let canRead = "\(isApp) AND (\"owner_id\" = \(me) OR \(shared(write: false, children: false)))"
+        let canWrite = "\(isApp) AND (\"owner_id\" = \(me) OR \(shared(write: true, children: false)))"
+        let canDelete = "\(isApp) AND (\"owner_id\" = \(me) OR \(shared(write: true, children: true)))"
+        let canInsert = "\(isApp) AND (\"owner_id\" = \(me) OR \"owner_id\" = ANY ((SELECT \"pgmodel\".\"read_write_sharers\"(\(literal(schemaName))))::uuid[]))"
         var statements = [
             enableRowSecurity(table),
             createPolicy("pgmodel_owner", on: table, "TO CURRENT_USER USING (true) WITH CHECK (true)"),
@@ -108,6 +167,7 @@ extension SQLRenderer {
             createPolicy("pgmodel_app_insert", on: table, "FOR INSERT TO \(role) WITH CHECK (\(canInsert))"),
             createPolicy("pgmodel_app_update", on: table, "FOR UPDATE TO \(role) USING (\(canWrite)) WITH CHECK (\(canWrite))"),
             createPolicy("pgmodel_app_delete", on: table, "FOR DELETE TO \(role) USING (\(canDelete))"),
+            createPolicy("pgmodel_admin_all", on: table, Self.adminPolicyDefinition),
             ifNot(hasRowPrivileges(table), "GRANT SELECT, INSERT, DELETE ON \(table) TO \(role)"),
         ]
         let attributes = schema.tableAttributes(ofRoot: root.name).map(\.attribute.columnName)
@@ -150,14 +210,13 @@ extension SQLRenderer {
         let table = qualifiedTable(named: join.table)
         let role = Self.applicationRole
         let me = "(SELECT \"pgmodel\".\"current_user_id\"())"
-        let admin = "(SELECT \"pgmodel\".\"current_user_is_admin\"())"
         let shared = "((SELECT \(Naming.quoted(schemaName)).\"pgmodel_shared_ids\"(true, false))::uuid[])"
         func visible(_ column: String, _ target: String) -> String {
             "EXISTS (SELECT 1 FROM \(qualifiedTable(named: target)) AS \"r\" WHERE \"r\".\"id\" = \(Naming.quoted(join.table)).\(Naming.quoted(column)))"
         }
         func writable(_ column: String, _ target: String) -> String {
             "EXISTS (SELECT 1 FROM \(qualifiedTable(named: target)) AS \"w\" WHERE \"w\".\"id\" = \(Naming.quoted(join.table)).\(Naming.quoted(column)) "
-                + "AND (\"w\".\"owner_id\" = \(me) OR \(admin) OR \"w\".\"id\" = ANY \(shared)))"
+                + "AND (\"w\".\"owner_id\" = \(me) OR \"w\".\"id\" = ANY \(shared)))"
         }
         // A row the writer inserted in this transaction counts as visible and writable: a child they add
         // to a shared record belongs to its owner and is visible to them only once linked.
@@ -177,6 +236,7 @@ extension SQLRenderer {
             createPolicy("pgmodel_app_select", on: table, "FOR SELECT TO \(role) USING (\(canRead))"),
             createPolicy("pgmodel_app_insert", on: table, "FOR INSERT TO \(role) WITH CHECK (\(canInsert))"),
             createPolicy("pgmodel_app_delete", on: table, "FOR DELETE TO \(role) USING (\(canDelete))"),
+            createPolicy("pgmodel_admin_all", on: table, Self.adminPolicyDefinition),
             ifNot(hasRowPrivileges(table), "GRANT SELECT, INSERT, DELETE ON \(table) TO \(role)"),
         ]
     }
@@ -244,9 +304,9 @@ extension SQLRenderer {
         let schemaQuoted = Naming.quoted(schemaName)
         let role = Self.applicationRole
         let links = "\(schemaQuoted).\"pgmodel_cascade_links\""
-        /// Whether the caller may ask: anyone but the application role, an admin, or what `also` says.
+        /// Whether the caller may ask: anyone but the service's two roles, an admin, or what `also` says.
         func mayAsk(or also: String) -> String {
-            "(current_setting('role') <> '\(role)' OR \"pgmodel\".\"current_user_is_admin\"() OR \(also))"
+            "(current_setting('role') NOT IN ('\(role)', '\(Self.adminRole)') OR \"pgmodel\".\"current_user_is_admin\"() OR \(also))"
         }
         let members = """
              WITH RECURSIVE "reached"("id", "entity") AS (\
@@ -320,12 +380,19 @@ extension SQLRenderer {
         return result
     }
 
-    /// `CREATE POLICY` unless the table has a policy of that name (CREATE POLICY has no IF NOT EXISTS).
+    /// `CREATE POLICY` unless the table has this policy with this definition: the policy's comment is a
+    /// fingerprint of its definition, and a policy of that name with another (or no) fingerprint, made by
+    /// an older PGModel, is dropped and created again in the same transaction.
     private func createPolicy(_ name: String, on table: String, _ definition: String) -> String {
-        """
+        let quotedName = Naming.quoted(name)
+        let comment = "PGModel policy " + Self.fingerprint(definition)
+        return """
         DO $pgmodel$ BEGIN \
-        IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polname = \(literal(name)) AND polrelid = \(literal(table))::regclass) THEN \
-        CREATE POLICY \(Naming.quoted(name)) ON \(table) \(definition); \
+        IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polname = \(literal(name)) AND polrelid = \(literal(table))::regclass \
+        AND obj_description(oid, 'pg_policy') = \(literal(comment))) THEN \
+        DROP POLICY IF EXISTS \(quotedName) ON \(table); \
+        CREATE POLICY \(quotedName) ON \(table) \(definition); \
+        COMMENT ON POLICY \(quotedName) ON \(table) IS \(literal(comment)); \
         END IF; END $pgmodel$
         """
     }

@@ -19,7 +19,9 @@ struct ConnectionServer: Sendable {
     let tracker: ConnectionTracker
     /// The server's one database listener; subscribed sessions fan out from it.
     let changeListener: ChangeListener
-    let forwarders: ForwarderCounter
+    let forwarders: ServerCounter
+    /// History reads made for change events' visibility, across the server's connections.
+    let visibilityReads: ServerCounter
     let maxFailedAuthentications: Int
     /// How long a connection may stay without a successful `hello`.
     let loginTimeout: Duration
@@ -137,7 +139,7 @@ struct ConnectionServer: Sendable {
         case .execute(let request, let user) where request.operation.name == .subscribe:
             guard case .subscribe(let entities) = request.operation else { return true }
             let requester = Requester.user(AuthenticatedUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
-            let visible = subscriptions.visibleChanges { VisibleChanges(gateway: dispatcher.gateway, requester: requester, logger: logger) }
+            let visible = subscriptions.visibleChanges { VisibleChanges(gateway: dispatcher.gateway, requester: requester, reads: visibilityReads, logger: logger) }
             await visible.start()   // once per connection: later calls return at once
             switch subscriptions.subscribe(id: request.id, entities: entities, visible: visible) {
             case .success:

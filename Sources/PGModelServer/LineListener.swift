@@ -41,6 +41,7 @@ struct LineListener: Service {
         let logger = server.logger
         let connectionServer = ConnectionServer(
             dispatcher: dispatcher, tracker: tracker, changeListener: changeListener, forwarders: server.forwarders,
+            visibilityReads: server.visibilityReads,
             maxFailedAuthentications: server.configuration.maxFailedAuthentications,
             loginTimeout: server.configuration.loginTimeout,
             loginGuard: LoginGuard(policy: server.configuration.loginThrottle),

@@ -33,7 +33,8 @@ public struct LineServer: Service, CustomStringConvertible {
     /// The database side: the pool, the schema registry and the engine, shared with the direct store's code.
     let gateway: DatabaseGateway
     let lifecycle = LineServerLifecycle()
-    let forwarders = ForwarderCounter()
+    let forwarders = ServerCounter()
+    let visibilityReads = ServerCounter()
     let eventLoopGroup: any EventLoopGroup
     /// The server side of TLS, when the configuration names a certificate and key; nil serves plain TCP.
     let tlsContext: NIOSSLContext?
@@ -118,6 +119,16 @@ public struct LineServer: Service, CustomStringConvertible {
     /// #expect(server.signalForwarderCount == 0)   // every subscriber has gone
     /// ```
     public var signalForwarderCount: Int { forwarders.count }
+
+    /// How many history reads the server has made to decide which change events a subscriber may see,
+    /// since it started. Rings that arrive while a subscriber's read runs share its next read, so this
+    /// grows with bursts of saves, not with saves.
+    ///
+    /// ```swift
+    /// let before = server.visibilityReadCount   // … a burst of 50 saves, 3 subscribers …
+    /// #expect(server.visibilityReadCount - before <= 6)
+    /// ```
+    public var visibilityReadCount: Int { visibilityReads.count }
 
     /// Names the listening address and the database without its password: service-lifecycle logs it.
     public var description: String {

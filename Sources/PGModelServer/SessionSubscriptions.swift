@@ -35,10 +35,10 @@ final class SessionSubscriptions: Sendable {
     private let visible = NIOLockedValueBox<VisibleChanges?>(nil)
     private let listener: ChangeListener
     private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
-    private let counter: ForwarderCounter
+    private let counter: ServerCounter
     private let logger: Logger
 
-    init(listener: ChangeListener, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, counter: ForwarderCounter, logger: Logger) {
+    init(listener: ChangeListener, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, counter: ServerCounter, logger: Logger) {
         self.listener = listener
         self.outbound = outbound
         self.counter = counter
@@ -181,9 +181,10 @@ final class SessionSubscriptions: Sendable {
     }
 }
 
-/// How many connections are forwarding change signals right now (one listener stream each); shared
-/// by a server's connections and reported by ``LineServer/signalForwarderCount``.
-final class ForwarderCounter: Sendable {
+/// A count shared by a server's connections: how many are forwarding change signals right now
+/// (``LineServer/signalForwarderCount``), how many visibility reads they made
+/// (``LineServer/visibilityReadCount``).
+final class ServerCounter: Sendable {
     private let value = NIOLockedValueBox(0)
 
     func add(_ delta: Int) {

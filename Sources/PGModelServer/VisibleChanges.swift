@@ -12,21 +12,23 @@ import PGModelStore
 /// when it touched a record shared with them.
 ///
 /// ```swift
-/// let visible = VisibleChanges(gateway: gateway, requester: .user(alice), logger: logger)
+/// let visible = VisibleChanges(gateway: gateway, requester: .user(alice), reads: ServerCounter(), logger: logger)
 /// await visible.start()
 /// if let signal = await visible.filter(ring) { forward(signal) }
 /// ```
 final class VisibleChanges: Sendable {
     private let gateway: DatabaseGateway
     private let requester: Requester
+    private let reads: ServerCounter
     private let logger: Logger
     /// The newest history token this connection was told about; nil until ``start()`` read it.
     private let told = NIOLockedValueBox<UInt64?>(nil)
     private static let pageSize = 500
 
-    init(gateway: DatabaseGateway, requester: Requester, logger: Logger) {
+    init(gateway: DatabaseGateway, requester: Requester, reads: ServerCounter, logger: Logger) {
         self.gateway = gateway
         self.requester = requester
+        self.reads = reads
         self.logger = logger
     }
 
@@ -43,6 +45,7 @@ final class VisibleChanges: Sendable {
     /// the event names no class: the client then reads its history itself, which shows only what it may see.
     func filter(_ signal: ChangeSignal) async -> ChangeSignal? {
         guard signal.kind == .committed, let after = told.withLockedValue({ $0 }) else { return signal }
+        reads.add(1)
         do {
             let page = try await gateway.fetchHistory(HistoryRequest(filter: .token(.greater, after), limit: Self.pageSize), as: requester)
             if let last = page.transactions.last?.token {

@@ -33,17 +33,22 @@ struct SharingSQLTests {
         #expect(empty?.cascadeLinksSelect().hasSuffix("WHERE false") == true)
     }
 
-    @Test("model tables: forced row-level security, owner/admin/share policies, no update of id, entity or owner_id")
+    @Test("model tables: forced row-level security, owner/share policies and the admin role's, no update of id, entity or owner_id")
     func modelTablePolicies() {
         let ddl = r.securityStatements()
         let album = ddl.filter { $0.contains(#""app"."album""#) }
         #expect(album.contains { $0.contains(#"ALTER TABLE "app"."album" ENABLE ROW LEVEL SECURITY; ALTER TABLE "app"."album" FORCE ROW LEVEL SECURITY"#) })
         #expect(album.contains { $0.contains(#"CREATE POLICY "pgmodel_owner" ON "app"."album" TO CURRENT_USER USING (true) WITH CHECK (true)"#) })
-        let select = #"CREATE POLICY "pgmodel_app_select" ON "app"."album" FOR SELECT TO pgmodel_app USING (current_user = 'pgmodel_app' AND ("owner_id" = (SELECT "pgmodel"."current_user_id"()) OR (SELECT "pgmodel"."current_user_is_admin"()) OR "id" = ANY ((SELECT "app"."pgmodel_shared_ids"(false, false))::uuid[])))"#
+        let select = #"CREATE POLICY "pgmodel_app_select" ON "app"."album" FOR SELECT TO pgmodel_app USING (current_user = 'pgmodel_app' AND ("owner_id" = (SELECT "pgmodel"."current_user_id"()) OR "id" = ANY ((SELECT "app"."pgmodel_shared_ids"(false, false))::uuid[])))"#
         #expect(album.contains { $0.contains(select) })
-        #expect(album.contains { $0.contains(#"FOR UPDATE TO pgmodel_app USING (current_user = 'pgmodel_app' AND ("owner_id" = (SELECT "pgmodel"."current_user_id"()) OR (SELECT "pgmodel"."current_user_is_admin"()) OR "id" = ANY ((SELECT "app"."pgmodel_shared_ids"(true, false))::uuid[])))"#) })
-        // Only the owner or an admin deletes a shared root: grantees delete what it owns.
-        #expect(album.contains { $0.contains(#"FOR DELETE TO pgmodel_app USING (current_user = 'pgmodel_app' AND ("owner_id" = (SELECT "pgmodel"."current_user_id"()) OR (SELECT "pgmodel"."current_user_is_admin"()) OR "id" = ANY ((SELECT "app"."pgmodel_shared_ids"(true, true))::uuid[])))"#) })
+        #expect(album.contains { $0.contains(#"FOR UPDATE TO pgmodel_app USING (current_user = 'pgmodel_app' AND ("owner_id" = (SELECT "pgmodel"."current_user_id"()) OR "id" = ANY ((SELECT "app"."pgmodel_shared_ids"(true, false))::uuid[])))"#) })
+        // An admin's requests run as pgmodel_admin: a user's policy has no admin arm to defeat its indexes.
+        #expect(!album.contains { $0.contains("pgmodel_app_") && $0.contains("current_user_is_admin") })
+        #expect(album.contains { $0.contains(#"CREATE POLICY "pgmodel_admin_all" ON "app"."album" TO pgmodel_admin USING (current_user = 'pgmodel_admin' AND (SELECT "pgmodel"."current_user_is_admin"())) WITH CHECK (current_user = 'pgmodel_admin' AND (SELECT "pgmodel"."current_user_is_admin"()))"#) })
+        // A policy carries the fingerprint of its definition; another definition replaces it.
+        #expect(album.contains { $0.contains(#"DROP POLICY IF EXISTS "pgmodel_app_select" ON "app"."album"; CREATE POLICY"#) && $0.contains("COMMENT ON POLICY") })
+        // Only the owner (or an admin, through its own policy) deletes a shared root: grantees delete what it owns.
+        #expect(album.contains { $0.contains(#"FOR DELETE TO pgmodel_app USING (current_user = 'pgmodel_app' AND ("owner_id" = (SELECT "pgmodel"."current_user_id"()) OR "id" = ANY ((SELECT "app"."pgmodel_shared_ids"(true, true))::uuid[])))"#) })
         #expect(album.contains { $0.contains(#""owner_id" = ANY ((SELECT "pgmodel"."read_write_sharers"('app'))::uuid[])"#) })
         #expect(album.contains { $0.contains(#"GRANT UPDATE ("title", "publisher_id") ON "app"."album" TO pgmodel_app"#) })
         #expect(!ddl.contains { $0.contains("GRANT UPDATE") && ($0.contains(#""owner_id")"#) || $0.contains(#"("id""#) || $0.contains(#""entity""#)) })
@@ -58,6 +63,19 @@ struct SharingSQLTests {
         #expect(!ddl.contains { $0.contains(#""app"."business_trip""#) })
     }
 
+    @Test("a registration secures its own tables; the store-wide view and functions cover every entity")
+    func registrationSecuresItsTables() {
+        let ddl = r.securityStatements(tablesOf: ["Album"])
+        #expect(ddl.contains { $0.contains(#"ALTER TABLE "app"."album" FORCE ROW LEVEL SECURITY"#) })
+        #expect(!ddl.contains { $0.contains(#"ALTER TABLE "app"."trip" FORCE ROW LEVEL SECURITY"#) })
+        // The cascade view is the store's: another app's cascades stay in it.
+        let view = ddl.first { $0.contains("CREATE OR REPLACE VIEW") } ?? ""
+        #expect(view.contains(#""app"."living_accommodation""#) && view.contains(#""app"."track""#))
+        #expect(r.securedTableNames(of: ["Album"]) == [#""app"."album""#])
+        #expect(r.securedTableNames(of: ["Playlist"]).contains(#""app"."playlist_tracks""#))
+        #expect(ddl.contains { $0.contains("COMMENT ON FUNCTION") && $0.contains(r.securityMarker) })
+    }
+
     @Test("join tables: both ends visible to read; to write, one end writable (or just inserted)")
     func joinTablePolicies() {
         let ddl = r.securityStatements()
@@ -69,7 +87,7 @@ struct SharingSQLTests {
         #expect(select.contains(#"EXISTS (SELECT 1 FROM "app"."track" AS "r" WHERE "r"."id" = "playlist_tracks"."tracks_id")"#))
         let insert = ddl.first { $0.contains(#"CREATE POLICY "pgmodel_app_insert" ON "app"."playlist_tracks""#) } ?? ""
         #expect(insert.contains(#""pgmodel"."is_new_row"('"app"."track"'::regclass, "playlist_tracks"."tracks_id")"#))
-        #expect(insert.contains(#"("w"."owner_id" = (SELECT "pgmodel"."current_user_id"()) OR (SELECT "pgmodel"."current_user_is_admin"()) OR "w"."id" = ANY ((SELECT "app"."pgmodel_shared_ids"(true, false))::uuid[]))"#))
+        #expect(insert.contains(#"("w"."owner_id" = (SELECT "pgmodel"."current_user_id"()) OR "w"."id" = ANY ((SELECT "app"."pgmodel_shared_ids"(true, false))::uuid[]))"#))
     }
 
     @Test("every security statement checks the catalog first, so re-registering takes no table lock")
