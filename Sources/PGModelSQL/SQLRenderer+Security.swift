@@ -40,9 +40,10 @@ extension SQLRenderer {
     public func securityStatements(tablesOf entities: Set<String>? = nil) -> [String] {
         var statements = storeSecurityStatements()
         // Last of the store-wide part, so a store is marked only once all of it ran (see securityMarker).
+        let marker = literal(Self.securityMarker(of: statements))
         statements.append(ifNot(
-            "coalesce(obj_description(to_regprocedure(\(literal(securityMarkerFunction))), 'pg_proc') = \(literal(securityMarker)), false)",
-            "COMMENT ON FUNCTION \(securityMarkerFunction) IS \(literal(securityMarker))"))
+            "coalesce(obj_description(to_regprocedure(\(literal(securityMarkerFunction))), 'pg_proc') = \(marker), false)",
+            "COMMENT ON FUNCTION \(securityMarkerFunction) IS \(marker)"))
         let (roots, joins) = securedTables(of: entities)
         for root in roots { statements += modelTableSecurity(root) }
         for join in joins { statements += joinTableSecurity(join) }
@@ -104,8 +105,10 @@ extension SQLRenderer {
     /// The comment ``securityStatements(tablesOf:)`` leaves on ``securityMarkerFunction``: a fingerprint of
     /// the store-wide statements, so a store whose cascade view or functions were made by another
     /// PGModel, or for other entities, is told apart with one catalog read.
-    public var securityMarker: String {
-        "PGModel row-level security " + Self.fingerprint(storeSecurityStatements().joined(separator: ";\n"))
+    public var securityMarker: String { Self.securityMarker(of: storeSecurityStatements()) }
+
+    private static func securityMarker(of storeStatements: [String]) -> String {
+        "PGModel row-level security " + fingerprint(storeStatements.joined(separator: ";\n"))
     }
 
     /// The comment of every table's `pgmodel_admin_all` policy, the newest per-table object: a table
@@ -360,9 +363,6 @@ extension SQLRenderer {
         var destinationColumn: String
         var destinationTable: String
     }
-
-    /// The names of the schema's join tables.
-    public func joinTableNames() -> [String] { joinTables().map(\.table) }
 
     /// Every join table of the schema, once.
     func joinTables() -> [JoinTableLayout] {
