@@ -26,17 +26,27 @@ public final class ModelContainer: Sendable {
     private let mainContextBox: MainContextBox
 
     /// A container for `forTypes`.
-    public convenience init(for forTypes: any PersistentModel.Type..., configurations: ModelConfiguration...) throws {
-        try self.init(for: Schema(forTypes), configurations: configurations)
+    public convenience init(for forTypes: any PersistentModel.Type..., migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+                            configurations: ModelConfiguration...) throws {
+        try self.init(for: Schema(forTypes), migrationPlan: migrationPlan, configurations: configurations)
     }
 
     /// A container for `givenSchema`.
-    public convenience init(for givenSchema: Schema, configurations: ModelConfiguration...) throws {
-        try self.init(for: givenSchema, configurations: configurations)
+    public convenience init(for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+                            configurations: ModelConfiguration...) throws {
+        try self.init(for: givenSchema, migrationPlan: migrationPlan, configurations: configurations)
     }
 
     /// A container for `givenSchema` with the first of `configurations` (or the default one).
-    public init(for givenSchema: Schema, configurations: [ModelConfiguration]) throws {
+    ///
+    /// With a `migrationPlan`, the store is first moved from its version to `givenSchema.version`
+    /// through the plan's stages, all in one transaction (see ``SchemaMigrationPlan``):
+    ///
+    /// ```swift
+    /// let container = try ModelContainer(for: Schema(versionedSchema: SampleTripsSchemaV4.self),
+    ///                                    migrationPlan: SampleTripsMigrationPlan.self, configurations: [configuration])
+    /// ```
+    public init(for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, configurations: [ModelConfiguration]) throws {
         let configuration = configurations.first ?? ModelConfiguration()
         let schema = configuration.schema ?? givenSchema
         guard !schema.entities.isEmpty else {
@@ -53,6 +63,9 @@ public final class ModelContainer: Sendable {
                                                    requestTimeout: try configuration.effectiveRequestTimeout())
         let description = schema.schemaDescription
         do {
+            if let migrationPlan {
+                try Self.migrate(store, bridge: bridge, to: schema, plan: migrationPlan, configurations: configurations)
+            }
             try bridge.run(timeout: bridge.schemaTimeout) { try await store.prepare(description) }
         } catch {
             try? bridge.run { await store.close() }
@@ -60,6 +73,17 @@ public final class ModelContainer: Sendable {
         }
         self.schema = schema
         self.configurations = configurations.isEmpty ? [configuration] : configurations
+        self.store = store
+        self.bridge = bridge
+        self.historyFeed = HistoryFeed(store: store, executor: bridge.executor)
+        self.mainContextBox = MainContextBox()
+    }
+
+    /// The container of one migration stage's `ModelContext`: `schema` is the stage's old or new
+    /// version, `store` the migration's transaction.
+    init(stage schema: Schema, store: any ModelStore, bridge: BlockingBridge, configurations: [ModelConfiguration]) {
+        self.schema = schema
+        self.configurations = configurations
         self.store = store
         self.bridge = bridge
         self.historyFeed = HistoryFeed(store: store, executor: bridge.executor)

@@ -36,6 +36,9 @@ extension Schema {
         let write: @Sendable (any PersistentModel, PGValue) throws -> Void
         /// The Swift value a stored value stands for (history tombstones read attributes without a model).
         let decodeStored: @Sendable (PGValue) throws -> Any
+        /// The stored form of the default value written in the class, if any (see
+        /// `AttributeDescription.defaultValue`).
+        let storedDefault: () -> PGValue?
 
         /// Describes a stored property of `Model` whose values `codec` converts.
         public init<Model: PersistentModel, Value>(
@@ -43,7 +46,8 @@ extension Schema {
             keypath: ReferenceWritableKeyPath<Model, Value>,
             codec: AttributeCodec<Value>,
             metadata: Attribute? = nil,
-            declaredKeypath: AnyKeyPath? = nil
+            declaredKeypath: AnyKeyPath? = nil,
+            defaultValue: (() -> Value)? = nil
         ) {
             self.name = name
             self.keypath = keypath
@@ -51,7 +55,13 @@ extension Schema {
             self.metadata = metadata
             self.relationship = nil
             nonisolated(unsafe) let keypath = keypath
+            // Evaluated when the schema is described, never per row: a migration fills existing rows with it.
+            nonisolated(unsafe) let makeDefault = defaultValue
             if let transformer = metadata?.transformer {
+                self.storedDefault = {
+                    guard let makeDefault else { return nil }
+                    return (transformer.init().transformedValue(makeDefault()) as? Data).map(PGValue.data)
+                }
                 // The transformer's Data is what is stored; the static codec is not used.
                 self.attributeType = .data
                 self.isOptional = true
@@ -71,6 +81,11 @@ extension Schema {
             self.attributeType = codec.attributeType
             self.isOptional = codec.isOptional
             self.isUnsupported = codec.isUnsupported
+            self.storedDefault = {
+                guard let makeDefault else { return nil }
+                let value = codec.encode(makeDefault())
+                return value.isNull ? nil : value
+            }
             self.canBeFault = codec.placeholder != nil
             self.read = { model in
                 guard let model = model as? Model else { return nil }
@@ -91,8 +106,11 @@ extension Schema {
             keypath: ReferenceWritableKeyPath<Model, Value>,
             codec: RelationshipCodec<Value>,
             metadata: Relationship? = nil,
-            declaredKeypath: AnyKeyPath? = nil
+            declaredKeypath: AnyKeyPath? = nil,
+            defaultValue: (() -> Value)? = nil
         ) {
+            // A relationship's default (`= []`) is not stored: its rows are the related models.
+            self.storedDefault = { nil }
             self.name = name
             self.keypath = keypath
             self.declaredKeypath = declaredKeypath
@@ -156,7 +174,8 @@ extension Schema {
                 isOpaque: options.contains(.codable),
                 isExternal: options.contains(.externalStorage),
                 preservesValueOnDeletion: options.contains(.preserveValueOnDeletion),
-                hashModifier: metadata?.hashModifier
+                hashModifier: metadata?.hashModifier,
+                defaultValue: storedDefault()
             )
         }
 

@@ -18,11 +18,14 @@ public final class Schema: Sendable, CustomStringConvertible {
     public init(_ types: [any PersistentModel.Type], version: Version = Version(1, 0, 0)) {
         // A model's relationships and superclasses belong to the schema even when not listed, as in SwiftData.
         var seen = Set<ObjectIdentifier>()
+        // One class per entity name: the listed types come first, so a versioned schema's nested
+        // `SchemaV1.Trip` wins over the top-level `Trip` a shared model's relationship points at.
+        var names = Set<String>()
         var unique: [any PersistentModel.Type] = []
         var pending = types
         while !pending.isEmpty {
             let type = pending.removeFirst()
-            guard seen.insert(ObjectIdentifier(type)).inserted else { continue }
+            guard seen.insert(ObjectIdentifier(type)).inserted, names.insert(type._$entityName).inserted else { continue }
             unique.append(type)
             if let parent = type._$superentity { pending.append(parent) }
             pending.append(contentsOf: type.schemaMetadata.compactMap { $0.relationship?.destination })

@@ -85,6 +85,12 @@ public struct PGModelError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unsupportedHistoryQuery = Code(rawValue: "unsupported_history_query")
         /// Any other database error; ``PGModelError/sqlState`` tells which.
         public static let databaseError = Code(rawValue: "database_error")
+        /// The app's schema version is older than the store's, or a migration it needs cannot run here.
+        public static let schemaVersionMismatch = Code(rawValue: "schema_version_mismatch")
+        /// The store's entities have the shape of no version in the migration plan.
+        public static let unknownSchemaVersion = Code(rawValue: "unknown_schema_version")
+        /// A migration stage failed; the store is left at its old version with all its data.
+        public static let migrationFailed = Code(rawValue: "migration_failed")
         /// A bug in PGModel: please report it.
         public static let internalError = Code(rawValue: "internal_error")
     }

@@ -149,6 +149,10 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     public var preservesValueOnDeletion: Bool
     /// `@Attribute(hashModifier:)`, for migrations.
     public var hashModifier: String?
+    /// The property's default value as written in the class (`var perdiem: Double = 0.0`), stored form:
+    /// what a migration fills existing rows with when the attribute is added or becomes non-optional.
+    /// Not part of the shape: a changed default alone needs no migration.
+    public var defaultValue: PGValue?
 
     public init(
         name: String,
@@ -160,9 +164,11 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         isOpaque: Bool = false,
         isExternal: Bool = false,
         preservesValueOnDeletion: Bool = false,
-        hashModifier: String? = nil
+        hashModifier: String? = nil,
+        defaultValue: PGValue? = nil
     ) {
         self.name = name
+        self.defaultValue = defaultValue
         self.isOpaque = isOpaque
         self.isExternal = isExternal
         self.preservesValueOnDeletion = preservesValueOnDeletion
@@ -178,7 +184,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, columnName, type, isOptional, isUnique, originalName, isOpaque, isExternal, preservesValueOnDeletion, hashModifier
+        case name, columnName, type, isOptional, isUnique, originalName, isOpaque, isExternal, preservesValueOnDeletion, hashModifier, defaultValue
     }
 
     public init(from decoder: any Decoder) throws {
@@ -193,5 +199,6 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         isExternal = try c.decodeIfPresent(Bool.self, forKey: .isExternal) ?? false
         preservesValueOnDeletion = try c.decodeIfPresent(Bool.self, forKey: .preservesValueOnDeletion) ?? false
         hashModifier = try c.decodeIfPresent(String.self, forKey: .hashModifier)
+        defaultValue = try c.decodeIfPresent(PGValue.self, forKey: .defaultValue)
     }
 }

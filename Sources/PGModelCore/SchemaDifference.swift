@@ -31,7 +31,7 @@ extension SchemaDescription {
             guard let have = entity(named: wanted.name) else {
                 return SchemaDifference(entity: wanted.name, description: "\(wanted.name) is not registered")
             }
-            if have == wanted { continue }
+            if have.shape == wanted.shape { continue }
             func differ(_ what: String) -> SchemaDifference {
                 SchemaDifference(entity: wanted.name, description: "\(wanted.name)\(what)")
             }
@@ -42,7 +42,7 @@ extension SchemaDescription {
                 if registered.type != attribute.type {
                     return differ(".\(attribute.name) is registered as \(registered.type.rawValue), not \(attribute.type.rawValue)")
                 }
-                if registered != attribute { return differ(".\(attribute.name) is registered with other options") }
+                if registered.shape != attribute.shape { return differ(".\(attribute.name) is registered with other options") }
             }
             for attribute in have.attributes where wanted.attribute(named: attribute.name) == nil {
                 return differ(".\(attribute.name) is registered but not in this schema")
@@ -78,5 +78,28 @@ extension SchemaDescription {
         let replaced = Set(schema.entities.map(\.name))
         let kept = entities.filter { !replaced.contains($0.name) }
         return SchemaDescription(entities: (kept + schema.entities).sorted { $0.name < $1.name }, version: schema.version)
+    }
+}
+
+extension EntityDescription {
+    /// This entity without what does not change its storage (attribute defaults): what registrations and
+    /// migrations compare, so a changed default value alone never counts as another schema.
+    ///
+    /// ```swift
+    /// registered.shape == declared.shape   // true when only a default value changed
+    /// ```
+    public var shape: EntityDescription {
+        var copy = self
+        copy.attributes = attributes.map(\.shape)
+        return copy
+    }
+}
+
+extension AttributeDescription {
+    /// This attribute without its default value (see ``EntityDescription/shape``).
+    public var shape: AttributeDescription {
+        var copy = self
+        copy.defaultValue = nil
+        return copy
     }
 }

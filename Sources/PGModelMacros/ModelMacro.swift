@@ -151,6 +151,9 @@ extension ModelMacro: MemberMacro {
             if let declaring {
                 entry += ", declaredKeypath: \\\(declaring).\(property.identifier)"
             }
+            if let value = property.defaultValue {
+                entry += ", defaultValue: { \(value.trimmedDescription) }"
+            }
             return entry + ")"
         }
         return entries.isEmpty ? "[]" : "[\n" + entries.joined(separator: ",\n") + "\n]"

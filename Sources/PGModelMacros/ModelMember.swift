@@ -13,6 +13,8 @@ struct PersistedProperty {
     let metadata: PropertyMetadataAttribute?
     /// Whether the declaration already carries `@_PersistedProperty` (written by hand or by an earlier pass).
     let isAlreadyPersisted: Bool
+    /// The default value as written (`= 0.0`), unless it is `nil`: a migration fills existing rows with it.
+    var defaultValue: ExprSyntax? = nil
 }
 
 /// The marker attribute whose arguments `@Model` copies into the property's schema metadata.
@@ -148,7 +150,8 @@ enum ModelMember {
             name: name,
             type: type,
             metadata: metadata,
-            isAlreadyPersisted: variable.attributes.contains(named: persistedPropertyNames)
+            isAlreadyPersisted: variable.attributes.contains(named: persistedPropertyNames),
+            defaultValue: binding.initializer.flatMap { $0.value.is(NilLiteralExprSyntax.self) ? nil : $0.value.trimmed }
         ))
     }
 

@@ -11,7 +11,7 @@ extension PostgresStoreEngine {
     func writeHistory(_ log: HistoryLog, request: SaveRequest, as requester: Requester, on connection: PostgresConnection) async throws {
         guard !log.isEmpty else { return }
         let sql = HistorySQL(schemaName: schemaName)
-        let rows = try await query(sql.insertTransaction(author: request.author, userID: requester.newRowOwner, userName: requester.userName), on: connection)
+        let rows = try await query(sql.insertTransaction(author: request.author, userID: requester.newRowOwner, userName: requester.userName, joining: isEnclosed), on: connection)
         guard let id = try rows.first?.decode(Int64.self) else {
             throw PGModelError(.internalError, "writing the history transaction of schema \(schemaName) returned no id")
         }
@@ -51,7 +51,8 @@ extension PostgresStoreEngine {
     /// READ snapshot.
     private func readHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> HistoryPage {
         let sql = HistorySQL(schemaName: schemaName)
-        try await execute(SQLStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), on: connection)
+        // Inside a migration the reads see the migration's own transaction.
+        if !isEnclosed { try await execute(SQLStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), on: connection) }
         do {
             try await enterScope(of: requester, on: connection)
             let state = try await query(sql.deletionState(), on: connection)
@@ -85,10 +86,10 @@ extension PostgresStoreEngine {
                         values: try Self.decodeValues(values), tombstone: try Self.decodeValues(tombstone)))
                 }
             }
-            try await execute(SQLStatement(sql: "COMMIT"), on: connection)
+            if !isEnclosed { try await execute(SQLStatement(sql: "COMMIT"), on: connection) }
             return HistoryPage(transactions: records, isComplete: true)
         } catch {
-            _ = try? await query(SQLStatement(sql: "ROLLBACK"), on: connection)
+            if !isEnclosed { _ = try? await query(SQLStatement(sql: "ROLLBACK"), on: connection) }
             throw PostgresErrorMapping.map(error)
         }
     }

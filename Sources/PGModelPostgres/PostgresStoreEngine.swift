@@ -23,6 +23,10 @@ public struct PostgresStoreEngine: Sendable {
     /// `timeout`, while the connection stays usable. `nil` leaves the database's setting.
     public let statementTimeout: Duration?
     let logger: Logger
+    /// Set for an engine working inside a transaction someone else opened (a migration's): its own
+    /// transactions become savepoints, so a save inside `willMigrate` commits or rolls back with the
+    /// whole migration.
+    var isEnclosed = false
 
     public init(schemaName: String = "public", statementTimeout: Duration? = nil, logger: Logger = Logger(label: "pgmodel.store")) {
         self.schemaName = schemaName
@@ -68,6 +72,7 @@ public struct PostgresStoreEngine: Sendable {
             // Re-registering a schema that is already in place (every client's start-up) must not run
             // DDL: ALTER TABLE and CREATE OR REPLACE VIEW take exclusive locks that deadlock against
             // other clients' saves.
+            try await checkVersion(of: schema, on: connection)
             let registered = try await loadSchema(on: connection)
             // Row-level security spans the whole store (the cascade edges a share follows, the shared-ids
             // function): built from every registered entity, so one app's registration never drops
@@ -99,7 +104,7 @@ public struct PostgresStoreEngine: Sendable {
 
     /// Whether every entity of `schema` is registered with exactly this description.
     private static func isRegistered(_ schema: SchemaDescription, in registered: SchemaDescription) -> Bool {
-        schema.entities.allSatisfy { entity in registered.entity(named: entity.name) == entity }
+        schema.entities.allSatisfy { entity in registered.entity(named: entity.name)?.shape == entity.shape }
     }
 
     /// Whether the store and the tables of `entities` have the row-level security layout of this
@@ -225,6 +230,17 @@ public struct PostgresStoreEngine: Sendable {
     /// For a service user the transaction first takes on their identity (``enterScope(of:on:)``).
     func transaction<T>(as requester: Requester = .trusted, on connection: PostgresConnection,
                         _ body: () async throws -> T) async throws -> T {
+        if isEnclosed {
+            try await execute(SQLStatement(sql: "SAVEPOINT pgmodel_enclosed"), on: connection)
+            do {
+                let result = try await body()
+                try await execute(SQLStatement(sql: "RELEASE SAVEPOINT pgmodel_enclosed"), on: connection)
+                return result
+            } catch {
+                _ = try? await query(SQLStatement(sql: "ROLLBACK TO SAVEPOINT pgmodel_enclosed"), on: connection)
+                throw PostgresErrorMapping.map(error)
+            }
+        }
         try await execute(SQLStatement(sql: "BEGIN"), on: connection)
         do {
             try await enterScope(of: requester, on: connection)

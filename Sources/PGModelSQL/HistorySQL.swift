@@ -23,11 +23,15 @@ public struct HistorySQL: Sendable {
 
     /// `INSERT INTO pgmodel.transactions … RETURNING id`: the save's history transaction. Its token, the
     /// position, is assigned at COMMIT (the `pgmodel_assign_position` trigger).
-    public func insertTransaction(author: String?, userID: UUID?, userName: String?) -> SQLStatement {
+    ///
+    /// With `joining` (saves inside a migration, which all share one PostgreSQL transaction), a second
+    /// save joins the first one's history transaction instead of breaking its one-row-per-xid key.
+    public func insertTransaction(author: String?, userID: UUID?, userName: String?, joining: Bool = false) -> SQLStatement {
         var b = SQLBuilder()
         let values = [b.bind(.string(schemaName)), b.bind(author.map(PGValue.string) ?? .null),
                       b.bind(userID.map(PGValue.uuid) ?? .null) + "::uuid", b.bind(userName.map(PGValue.string) ?? .null)]
-        b.sql = "INSERT INTO \"pgmodel\".\"transactions\" (\"schema_name\", \"author\", \"user_id\", \"user_name\") VALUES (\(values.joined(separator: ", "))) RETURNING \"id\""
+        let conflict = joining ? " ON CONFLICT (\"xid\") DO UPDATE SET \"author\" = coalesce(\"pgmodel\".\"transactions\".\"author\", EXCLUDED.\"author\")" : ""
+        b.sql = "INSERT INTO \"pgmodel\".\"transactions\" (\"schema_name\", \"author\", \"user_id\", \"user_name\") VALUES (\(values.joined(separator: ", ")))\(conflict) RETURNING \"id\""
         return b.statement
     }
 

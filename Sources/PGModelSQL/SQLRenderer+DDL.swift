@@ -202,7 +202,7 @@ extension SQLRenderer {
     }
 
     /// The column of a uniqueness or index group member: an attribute's column or a foreign key's.
-    private func constraintColumn(_ name: String, of entity: EntityDescription) -> String? {
+    func constraintColumn(_ name: String, of entity: EntityDescription) -> String? {
         if let attribute = entity.attribute(named: name) { return attribute.columnName }
         if let relationship = entity.relationship(named: name), case .foreignKey(let column) = schema.storage(of: relationship, in: entity) { return column }
         return nil

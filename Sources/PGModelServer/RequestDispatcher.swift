@@ -45,7 +45,7 @@ struct RequestDispatcher: Sendable {
         let result: Result<ResponseResult, WireError>
         do {
             // Registration creates tables and indexes: it may take longer than a request.
-            let timeout = request.operation.name == .register ? max(requestTimeout, ConnectionDeadline.minimumSchemaDuration) : requestTimeout
+            let timeout = request.operation.name == .register || request.operation.name == .migrate ? max(requestTimeout, ConnectionDeadline.minimumSchemaDuration) : requestTimeout
             let operation = request.operation
             result = .success(try await Deadline(timeout, operation: "'\(operation.name.rawValue)'").run { [self] in
                 try await run(operation, as: requester)
@@ -63,7 +63,7 @@ struct RequestDispatcher: Sendable {
         logger.debug("request", metadata: metadata)
         // Operations that change tables, access or history are kept at info level with who did them.
         switch request.operation.name {
-        case .register, .share, .unshare, .deleteHistory:
+        case .register, .migrate, .share, .unshare, .deleteHistory:
             metadata["admin"] = "\(user.isAdmin)"
             metadata["outcome"] = if case .success = result { "ok" } else { "refused" }
             logger.info("audited operation", metadata: metadata)
@@ -76,6 +76,10 @@ struct RequestDispatcher: Sendable {
     private func run(_ operation: Request.Operation, as requester: Requester) async throws -> ResponseResult {
         switch operation {
         case .register(let schema):
+            _ = try await gateway.prepare(schema, as: requester)
+            return .registered(entities: schema.entities.map(\.name))
+        case .migrate(let schema, let plan):
+            try await gateway.migrate(to: schema, plan: plan, as: requester)
             _ = try await gateway.prepare(schema, as: requester)
             return .registered(entities: schema.entities.map(\.name))
         case .fetch(let request):

@@ -29,6 +29,8 @@ package final class DatabaseGateway: Sendable {
     package let registry = SchemaRegistry()
     /// Every call's deadline, waiting for a connection included.
     package let requestTimeout: TimeAmount
+    let eventLoopGroup: any EventLoopGroup
+    let logger: Logger
     private let isBootstrapped = NIOLockedValueBox(false)
 
     package init(configuration: PostgresStoreConfiguration, maximumConnections: Int, maximumLoginConnections: Int = 0,
@@ -42,6 +44,8 @@ package final class DatabaseGateway: Sendable {
                              maximumIdleConnections: maximumLoginConnections, eventLoopGroup: eventLoopGroup, logger: logger)
             : nil
         self.requestTimeout = requestTimeout
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
     }
 
     /// The deadline of schema work, which may take longer than a request.
@@ -68,6 +72,7 @@ package final class DatabaseGateway: Sendable {
         return try await pool.withConnection(deadline: schemaTimeout, operation: "creating the schema") { connection in
             try await self.bootstrapIfNeeded(on: connection)
             guard requester.isAdmin else {
+                try await self.engine.checkVersion(of: schema, on: connection)
                 let registered = try await self.engine.loadSchema(on: connection)
                 self.registry.replace(with: registered)
                 if let difference = registered.firstDifference(registering: schema) {

@@ -12,7 +12,7 @@ import PGModelPostgres
 /// let store = PostgresModelStore(configuration: try PostgresStoreConfiguration.parse(url), eventLoop: loop)
 /// ```
 public final class PostgresModelStore: ModelStore {
-    let gateway: DatabaseGateway
+    package let gateway: DatabaseGateway
     /// Drop the schema on close: the store of an `isStoredInMemoryOnly` configuration.
     let dropsSchemaOnClose: Bool
     /// The doorbell's one LISTEN connection, opened when the first observer starts.

@@ -92,6 +92,12 @@ public final class RemoteModelStore: ModelStore {
 
     // MARK: ModelStore
 
+    /// Asks the server to migrate the store to `schema` through `plan` (`migrate`): admins only, and only
+    /// through lightweight stages; custom stages run on the direct store.
+    package func migrate(to schema: SchemaDescription, plan: MigrationPlanDescription) async throws {
+        _ = try await call(.migrate(schema, plan), timeout: ConnectionDeadline.schemaTimeout(for: requestTimeout))
+    }
+
     /// Registers `schema` with the server (`register`), which creates or extends its tables.
     public func prepare(_ schema: SchemaDescription) async throws {
         // Creating tables and indexes may take longer than a request.

@@ -105,6 +105,10 @@ extension Request: Codable {
         case .register:
             let c = try decoder.container(keyedBy: DynamicKey.self)
             return .register(try c.decode(SchemaDescription.self, forKey: DynamicKey("schema")))
+        case .migrate:
+            let c = try decoder.container(keyedBy: DynamicKey.self)
+            return .migrate(try c.decode(SchemaDescription.self, forKey: DynamicKey("schema")),
+                            try c.decode(MigrationPlanDescription.self, forKey: DynamicKey("plan")))
         case .fetch:
             return .fetch(try decodeFetch(from: decoder))
         case .count:
@@ -200,6 +204,9 @@ extension Request: Codable {
         case .hello(let hello): try hello.encode(to: encoder)
         case .ping, .bye: break
         case .register(let schema): try c.encode(schema, forKey: DynamicKey("schema"))
+        case .migrate(let schema, let plan):
+            try c.encode(schema, forKey: DynamicKey("schema"))
+            try c.encode(plan, forKey: DynamicKey("plan"))
         case .fetch(let request), .count(let request), .ids(let request): try request.encode(to: encoder)
         case .save(let request): try SavePayload(request).encode(to: encoder)
         case .history(let request), .deleteHistory(let request): try c.encode(request, forKey: DynamicKey("history"))

@@ -30,6 +30,10 @@ public struct Request: Hashable, Sendable {
         case ping
         /// `{"op":"register","schema":{…}}`: create or extend the tables of a schema.
         case register(SchemaDescription)
+        /// `{"op":"migrate","schema":{…},"plan":{"schemas":[…],"stages":[…]}}`: move the store's tables of
+        /// the plan's entities to `schema`'s version through the plan's lightweight stages, then register
+        /// `schema` (admins only; a custom stage answers `schema_version_mismatch`).
+        case migrate(SchemaDescription, MigrationPlanDescription)
         /// `{"op":"fetch","entity":…,"where":…,"sort":…,"limit":…,"offset":…}`: rows.
         case fetch(FetchRequest)
         /// Same fields as `fetch`: the number of matching rows.
@@ -68,6 +72,7 @@ public struct Request: Hashable, Sendable {
             case .hello: return .hello
             case .ping: return .ping
             case .register: return .register
+            case .migrate: return .migrate
             case .fetch: return .fetch
             case .count: return .count
             case .ids: return .ids
@@ -89,7 +94,7 @@ public struct Request: Hashable, Sendable {
         /// Request.Operation.Name(rawValue: "fetch")   // .fetch
         /// ```
         public enum Name: String, Hashable, Sendable, CaseIterable, Codable {
-            case hello, ping, register, fetch, count, ids, save, bye, history, deleteHistory, subscribe, unsubscribe, share, unshare, shares
+            case hello, ping, register, fetch, count, ids, save, bye, history, deleteHistory, subscribe, unsubscribe, share, unshare, shares, migrate
         }
     }
 }

@@ -59,7 +59,7 @@ public enum ResponseResult: Hashable, Sendable {
     /// ```
     public func answers(_ operation: Request.Operation.Name) -> Bool {
         switch (self, operation) {
-        case (.count, .deleteHistory), (.acknowledged, .unsubscribe), (.acknowledged, .share), (.acknowledged, .unshare): return true
+        case (.count, .deleteHistory), (.acknowledged, .unsubscribe), (.acknowledged, .share), (.acknowledged, .unshare), (.registered, .migrate): return true
         default: return operationName == operation
         }
     }

@@ -22,6 +22,14 @@ actor TestService {
         return instance
     }
 
+    /// A third, for the migration tests: their versions of `Trip` and `Note` change the tables.
+    private static let migrationInstance = TestService()
+
+    static func migrations() async throws -> TestService {
+        try await migrationInstance.start()
+        return migrationInstance
+    }
+
     static func seeds() async throws -> TestService {
         try await seedInstance.start()
         return seedInstance

@@ -47,6 +47,9 @@ struct RequestCodingTests {
         .hello(HelloPayload(user: "alice", password: "s3cret")),
         .ping,
         .register(schema),
+        .migrate(schema, MigrationPlanDescription(
+            schemas: [SchemaDescription(entities: [], version: "0.9.0"), schema],
+            stages: [.init(from: "0.9.0", to: schema.version, isCustom: false)])),
         .fetch(fetch),
         .count(FetchRequest(entity: "Trip")),
         .ids(fetch),

@@ -231,6 +231,14 @@ enum FuzzDriver {
             _ = schema.firstDifference(registering: registered)
             outcome.rendered += try SQLRenderer(schema: registered, schemaName: "app").createStatements().count
             return .registered(entities: registered.entities.map(\.name))
+        case .migrate(let target, let plan):
+            try plan.validate()
+            for version in plan.schemas { try version.validate() }
+            for (old, new) in zip(plan.schemas, plan.schemas.dropFirst()) {
+                outcome.rendered += try SQLRenderer(schema: new, schemaName: "app").migrationStatements(from: old).count
+            }
+            _ = try plan.route(registered: schema, recorded: nil, target: target.version)
+            return .registered(entities: target.entities.map(\.name))
         case .share(let change), .unshare(let change):
             try SaveRequest(shares: [change]).validate(against: schema)
             return .acknowledged
