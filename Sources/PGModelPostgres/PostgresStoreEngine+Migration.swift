@@ -97,6 +97,20 @@ extension PostgresStoreEngine {
         return try rows.first?.decode(String.self)
     }
 
+    /// The newest version recorded with a fingerprint for each entity of this engine's schema.
+    public func recordedVersions(on connection: PostgresConnection) async throws -> [String: String] {
+        let rows = try await query(SQLStatement(sql: """
+            SELECT DISTINCT ON (e) e, version FROM pgmodel.schema_versions, unnest(entities) AS e \
+            WHERE schema_name = $1 AND fingerprint IS NOT NULL ORDER BY e, id DESC
+            """, binds: [.string(schemaName)]), on: connection)
+        var versions: [String: String] = [:]
+        for row in rows {
+            let (entity, version) = try row.decode((String, String).self)
+            versions[entity] = version
+        }
+        return versions
+    }
+
     /// Throws `schema_version_mismatch` when `schema`'s entities were migrated to a newer version than
     /// `schema.version`: an app older than its store gets an error, not wrong data.
     public func checkVersion(of schema: SchemaDescription, on connection: PostgresConnection) async throws {

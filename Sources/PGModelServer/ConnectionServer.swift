@@ -91,6 +91,8 @@ struct ConnectionServer: Sendable {
         let subscriptions: SessionSubscriptions
         let login: LoginWatchdog
         let idle: IdleWatchdog?
+        /// The schema versions this connection registered (see ``SessionSchemaVersions``).
+        let schemaVersions = SessionSchemaVersions()
         /// The peer's IP address (no port), for the login throttle.
         let address: String
         let logger: Logger
@@ -155,7 +157,7 @@ struct ConnectionServer: Sendable {
             try await write(Response(id: request.id, result: result.map { ResponseResult.acknowledged }), to: outbound)
             return true
         case .execute(let request, let user):
-            try await write(await dispatcher.execute(request, as: user), to: outbound)
+            try await write(await dispatcher.execute(request, as: user, versions: client.schemaVersions), to: outbound)
             return true
         case .authenticate(let id, let hello):
             client.login.helloReceived()

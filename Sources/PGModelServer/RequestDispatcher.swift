@@ -38,8 +38,9 @@ struct RequestDispatcher: Sendable {
         }
     }
 
-    /// Runs `request` as `user`.
-    func execute(_ request: Request, as user: SessionUser) async -> Response {
+    /// Runs `request` as `user`. With `versions` (the connection's), a request about an entity migrated
+    /// past the version the connection registered is refused, and registrations are remembered.
+    func execute(_ request: Request, as user: SessionUser, versions: SessionSchemaVersions? = nil) async -> Response {
         let requester = Requester.user(AuthenticatedUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
         let started = ContinuousClock.now
         let result: Result<ResponseResult, WireError>
@@ -47,9 +48,14 @@ struct RequestDispatcher: Sendable {
             // Registration creates tables and indexes: it may take longer than a request.
             let timeout = request.operation.name == .register || request.operation.name == .migrate ? max(requestTimeout, ConnectionDeadline.minimumSchemaDuration) : requestTimeout
             let operation = request.operation
+            if let versions { try versions.check(Self.entities(of: operation), against: gateway.registry.recordedVersions) }
             result = .success(try await Deadline(timeout, operation: "'\(operation.name.rawValue)'").run { [self] in
                 try await run(operation, as: requester)
             })
+            switch operation {
+            case .register(let schema), .migrate(let schema, _): versions?.record(schema)
+            default: break
+            }
         } catch {
             result = .failure(wireError(error, operation: request.operation.name))
         }
@@ -71,6 +77,23 @@ struct RequestDispatcher: Sendable {
             break
         }
         return Response(id: request.id, result: result)
+    }
+
+    /// The entities a request reads or writes.
+    static func entities(of operation: Request.Operation) -> Set<String> {
+        switch operation {
+        case .fetch(let request), .count(let request), .ids(let request):
+            return [request.entity]
+        case .save(let request):
+            return Set(request.inserts.map(\.entity) + request.updates.map(\.entity) + request.deletes.map(\.entity)
+                       + request.batchDeletes.map(\.entity) + request.links.map(\.entity) + request.shares.map(\.record.entity))
+        case .share(let change), .unshare(let change):
+            return [change.record.entity]
+        case .shares(let record):
+            return [record.entity]
+        default:
+            return []
+        }
     }
 
     private func run(_ operation: Request.Operation, as requester: Requester) async throws -> ResponseResult {

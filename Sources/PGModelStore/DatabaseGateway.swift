@@ -57,6 +57,7 @@ package final class DatabaseGateway: Sendable {
         try await pool.withConnection(deadline: schemaTimeout, operation: "loading the schema") { connection in
             try await self.bootstrapIfNeeded(on: connection)
             let schema = try await self.engine.loadSchema(on: connection)
+            self.registry.replace(versions: try await self.engine.recordedVersions(on: connection))
             self.registry.replace(with: schema)
             return schema
         }

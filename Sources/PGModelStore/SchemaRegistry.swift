@@ -20,6 +20,16 @@ package final class SchemaRegistry: Sendable {
     package var current: SchemaDescription { schema.withLockedValue { $0 } }
 
     /// Replaces what is registered, e.g. with the database's view after a registration.
+    private let versions = NIOLockedValueBox([String: String]())
+
+    /// The newest version a migration recorded for each entity (entities never migrated are absent).
+    package var recordedVersions: [String: String] { versions.withLockedValue { $0 } }
+
+    /// Replaces the recorded versions (loaded with the registered schema).
+    package func replace(versions: [String: String]) {
+        self.versions.withLockedValue { $0 = versions }
+    }
+
     package func replace(with schema: SchemaDescription) {
         self.schema.withLockedValue { $0 = schema }
     }

@@ -112,6 +112,24 @@ struct MigrationTests {
         try await Inspect.drop(schema)
     }
 
+    @Test("pgmodel schema shows the store's version history with each migration's stages")
+    func schemaCommand() async throws {
+        let (url, schema) = try await Self.populatedV1Store()
+        let v2 = try await Self.open(V2.self, SampleTripsPlanThroughV2.self, at: url)
+        await v2.close()
+        let result = try await ShareCommandTests.run(["schema", "--database-url", try TestDatabase.url(), "--schema", schema])
+        #expect(result.status == 0)
+        let lines = result.output.split(separator: "\n").map(String.init)
+        #expect(lines.first == "schema \(schema): 2 versions")
+        #expect(lines.contains { $0.hasPrefix("1.0.0") && $0.contains("registered") })
+        #expect(lines.contains { $0.hasPrefix("2.0.0") && $0.contains("migrated") && $0.contains("BucketListItem, LivingAccommodation, Trip") })
+        #expect(lines.contains { $0.contains("custom 1.0.0 → 2.0.0") && $0.contains("Trip=4") })
+        let json = try await ShareCommandTests.run(["schema", "--json", "--database-url", try TestDatabase.url(), "--schema", schema])
+        #expect(json.status == 0)
+        #expect(json.output.contains("\"fingerprint\""))
+        try await Inspect.drop(schema)
+    }
+
     @Test("an unversioned V1 store goes to V4 in one plan: every stage in one transaction")
     func wholePlanAtOnce() async throws {
         let (url, schema) = try await Self.populatedV1Store()
@@ -286,6 +304,11 @@ struct MigrationTests {
         }
         #expect(custom?.code == .schemaVersionMismatch)
         #expect(custom?.message.contains("direct store") == true)
+        // A client of the old app, connected before the migration.
+        let connectedBefore = try await offCooperativePool {
+            try ModelContainer(for: NotesSchemaV1.Note.self, NotesSchemaV1.Tag.self, configurations: ModelConfiguration(url: userURL))
+        }
+        #expect(try await offCooperativePool { try ModelContext(connectedBefore).fetchCount(FetchDescriptor<NotesSchemaV1.Note>()) } >= 0)
         // The admin's app migrates; then the user's V2 app opens, and a V1 app is refused.
         let admin = try await Self.open(NotesSchemaV2.self, NotesMigrationPlan.self, at: adminURL)
         await admin.close()
@@ -297,6 +320,12 @@ struct MigrationTests {
             #expect(try context.fetchCount(FetchDescriptor<NotesSchemaV2.Note>()) >= 1)
         }
         await user.close()
+        // The old client's next request is refused rather than run against tables its models do not describe.
+        let stale = await #expect(throws: PGModelError.self) {
+            _ = try await offCooperativePool { try ModelContext(connectedBefore).fetch(FetchDescriptor<NotesSchemaV1.Note>()).count }
+        }
+        #expect(stale?.code == .schemaVersionMismatch)
+        await connectedBefore.close()
         let old = await #expect(throws: PGModelError.self) {
             _ = try await offCooperativePool {
                 try ModelContainer(for: NotesSchemaV1.Note.self, NotesSchemaV1.Tag.self, configurations: ModelConfiguration(url: userURL))

@@ -8,7 +8,7 @@ import PGModel
 // would: its own connections), so every notification crosses PostgreSQL's LISTEN/NOTIFY and the
 // history log. Prints a Markdown table.
 //
-//   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick] [--point | --rls | --history]
+//   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick] [--point | --rls | --history | --migration]
 
 let quick = CommandLine.arguments.contains("--quick")
 guard let base = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
@@ -130,6 +130,11 @@ func measureThroughput(observers count: Int, saves: Int, writers: Int = 1) throw
         _ = resultsObserver?.results.count
     }
     return Double(saves) / elapsed
+}
+
+if CommandLine.arguments.contains("--migration") {
+    try runMigrationBenchmark(rows: quick ? 10_000 : 100_000)
+    exit(0)
 }
 
 let pointOnly = CommandLine.arguments.contains("--point")
