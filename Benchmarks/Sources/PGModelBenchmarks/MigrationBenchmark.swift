@@ -131,8 +131,8 @@ enum BenchTripsPlan: SchemaMigrationPlan {
 }
 
 /// Fills a V1 store, then opens it with the V4 plan; the stage times come from the migration's record.
-func runMigrationBenchmark(rows: Int) throws {
-    let url = freshURL()
+func runMigrationBenchmark(url: URL, rows: Int) throws {
+
     let fill = ContinuousClock.now
     do {
         let container = try ModelContainer(for: BenchTripsV1.Trip.self, BenchTripsV1.BucketListItem.self,

@@ -133,7 +133,7 @@ func measureThroughput(observers count: Int, saves: Int, writers: Int = 1) throw
 }
 
 if CommandLine.arguments.contains("--migration") {
-    try runMigrationBenchmark(rows: quick ? 10_000 : 100_000)
+    try runMigrationBenchmark(url: freshURL(), rows: quick ? 10_000 : 100_000)
     exit(0)
 }
 
