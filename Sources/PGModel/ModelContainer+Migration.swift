@@ -154,8 +154,7 @@ extension ModelContainer {
             if case .custom(_, _, _, let didMigrate?) = declared {
                 try runInContext(didMigrate, schema: new, session: session, bridge: bridge, configurations: configurations)
             }
-            let elapsed = ContinuousClock.now - started
-            let milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+            let milliseconds = (ContinuousClock.now - started).wholeMilliseconds
             logger.info("migration stage done", metadata: [
                 "stage": "\(stage)", "milliseconds": "\(milliseconds)",
                 "rows": "\(rows.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))",
@@ -163,11 +162,8 @@ extension ModelContainer {
             return MigrationStageReport(from: stage.from, to: stage.to, kind: stage.isCustom ? "custom" : "lightweight",
                                         milliseconds: milliseconds, rows: rows)
         } catch {
-            let underlying = error as? PGModelError
             logger.error("migration stage failed; rolling back", metadata: ["stage": "\(stage)", "step": "\(step)"])
-            throw PGModelError(.migrationFailed,
-                "the migration's \(stage) failed in \(step), and the store was left at its old version: \(underlying.map { "\($0.code): \($0.message)" } ?? "\(error)")",
-                model: underlying?.model, keyPath: underlying?.keyPath, sqlState: underlying?.sqlState)
+            throw PGModelError.migrationFailed(stage, step: step, error)
         }
     }
 

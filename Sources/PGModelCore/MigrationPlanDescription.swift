@@ -145,3 +145,26 @@ public enum SchemaVersionOrder {
         version.split(separator: ".").map { Int($0) ?? 0 }
     }
 }
+
+extension PGModelError {
+    /// `migration_failed` for `stage`, naming the step that failed (`willMigrate`, the schema change,
+    /// `didMigrate`) and keeping the underlying error's code, message, model, key path and SQL state.
+    ///
+    /// ```swift
+    /// catch { throw PGModelError.migrationFailed(stage, step: "willMigrate", error) }
+    /// ```
+    public static func migrationFailed(_ stage: MigrationPlanDescription.Stage, step: String?, _ error: any Error) -> PGModelError {
+        let underlying = error as? PGModelError
+        let place = step.map { " in \($0)" } ?? ""
+        return PGModelError(.migrationFailed,
+            "the migration's \(stage) failed\(place), and the store was left at its old version: \(underlying.map { "\($0.code): \($0.message)" } ?? "\(error)")",
+            model: underlying?.model, keyPath: underlying?.keyPath, sqlState: underlying?.sqlState)
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, for logs and recorded stage durations.
+    public var wholeMilliseconds: Int {
+        Int(components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000)
+    }
+}

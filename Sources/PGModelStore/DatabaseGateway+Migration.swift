@@ -47,13 +47,9 @@ extension DatabaseGateway {
                 do {
                     rows = try await session.apply(from: old, to: new)
                 } catch {
-                    let underlying = error as? PGModelError
-                    throw PGModelError(.migrationFailed,
-                        "the migration's \(stage) failed, and the store was left at its old version: \(underlying.map { "\($0.code): \($0.message)" } ?? "\(error)")",
-                        model: underlying?.model, keyPath: underlying?.keyPath, sqlState: underlying?.sqlState)
+                    throw PGModelError.migrationFailed(stage, step: nil, error)
                 }
-                let elapsed = ContinuousClock.now - started
-                let milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+                let milliseconds = (ContinuousClock.now - started).wholeMilliseconds
                 logger.info("migration stage done", metadata: ["stage": "\(stage)", "milliseconds": "\(milliseconds)"])
                 reports.append(MigrationStageReport(from: stage.from, to: stage.to, kind: "lightweight", milliseconds: milliseconds, rows: rows))
             }
