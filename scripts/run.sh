@@ -37,4 +37,6 @@ Stop PostgreSQL:  scripts/pg.sh stop   (after stopping the service with Ctrl-C)
 
 EOF
 
-exec "$bin" serve --host "$host" --port "$port" --database-url "$DATABASE_URL"
+# The database URL (with its password) travels in the environment, never on the command line, where
+# every user of the machine could read it in ps.
+DATABASE_URL="$DATABASE_URL" exec "$bin" serve --host "$host" --port "$port"

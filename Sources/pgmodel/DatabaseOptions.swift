@@ -9,7 +9,7 @@ import PGModelPostgres
 /// ```
 struct DatabaseOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "PostgreSQL URL: postgres://user:password@host:port/database[?schema=name&sslmode=verify-full&sslrootcert=path]. Defaults to $DATABASE_URL.",
+        "PostgreSQL URL: postgres://user:password@host:port/database[?schema=name&sslmode=verify-full&sslrootcert=path]. Defaults to $DATABASE_URL, else the local cluster scripts/pg.sh starts (postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel).",
         valueName: "url"))
     var databaseURL: String?
 
@@ -17,13 +17,22 @@ struct DatabaseOptions: ParsableArguments {
         "PostgreSQL schema of the model tables (default: the URL's schema parameter, else public).", valueName: "name"))
     var schema: String?
 
-    /// The URL from the option or the environment.
-    func resolvedURL() throws -> String {
+    /// The local cluster `scripts/pg.sh start` (and `scripts/run.sh`) runs: what a README command pasted
+    /// on the developer's machine talks to when nothing else is said.
+    static let localClusterURL = "postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel"
+
+    /// The URL the user gave (option, then environment), or `nil`.
+    var explicitURL: String? {
         if let databaseURL, !databaseURL.isEmpty { return databaseURL }
         if let fromEnvironment = ProcessInfo.processInfo.environment["DATABASE_URL"], !fromEnvironment.isEmpty {
             return fromEnvironment
         }
-        throw ValidationError("no database: pass --database-url or set DATABASE_URL")
+        return nil
+    }
+
+    /// The URL from the option or the environment, else the local cluster's.
+    func resolvedURL() throws -> String {
+        explicitURL ?? Self.localClusterURL
     }
 
     /// The parsed configuration, with `--schema` applied.

@@ -21,9 +21,7 @@ enum DatabaseSession {
             connection = try await PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration.connection, id: 1, logger: logger)
         } catch {
-            let reason = (error as? PSQLError).map { "\($0.code)" } ?? "\(type(of: error))"
-            throw CommandFailure(
-                "cannot connect to PostgreSQL at \(configuration.host):\(configuration.port) as \(configuration.username) (\(reason))")
+            throw CommandFailure(connectionFailure(error, configuration))
         }
         let engine = PostgresStoreEngine(schemaName: configuration.schemaName, logger: logger)
         do {
@@ -35,5 +33,22 @@ enum DatabaseSession {
             try? await connection.close()
             throw error
         }
+    }
+}
+
+/// What went wrong connecting to PostgreSQL, in words: a refused password and an unknown role or
+/// database say so (SQLSTATE 28P01, 28000, 3D000), anything else names PostgreSQL's message.
+func connectionFailure(_ error: any Error, _ configuration: PostgresStoreConfiguration) -> String {
+    let mapped = PostgresErrorMapping.map(error)
+    let place = "PostgreSQL at \(configuration.host):\(configuration.port)"
+    switch mapped.sqlState {
+    case "28P01":
+        return "\(place) refused the password of user \(configuration.username): check the password in --database-url or DATABASE_URL"
+    case "28000":
+        return "\(place) does not let user \(configuration.username) in (no such role, or pg_hba.conf refuses it)"
+    case "3D000":
+        return "\(place) has no database \(configuration.database)"
+    default:
+        return "cannot connect to \(place) as \(configuration.username): \(mapped.message)"
     }
 }

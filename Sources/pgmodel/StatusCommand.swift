@@ -22,17 +22,20 @@ struct StatusCommand: AsyncParsableCommand {
     var server: String?
 
     func run() async throws {
-        let configuration = try database.configuration()
         let serverURL = server ?? ProcessInfo.processInfo.environment["PGMODEL_URL"].flatMap { $0.isEmpty ? nil : $0 }
 
         try await reportingFailures {
-            let (schema, users) = try await DatabaseSession.run(configuration) { engine, connection in
-                (try await engine.loadSchema(on: connection), try await engine.listUsers(on: connection))
+            // With only a server to check, no database is needed: a client machine has none.
+            if serverURL == nil || database.explicitURL != nil {
+                let configuration = try database.configuration()
+                let (schema, users) = try await DatabaseSession.run(configuration) { engine, connection in
+                    (try await engine.loadSchema(on: connection), try await engine.listUsers(on: connection))
+                }
+                print("database: \(configuration.host):\(configuration.port)/\(configuration.database) (schema \(configuration.schemaName))")
+                let names = schema.entities.map(\.name)
+                print("entities: \(names.count)\(names.isEmpty ? "" : " — " + names.joined(separator: ", "))")
+                print("users: \(users.count) (\(users.filter(\.isAdmin).count) admin)")
             }
-            print("database: \(configuration.host):\(configuration.port)/\(configuration.database) (schema \(configuration.schemaName))")
-            let names = schema.entities.map(\.name)
-            print("entities: \(names.count)\(names.isEmpty ? "" : " — " + names.joined(separator: ", "))")
-            print("users: \(users.count) (\(users.filter(\.isAdmin).count) admin)")
 
             guard let serverURL else {
                 print("server: not checked (pass --server pgmodel://user:password@host:port)")

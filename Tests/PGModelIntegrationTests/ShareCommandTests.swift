@@ -18,10 +18,13 @@ struct ShareCommandTests {
     }
 
     /// Runs `pgmodel` with `arguments`; returns the exit status, standard output and standard error.
-    static func run(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
+    static func run(_ arguments: [String], removingEnvironment removed: Set<String> = []) async throws -> (status: Int32, output: String, error: String) {
         let process = Process()
         process.executableURL = try executable()
         process.arguments = arguments
+        if !removed.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.filter { !removed.contains($0.key) }
+        }
         let output = Pipe(), error = Pipe()
         process.standardOutput = output
         process.standardError = error
