@@ -18,9 +18,10 @@ public struct HistoryDescriptor<T: HistoryTransaction> {
     /// At most this many transactions; 0 for no limit.
     public var fetchLimit: Int
 
-    public init(predicate: Predicate<T>? = nil) {
+    /// Transactions matching `predicate` (all when nil), in `sortBy` order (commit order when empty).
+    public init(predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = []) {
         self.predicate = predicate
-        self.sortBy = []
+        self.sortBy = sortBy
         self.fetchLimit = 0
     }
 }

@@ -32,6 +32,12 @@ public struct ModelConfiguration: Identifiable, Hashable, Sendable {
     public let allowsSave: Bool
     /// Whether the store is a temporary schema dropped with the container.
     public let isStoredInMemoryOnly: Bool
+    /// SwiftData's app group container. PostgreSQL is shared by every process that connects, so any
+    /// value is accepted and changes nothing.
+    public let groupContainer: GroupContainer
+    /// SwiftData's CloudKit database: `.automatic` and `.none` are accepted (there is no CloudKit here);
+    /// `.private(_:)` makes the container throw `invalid_configuration`, pointing to PGModel's sharing.
+    public let cloudKitDatabase: CloudKitDatabase
 
     /// The deadline of every store call (a fetch, a save, one page of history): past it the call throws
     /// `timeout` and its connection is closed. `nil` takes the URL's `requestTimeout` option, or
@@ -70,28 +76,86 @@ public struct ModelConfiguration: Identifiable, Hashable, Sendable {
     public static let defaultDatabaseURL = "postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel"
 
     /// A configuration storing at `url`.
-    public init(_ name: String? = nil, schema: Schema? = nil, url: URL, allowsSave: Bool = true) {
+    public init(_ name: String? = nil, schema: Schema? = nil, url: URL, allowsSave: Bool = true,
+                cloudKitDatabase: CloudKitDatabase = .automatic) {
         self.name = name ?? "default"
         self.schema = schema
         self.url = url
         self.allowsSave = allowsSave
         self.isStoredInMemoryOnly = false
+        self.groupContainer = .automatic
+        self.cloudKitDatabase = cloudKitDatabase
     }
 
     /// A configuration storing in `DATABASE_URL` (or the local default); with `isStoredInMemoryOnly`,
     /// in a temporary schema there.
-    public init(_ name: String? = nil, schema: Schema? = nil, isStoredInMemoryOnly: Bool = false, allowsSave: Bool = true) {
+    public init(_ name: String? = nil, schema: Schema? = nil, isStoredInMemoryOnly: Bool = false, allowsSave: Bool = true,
+                groupContainer: GroupContainer = .automatic, cloudKitDatabase: CloudKitDatabase = .automatic) {
         self.name = name ?? "default"
         self.schema = schema
         let base = ProcessInfo.processInfo.environment["DATABASE_URL"] ?? Self.defaultDatabaseURL
         self.url = URL(string: base) ?? URL(fileURLWithPath: "/")
         self.allowsSave = allowsSave
         self.isStoredInMemoryOnly = isStoredInMemoryOnly
+        self.groupContainer = groupContainer
+        self.cloudKitDatabase = cloudKitDatabase
+    }
+
+    /// The basic configuration, as in SwiftData: `DATABASE_URL` (or the local default), in a temporary
+    /// schema when `isStoredInMemoryOnly`.
+    ///
+    /// ```swift
+    /// let config = ModelConfiguration(isStoredInMemoryOnly: true)
+    /// ```
+    public init(isStoredInMemoryOnly: Bool = false) {
+        self.init(nil, schema: nil, isStoredInMemoryOnly: isStoredInMemoryOnly, allowsSave: true)
+    }
+
+    /// A configuration for `forTypes`, as in SwiftData.
+    ///
+    /// ```swift
+    /// let config = ModelConfiguration(for: Trip.self, BucketListItem.self, isStoredInMemoryOnly: true)
+    /// ```
+    public init(for forTypes: any PersistentModel.Type..., isStoredInMemoryOnly: Bool = false) {
+        self.init(schema: Schema(forTypes), isStoredInMemoryOnly: isStoredInMemoryOnly)
+    }
+
+    /// SwiftData's app group setting (`.automatic`, `.none`, `.identifier(_:)`).
+    public struct GroupContainer: Hashable, Sendable {
+        let identifier: String?
+        let isAutomatic: Bool
+        /// The app's default group.
+        public static let automatic = GroupContainer(identifier: nil, isAutomatic: true)
+        /// No group.
+        public static let none = GroupContainer(identifier: nil, isAutomatic: false)
+        /// A named group.
+        public static func identifier(_ groupName: String) -> GroupContainer { GroupContainer(identifier: groupName, isAutomatic: false) }
+    }
+
+    /// SwiftData's CloudKit setting (`.automatic`, `.none`, `.private(_:)`).
+    public struct CloudKitDatabase: Hashable, Sendable {
+        let privateIdentifier: String?
+        let isAutomatic: Bool
+        /// SwiftData: the app's CloudKit container if it has one. Here: none.
+        public static let automatic = CloudKitDatabase(privateIdentifier: nil, isAutomatic: true)
+        /// No CloudKit.
+        public static let none = CloudKitDatabase(privateIdentifier: nil, isAutomatic: false)
+        /// A private CloudKit database: not available in PGModel (the container throws).
+        public static func `private`(_ privateDBName: String) -> CloudKitDatabase { CloudKitDatabase(privateIdentifier: privateDBName, isAutomatic: false) }
+    }
+
+    /// Throws for settings PGModel cannot honour.
+    func validate() throws {
+        if let name = cloudKitDatabase.privateIdentifier {
+            throw PGModelError(.invalidConfiguration,
+                "cloudKitDatabase: .private(\"\(name)\") is not available: PGModel has no CloudKit. Every client of one PostgreSQL store already shares it; to share records between users, use PGModel's sharing (ModelContext.share, docs/ADMIN.md \"Sharing and row-level security\") and use .none or .automatic here")
+        }
     }
 
     public static func == (l: Self, r: Self) -> Bool {
         l.name == r.name && l.url == r.url && l.allowsSave == r.allowsSave && l.isStoredInMemoryOnly == r.isStoredInMemoryOnly
             && l.schema === r.schema && l.requestTimeout == r.requestTimeout
+            && l.groupContainer == r.groupContainer && l.cloudKitDatabase == r.cloudKitDatabase
     }
 
     public func hash(into h: inout Hasher) {

@@ -48,6 +48,7 @@ public final class ModelContainer: Sendable {
     /// ```
     public init(for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, configurations: [ModelConfiguration]) throws {
         let configuration = configurations.first ?? ModelConfiguration()
+        try configuration.validate()
         let schema = configuration.schema ?? givenSchema
         guard !schema.entities.isEmpty else {
             throw PGModelError(.invalidSchema, "a ModelContainer needs at least one model type")

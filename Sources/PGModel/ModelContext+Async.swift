@@ -102,6 +102,7 @@ extension ModelContext {
         let request = prepared.request
         let result = try await roundTripAsync { try await store.save(request) }
         finishSave(prepared, result: result)
+        postDidSave(prepared, result: result)
     }
 
     /// ``fetchHistory(_:)``, suspending instead of blocking.

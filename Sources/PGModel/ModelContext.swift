@@ -125,6 +125,7 @@ public final class ModelContext {
         let request = prepared.request
         let result = try roundTrip { try await store.save(request) }
         finishSave(prepared, result: result)
+        postDidSave(prepared, result: result)
     }
 
     /// What a save sends and what it needs afterwards to mark the models saved.
@@ -150,6 +151,7 @@ public final class ModelContext {
         guard container.allowsSave else {
             throw PGModelError(.saveNotAllowed, "this ModelContainer's configuration has allowsSave: false")
         }
+        postWillSave()
         insertReachableGraph()
         try validateRelationshipCounts()
         let schema = container.schema

@@ -40,6 +40,22 @@ public struct SectionedResults<Element: PersistentModel, SectionTitle: Hashable>
     public var endIndex: Int { sections.endIndex }
     public subscript(position: Int) -> ResultsSection<Element, SectionTitle> { sections[position] }
 
+    /// Every section's title, in section order.
+    ///
+    /// ```swift
+    /// sections.sectionTitles   // ["Oslo", "Paris"]
+    /// ```
+    public var sectionTitles: [SectionTitle] { sections.map(\.title) }
+
+    /// The position of the section titled `sectionTitle`, in O(1); nil when there is none.
+    ///
+    /// ```swift
+    /// if let i = sections.index(ofSectionTitled: "Paris") { print(sections[i].count) }
+    /// ```
+    public func index(ofSectionTitled sectionTitle: SectionTitle) -> Int? {
+        index[sectionTitle]
+    }
+
     /// The section titled `sectionTitle`, in O(1); nil when there is none.
     public subscript(sectionTitle sectionTitle: SectionTitle) -> ResultsSection<Element, SectionTitle>? {
         index[sectionTitle].map { sections[$0] }

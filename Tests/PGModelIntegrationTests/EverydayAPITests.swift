@@ -1,0 +1,107 @@
+import Foundation
+import PGModel
+import Testing
+
+/// Everyday SwiftData calls a ported app makes: save notifications, deleteAllData, section titles,
+/// HistoryDescriptor(predicate:sortBy:), and ModelConfiguration's SwiftData initializers.
+@Suite("Everyday SwiftData API")
+struct EverydayAPITests {
+    static func container() async throws -> ModelContainer {
+        let url = try TestDatabase.schemaURL()
+        return try await offCooperativePool { try ModelContainer(for: Booking.self, configurations: ModelConfiguration(url: url)) }
+    }
+
+    final class Received: @unchecked Sendable {
+        let lock = NSLock()
+        var names: [Notification.Name] = []
+        var info: [[AnyHashable: Any]] = []
+        func add(_ note: Notification) { lock.lock(); names.append(note.name); info.append(note.userInfo ?? [:]); lock.unlock() }
+    }
+
+    @Test("willSave and didSave are posted for every save with the inserted, updated and deleted identifiers")
+    func saveNotifications() async throws {
+        let container = try await Self.container()
+        try await offCooperativePool {
+            let context = ModelContext(container)
+            let received = Received()
+            let tokens = [ModelContext.willSave, ModelContext.didSave].map { name in
+                NotificationCenter.default.addObserver(forName: name, object: context, queue: nil) { received.add($0) }
+            }
+            defer { tokens.forEach(NotificationCenter.default.removeObserver) }
+            let a = Booking(hotel: "Ritz", room: 1, night: .now), b = Booking(hotel: "Ritz", room: 2, night: .now)
+            context.insert(a)
+            context.insert(b)
+            try context.save()
+            a.guest = "Ada"
+            context.delete(b)
+            try context.save()
+            try context.save()   // nothing to save: no notification
+            #expect(received.names == [ModelContext.willSave, ModelContext.didSave, ModelContext.willSave, ModelContext.didSave])
+            func ids(_ i: Int, _ key: ModelContext.NotificationKey) -> Set<PersistentIdentifier> {
+                Set(received.info[i][key.rawValue] as? [PersistentIdentifier] ?? [])
+            }
+            #expect(ids(1, .insertedIdentifiers) == [a.persistentModelID, b.persistentModelID])
+            #expect(ids(3, .updatedIdentifiers) == [a.persistentModelID])
+            #expect(ids(3, .deletedIdentifiers) == [b.persistentModelID])
+            #expect(ids(3, .insertedIdentifiers).isEmpty)
+        }
+        await container.close()
+    }
+
+    @Test("deleteAllData removes every row in one transaction, and history records the deletes")
+    func deleteAllData() async throws {
+        let container = try await Self.container()
+        try await offCooperativePool {
+            let context = ModelContext(container)
+            for room in 1...5 { context.insert(Booking(hotel: "Savoy", room: room, night: .now)) }
+            try context.save()
+            let before = try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).count
+            try container.deleteAllData()
+            let fresh = ModelContext(container)
+            #expect(try fresh.fetchCount(FetchDescriptor<Booking>()) == 0)
+            let history = try fresh.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>(
+                predicate: nil, sortBy: [SortDescriptor(\.transactionIdentifier, order: .reverse)]))
+            #expect(history.count == before + 1)
+            let deletes = history.first?.changes.filter { if case .delete = $0 { true } else { false } }.count
+            #expect(deletes == 5)
+        }
+        await container.close()
+    }
+
+    @Test("sectioned results list their titles and find a section's position")
+    func sectionTitles() async throws {
+        let container = try await Self.container()
+        try await offCooperativePool {
+            let context = ModelContext(container)
+            for (hotel, room) in [("Ritz", 1), ("Savoy", 2), ("Ritz", 3)] { context.insert(Booking(hotel: hotel, room: room, night: .now)) }
+            try context.save()
+            let sections = try context.fetch(FetchDescriptor<Booking>(sortBy: [SortDescriptor(\.room)]), sectionBy: \.hotel)
+            #expect(sections.sectionTitles == ["Ritz", "Savoy"])
+            #expect(sections.index(ofSectionTitled: "Savoy") == 1)
+            #expect(sections.index(ofSectionTitled: "Hilton") == nil)
+        }
+        await container.close()
+    }
+
+    @Test("ModelConfiguration's SwiftData initializers; a CloudKit database is refused with a pointer to sharing")
+    func configurations() async throws {
+        let forTypes = ModelConfiguration(for: Booking.self, isStoredInMemoryOnly: true)
+        #expect(forTypes.isStoredInMemoryOnly)
+        #expect(forTypes.schema?.entity(named: "Booking") != nil)
+        #expect(ModelConfiguration(isStoredInMemoryOnly: true).isStoredInMemoryOnly)
+        let url = try TestDatabase.schemaURL()
+        let accepted = try await offCooperativePool {
+            try ModelContainer(for: Booking.self, configurations: ModelConfiguration(url: url, cloudKitDatabase: .none))
+        }
+        await accepted.close()
+        let grouped = ModelConfiguration(schema: nil, isStoredInMemoryOnly: false, groupContainer: .identifier("group.example"), cloudKitDatabase: .automatic)
+        #expect(grouped.groupContainer == .identifier("group.example"))
+        let error = await #expect(throws: PGModelError.self) {
+            _ = try await offCooperativePool {
+                try ModelContainer(for: Booking.self, configurations: ModelConfiguration(url: url, cloudKitDatabase: .private("iCloud.com.example")))
+            }
+        }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains("sharing") == true)
+    }
+}
