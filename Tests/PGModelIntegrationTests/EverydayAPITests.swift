@@ -83,6 +83,21 @@ struct EverydayAPITests {
         await container.close()
     }
 
+    @Test("every system table and column says what it is in psql")
+    func systemComments() async throws {
+        let container = try await Self.container()   // bootstraps the system SQL
+        await container.close()
+        let missing = try await Inspect.strings("""
+            SELECT c.relname || '.' || a.attname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+            WHERE n.nspname = 'pgmodel' AND c.relkind IN ('r', 'v') AND col_description(c.oid, a.attnum) IS NULL
+            UNION ALL
+            SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = 'pgmodel' AND c.relkind IN ('r', 'v') AND obj_description(c.oid, 'pg_class') IS NULL
+            """)
+        #expect(missing == [])
+    }
+
     @Test("ModelConfiguration's SwiftData initializers; a CloudKit database is refused with a pointer to sharing")
     func configurations() async throws {
         let forTypes = ModelConfiguration(for: Booking.self, isStoredInMemoryOnly: true)
