@@ -66,8 +66,8 @@ def svg_plot(data):
                 lo /= 2
             while ratio > hi:
                 hi *= 2
-    left, right, top, bar_h, gap = 330, 110, 60, 16, 18
-    width = 980
+    left, right, top, bar_h, gap = 370, 130, 60, 16, 18
+    width = 1040
     plot_w = width - left - right
     height = top + sum(len(b) * bar_h + gap for _, b in rows) + 50
 
@@ -76,7 +76,7 @@ def svg_plot(data):
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
            f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{left}" y="22" font-size="15" font-weight="bold">Time as a multiple of raw PostgresNIO '
+           f'<text x="10" y="22" font-size="15" font-weight="bold">Time as a multiple of raw PostgresNIO '
            f'({data["rows"]:,} rows, medians of {data["rounds"]} rounds; log scale, lower is better)</text>']
     tick = lo
     while tick <= hi * 1.001:
@@ -88,7 +88,7 @@ def svg_plot(data):
     y = top
     for workload, bars in rows:
         block = len(bars) * bar_h
-        out.append(f'<text x="{left - 10}" y="{y + block / 2 + 4:.1f}" text-anchor="end">{html.escape(workload["key"])}</text>')
+        out.append(f'<text x="{left - 10}" y="{y + block / 2 + 4:.1f}" text-anchor="end">{html.escape(workload["title"])}</text>')
         for contender, ratio, value in bars:
             colour = COLOURS.get(contender["key"], "#17becf")
             x0, x1 = x(lo), x(ratio)
@@ -106,6 +106,53 @@ def svg_plot(data):
         lx += 20 + 7 * len(contender["title"]) + 14
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def goals(data):
+    """Issue 15's goals beside this run's figures: the same ratios the issue states, so a later run on the
+    same machine shows which ones the work reached."""
+    med = data["medians"]
+    keys = {w["key"].split(" ")[0]: w["key"] for w in data["workloads"]}
+    insert, fetch, pages, point = (keys["insert"], keys["fetch"], keys["100"], keys["point"])
+
+    def get(contender, workload):
+        return med.get(contender, {}).get(workload)
+
+    rows = []
+
+    def add(goal, actual, target, ok):
+        rows.append(f"| {goal} | {actual} | {target} | {'yes' if ok else 'no'} |")
+
+    pg, raw, copy = get("pgmodel", insert), get("raw", insert), get("copy", insert)
+    if pg and copy:
+        add("insert: share of `\\copy`'s rows/s", f"{copy / pg * 100:.0f}%", "≥ 50%", copy / pg >= 0.5)
+    if pg and raw:
+        add("insert: × raw unnest", f"{pg / raw:.2f}×", "≤ 2.5×", pg / raw <= 2.5)
+    for label, workload, limit in (("fetch all", fetch, 1.3), ("pages", pages, 1.3), ("point fetch", point, 1.15)):
+        a, b = get("pgmodel", workload), get("raw", workload)
+        if a and b:
+            add(f"{label}: × raw PostgresNIO", f"{a / b:.2f}×", f"≤ {limit}×", a / b <= limit)
+    a, b = get("service", fetch), get("pgmodel", fetch)
+    if a and b:
+        add("service: fetch all × direct store", f"{a / b:.2f}×", "≤ 2×", a / b <= 2)
+    a, b = get("service", point), get("pgmodel", point)
+    if a and b:
+        add("service: point fetch over the direct store", f"+{a - b:,.0f} µs", "≤ +100 µs", a - b <= 100)
+    large = data.get("enumerate")
+    if large and large.get("enumerate_ms") and large.get("fetch_ms"):
+        e, f = sorted(large["enumerate_ms"]), sorted(large["fetch_ms"])
+        em, fm = e[len(e) // 2], f[len(f) // 2]
+        add(f"enumerate {large['rows']:,} rows: × one fetch", f"{em / fm:.2f}×", "≤ 1.5×", em / fm <= 1.5)
+        if large.get("enumerate_peak_kb"):
+            mb = large["enumerate_peak_kb"] / 1024
+            add(f"enumerate {large['rows']:,} rows: peak RSS", f"{mb:.0f} MB", "< 100 MB (for 1,000,000 rows)", mb < 100)
+    save = data.get("save")
+    if save and save.get("peak_kb"):
+        mb = save["peak_kb"] / 1024
+        add(f"one save() of {save['rows']:,} models: peak RSS", f"{mb:.0f} MB", "< 150 MB (for 100,000)", mb < 150)
+    if not rows:
+        return ""
+    return ("| issue 15 goal | this run | target | met |\n|---|---:|---:|:---:|\n" + "\n".join(rows) + "\n")
 
 
 def main():
@@ -169,6 +216,9 @@ Measured {datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M 
 
 ![Time as a multiple of raw PostgresNIO]({svg_name})
 
+### Against issue 15's goals
+
+{goals(data)}
 ## Machine and database
 
 | | |

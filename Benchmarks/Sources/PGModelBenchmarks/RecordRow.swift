@@ -20,21 +20,20 @@ struct RecordRow: Sendable {
 
     static let epoch = Date(timeIntervalSince1970: 1_700_000_000)
 
+    /// Row `i` of `count`, one value at a time: a single literal of all ten defeats the type checker.
+    static func row(_ i: Int, of count: Int) -> RecordRow {
+        let price: Double = Double(i % 1000) * 0.25 + 0.99
+        let created: Date = epoch.addingTimeInterval(Double(i))
+        let note: String? = i % 3 == 0 ? nil : "note \(i)"
+        let score: Double = Double(i) / 7
+        let rank: Int = (i * 7919) % count
+        return RecordRow(id: .timeOrdered(), name: "name \(i)", category: "category \(i % 20)", price: price,
+                         quantity: i % 500, created: created, active: i % 2 == 0, note: note, score: score, rank: rank)
+    }
+
     static func make(count: Int) -> [RecordRow] {
         precondition(count % 7919 != 0, "rank must stay a permutation")
-        return (0..<count).map { i in
-            RecordRow(
-                id: .timeOrdered(),
-                name: "name \(i)",
-                category: "category \(i % 20)",
-                price: Double(i % 1000) * 0.25 + 0.99,
-                quantity: i % 500,
-                created: epoch.addingTimeInterval(Double(i)),
-                active: i % 2 == 0,
-                note: i % 3 == 0 ? nil : "note \(i)",
-                score: Double(i) / 7,
-                rank: (i * 7919) % count)
-        }
+        return (0..<count).map { i in row(i, of: count) }
     }
 }
 

@@ -123,10 +123,10 @@ struct SuiteReport {
                 "rows": large.rows, "enumerate_ms": large.enumerateMilliseconds, "fetch_ms": large.fetchMilliseconds,
                 "raw_ms": large.rawMilliseconds, "enumerate_peak_kb": large.enumeratePeak?.peakKB ?? 0,
                 "fetch_peak_kb": large.fetchPeak?.peakKB ?? 0,
-            ]
+            ] as [String: Any]
         }
         if let save {
-            object["save"] = ["rows": save.rows, "seconds": save.seconds, "peak_kb": save.peakKB, "baseline_kb": save.baselineKB]
+            object["save"] = ["rows": save.rows, "seconds": save.seconds, "peak_kb": save.peakKB, "baseline_kb": save.baselineKB] as [String: Any]
         }
         return (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     }
