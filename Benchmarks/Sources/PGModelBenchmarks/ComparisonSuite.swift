@@ -62,6 +62,9 @@ struct ComparisonSuite {
                     try await contender.insert(rows)
                     report.add(contender.key, .insert, milliseconds(clock.now - start))
                 }
+                let startUp = clock.now
+                try copy.startUp()
+                report.add(SuiteReport.psqlStartUpKey, .insert, milliseconds(clock.now - startUp))
                 // The same random ranks for everyone in this round.
                 let ranks = (0..<options.pointCalls).map { _ in Int.random(in: 0..<options.rows) }
                 let spacing = options.rows / options.pages

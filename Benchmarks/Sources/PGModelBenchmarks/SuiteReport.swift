@@ -10,6 +10,9 @@ struct SuiteReport {
     var large: LargeTableBenchmark.Result?
     var save: MemoryProbe?
 
+    /// The samples of psql's start-up and login alone (`CopyContender.startUp`), kept under the insert.
+    static let psqlStartUpKey = "copy-startup"
+
     mutating func add(_ key: String, _ workload: SuiteWorkload, _ value: Double) {
         samples[key, default: [:]][workload, default: []].append(value)
     }
@@ -51,7 +54,11 @@ struct SuiteReport {
         out += "\nThe service column's insert is \(options.rows / ServiceContender.rowsPerSave) saves of "
         out += "\(grouped(ServiceContender.rowsPerSave)) (the service's 1 MiB request-line limit); Fluent's is one transaction of "
         out += "`create(on:)` calls of \(grouped(FluentContender.rowsPerStatement)) rows (PostgreSQL's 65,535-parameter limit); "
-        out += "raw PostgresNIO's is one `INSERT … SELECT FROM unnest(…)`; `\\copy` is the psql process from launch to exit.\n"
+        out += "raw PostgresNIO's is one `INSERT … SELECT FROM unnest(…)`; `\\copy` is the psql process from launch to exit"
+        if let startUp = value(SuiteReport.psqlStartUpKey, .insert) {
+            out += ", of which \(SuiteReport.format(startUp, "ms")) is psql's start-up and login alone (`psql -c 'SELECT 1'`)"
+        }
+        out += ".\n"
 
         out += "\n### Ratios to raw PostgresNIO (lower is better; 1.00× is the driver's own cost)\n\n"
         let others = contenders.filter { $0.key != "raw" }
@@ -59,7 +66,7 @@ struct SuiteReport {
         out += "|---|" + others.map { _ in "---:|" }.joined() + "---:|\n"
         for workload in SuiteWorkload.allCases {
             guard let raw = value("raw", workload) else { continue }
-            out += "| \(workload.rawValue) | "
+            out += "| \(rowTitle(workload)) | "
             out += others.map { c in value(c.key, workload).map { SuiteReport.ratio($0 / raw) } ?? "" }.joined(separator: " | ")
             let serviceOverDirect = value("service", workload).flatMap { s in value("pgmodel", workload).map { s / $0 } }
             out += " | " + (serviceOverDirect.map(SuiteReport.ratio) ?? "") + " |\n"

@@ -97,16 +97,16 @@ struct SuiteTable: Sendable {
     /// generated notes are never empty). `entity` is set when the table is a PGModel table.
     func unnestInsert(_ rows: [RecordRow], schema: String, entity: String? = nil, on connection: PostgresConnection) async throws {
         var binds = PostgresBindings(capacity: 11)
-        try binds.append(rows.map(\.id))
-        try binds.append(rows.map(\.name))
-        try binds.append(rows.map(\.category))
-        try binds.append(rows.map(\.price))
-        try binds.append(rows.map(\.quantity))
-        try binds.append(rows.map(\.created))
-        try binds.append(rows.map(\.active))
-        try binds.append(rows.map { $0.note ?? "" })
-        try binds.append(rows.map(\.score))
-        try binds.append(rows.map(\.rank))
+        binds.append(rows.map(\.id))
+        binds.append(rows.map(\.name))
+        binds.append(rows.map(\.category))
+        binds.append(rows.map(\.price))
+        binds.append(rows.map(\.quantity))
+        binds.append(rows.map(\.created))
+        binds.append(rows.map(\.active))
+        binds.append(rows.map { $0.note ?? "" })
+        binds.append(rows.map(\.score))
+        binds.append(rows.map(\.rank))
         var columns = SuiteTable.columns.map { "\"\($0)\"" }.joined(separator: ", ")
         var values = "u.id, u.name, u.category, u.price, u.quantity, u.created, u.active, NULLIF(u.note, ''), u.score, u.rank"
         if let entity {
