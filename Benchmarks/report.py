@@ -139,7 +139,7 @@ def goals(data):
         add("service: fetch all × direct store", f"{a / b:.2f}×", "≤ 2×", a / b <= 2)
     a, b = get("service", point), get("pgmodel", point)
     if a and b:
-        add("service: point fetch over the direct store", f"+{a - b:,.0f} µs", "≤ +100 µs", a - b <= 100)
+        add("service: point fetch over the direct store", f"{a - b:+,.0f} µs", "≤ +100 µs", a - b <= 100)
     large = data.get("enumerate")
     if large and large.get("enumerate_ms") and large.get("fetch_ms"):
         e, f = sorted(large["enumerate_ms"]), sorted(large["fetch_ms"])

@@ -62,6 +62,7 @@ struct ComparisonSuite {
                     try await contender.insert(rows)
                     report.add(contender.key, .insert, milliseconds(clock.now - start))
                 }
+                for contender in order { try await contender.analyze() }
                 let startUp = clock.now
                 try copy.startUp()
                 report.add(SuiteReport.psqlStartUpKey, .insert, milliseconds(clock.now - startUp))

@@ -66,6 +66,11 @@ final class CopyContender: SuiteContender {
         }
     }
 
+    func analyze() async throws {
+        guard let admin else { throw CancellationError() }
+        try await table.execute(["ANALYZE \"\(schema)\".\"\(SuiteTable.name)\""], on: admin)
+    }
+
     func teardown() async throws {
         if let admin {
             try await table.drop(schema: schema, on: admin)

@@ -65,6 +65,11 @@ final class FluentContender: SuiteContender {
         try await FluentRecord.query(on: live()).filter(\.$rank == rank).first() == nil ? 0 : 1
     }
 
+    func analyze() async throws {
+        guard let admin else { throw CancellationError() }
+        try await table.execute(["ANALYZE \"\(schema)\".\"\(SuiteTable.name)\""], on: admin)
+    }
+
     func teardown() async throws {
         await databases?.shutdownAsync()
         databases = nil

@@ -55,6 +55,11 @@ final class PGModelContender: SuiteContender {
         }
     }
 
+    func analyze() async throws {
+        guard let admin else { throw CancellationError() }
+        try await table.execute(["ANALYZE \"\(schema)\".\"\(SuiteTable.name)\""], on: admin)
+    }
+
     func teardown() async throws {
         if let container { await container.close() }
         container = nil

@@ -44,6 +44,10 @@ final class RawContender: SuiteContender {
         return try await read("SELECT \(columnList) FROM \(qualified) WHERE rank = $1 LIMIT 1", binds).count
     }
 
+    func analyze() async throws {
+        try await table.execute(["ANALYZE \"\(schema)\".\"\(SuiteTable.name)\""], on: try live())
+    }
+
     func teardown() async throws {
         guard let connection else { return }
         try await table.drop(schema: schema, on: connection)

@@ -81,6 +81,11 @@ final class ServiceContender: SuiteContender {
         }
     }
 
+    func analyze() async throws {
+        guard let admin else { throw CancellationError() }
+        try await table.execute(["ANALYZE \"\(schema)\".\"\(SuiteTable.name)\""], on: admin)
+    }
+
     func teardown() async throws {
         if let remote { await remote.close() }
         if let direct { await direct.close() }

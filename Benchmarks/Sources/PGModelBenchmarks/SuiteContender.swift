@@ -20,6 +20,10 @@ protocol SuiteContender: AnyObject {
     func prepare() async throws
     /// Writes `rows` as N new models (or rows) the way this contender's users would in one go.
     func insert(_ rows: [RecordRow]) async throws
+    /// `ANALYZE` of the table after the insert, untimed: the fetches measure the steady state an app's
+    /// table is in once autovacuum has seen it. Without statistics the planner guesses, and whether
+    /// autovacuum got there first would decide a round's figures by chance.
+    func analyze() async throws
     /// Reads every row into objects; returns how many, so a broken path cannot look fast.
     func fetchAll() async throws -> Int
     /// The rows with `lower <= rank < upper`, sorted by rank.

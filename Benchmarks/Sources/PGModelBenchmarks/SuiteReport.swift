@@ -80,7 +80,7 @@ struct SuiteReport {
             }
         }
         if let service = value("service", .point), let direct = value("pgmodel", .point) {
-            out += "\nThe service adds \(SuiteReport.format(service - direct, "µs")) to a point fetch (p50 over the direct store).\n"
+            out += "\nA point fetch through the service takes \(service >= direct ? "+" : "")\(SuiteReport.format(service - direct, "µs")) over the direct store (p50).\n"
         }
         if let large {
             out += "\n### `enumerate` over \(grouped(large.rows)) rows (PGModel, direct store, batch 1,000)\n\n"
