@@ -13,6 +13,11 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // Fluent 4, the comparison ORM of the side-by-side suite. FluentKit is Fluent's ORM without Vapor's
+        // HTTP stack (vapor/fluent only adds the Application glue), so the benchmark links the ORM and its
+        // PostgreSQL driver directly and does not build a web framework it never calls.
+        .package(url: "https://github.com/vapor/fluent-kit.git", from: "1.57.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.14.0"),
     ],
     targets: [
         .executableTarget(
@@ -23,6 +28,8 @@ let package = Package(
                 .product(name: "PGModelServer", package: parentPackage),
                 // The baseline of the point-fetch benchmark: the same query on the raw driver.
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "FluentKit", package: "fluent-kit"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6), .define("PGMODEL_ASYNC_FORMS")]
         ),

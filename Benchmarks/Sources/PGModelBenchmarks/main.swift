@@ -8,13 +8,19 @@ import PGModel
 // would: its own connections), so every notification crosses PostgreSQL's LISTEN/NOTIFY and the
 // history log. Prints a Markdown table.
 //
-//   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick] [--point | --rls | --history | --migration]
+//   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick] [--point | --rls | --history | --migration | --compare]
+//
+// --compare runs issue 15's side-by-side suite instead (SuiteCommand.swift); scripts/benchmark.sh runs
+// it and writes docs/PERFORMANCE.md. --migration runs the seed's migration plan over 100,000 trips.
 
 let quick = CommandLine.arguments.contains("--quick")
 guard let base = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
     FileHandle.standardError.write(Data("set DATABASE_URL (scripts/pg.sh env prints it)\n".utf8))
     exit(2)
 }
+
+// Issue 15's side-by-side suite (and the child processes that measure its peak memory).
+if try SuiteCommand.run(arguments: CommandLine.arguments, databaseURL: base, quick: quick) { exit(0) }
 
 func freshURL() -> URL {
     let schema = "bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(10)
