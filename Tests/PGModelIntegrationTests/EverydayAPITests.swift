@@ -83,6 +83,22 @@ struct EverydayAPITests {
         await container.close()
     }
 
+    @Test("fetchIdentifiers(_:batchSize:) gives every matching identifier, in order")
+    func identifiersInBatches() async throws {
+        let container = try await Self.container()
+        try await offCooperativePool {
+            let context = ModelContext(container)
+            let bookings = (1...7).map { Booking(hotel: "Ritz", room: $0, night: .now) }
+            bookings.forEach(context.insert)
+            try context.save()
+            let ids = try context.fetchIdentifiers(FetchDescriptor<Booking>(sortBy: [SortDescriptor(\.room)]), batchSize: 3)
+            #expect(ids.count == 7)
+            #expect(Array(ids) == bookings.map(\.persistentModelID))
+            #expect(throws: PGModelError.self) { try context.fetchIdentifiers(FetchDescriptor<Booking>(), batchSize: 0) }
+        }
+        await container.close()
+    }
+
     @Test("every system table and column says what it is in psql")
     func systemComments() async throws {
         let container = try await Self.container()   // bootstraps the system SQL
