@@ -8,7 +8,7 @@ import PGModel
 // would: its own connections), so every notification crosses PostgreSQL's LISTEN/NOTIFY and the
 // history log. Prints a Markdown table.
 //
-//   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick] [--point | --rls | --history]
+//   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick] [--point | --rls | --history | --writes insert|update|delete N]
 
 let quick = CommandLine.arguments.contains("--quick")
 guard let base = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
@@ -19,6 +19,12 @@ guard let base = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
 func freshURL() -> URL {
     let schema = "bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(10)
     return URL(string: base + (base.contains("?") ? "&" : "?") + "schema=" + schema)!
+}
+
+// Bulk writes (issue 15): one workload per process, so its peak RSS is its own.
+if let writes = CommandLine.arguments.firstIndex(of: "--writes") {
+    try runWriteBenchmark(arguments: Array(CommandLine.arguments[(writes + 1)...]), url: freshURL())
+    exit(0)
 }
 
 func percentile(_ values: [Double], _ p: Double) -> Double {

@@ -1,0 +1,81 @@
+import Foundation
+import PGModel
+
+/// The bulk-write workloads of issue 15, one per process so each peak RSS is its own:
+///
+///   PGModelBenchmarks --writes insert 100000   one save() of N new rows
+///   PGModelBenchmarks --writes update 20000    one save() changing two columns of N rows
+///   PGModelBenchmarks --writes delete 20000    one save() deleting N rows
+///
+/// Prints the timed save and the process's peak RSS (VmHWM); run under `/usr/bin/time -v` for a second opinion.
+@Model
+final class BenchRow {
+    #Index<BenchRow>([\.rank])
+    var name: String
+    var category: String
+    var price: Double
+    var quantity: Int
+    var created: Date
+    var active: Bool
+    var note: String?
+    var score: Double
+    var rank: Int
+
+    init(_ i: Int) {
+        name = "row \(i)"
+        category = "category \(i % 17)"
+        price = Double(i) * 0.25
+        quantity = i % 1000
+        created = Date(timeIntervalSince1970: 1_700_000_000 + Double(i))
+        active = i % 2 == 0
+        note = i % 3 == 0 ? nil : "note \(i)"
+        score = Double(i % 97) / 7
+        rank = i
+    }
+}
+
+/// The process's peak resident set, from /proc (Linux); nil elsewhere.
+func peakResidentMegabytes() -> Double? {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+          let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
+    return kilobytes / 1024
+}
+
+func runWriteBenchmark(arguments: [String], url: URL) throws {
+    let mode = arguments.first ?? "insert"
+    let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 20_000
+    let container = try ModelContainer(for: BenchRow.self, configurations: ModelConfiguration(url: url))
+    if mode != "insert" {
+        let seed = ModelContext(container)
+        for i in 0..<count { seed.insert(BenchRow(i)) }
+        try seed.save()
+    }
+    let context = ModelContext(container)
+    let start: ContinuousClock.Instant
+    switch mode {
+    case "insert":
+        for i in 0..<count { context.insert(BenchRow(i)) }
+        start = .now
+    case "update":
+        let rows = try context.fetch(FetchDescriptor<BenchRow>())
+        for row in rows {
+            row.score += 1
+            row.note = "changed \(row.rank)"
+        }
+        start = .now
+    case "delete":
+        let rows = try context.fetch(FetchDescriptor<BenchRow>())
+        for row in rows { context.delete(row) }
+        start = .now
+    default:
+        throw PGModelError(.invalidField, "--writes takes insert, update or delete, not \(mode)")
+    }
+    try context.save()
+    let elapsed = ContinuousClock.now - start
+    let check = ModelContext(container)
+    let remaining = try check.fetchCount(FetchDescriptor<BenchRow>())
+    let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+    print("| \(mode) | \(count) | \(String(format: "%.0f", milliseconds)) ms | \(String(format: "%.0f", Double(count) / milliseconds * 1000)) rows/s | "
+        + "peak RSS \(peakResidentMegabytes().map { String(format: "%.0f MB", $0) } ?? "?") | rows after: \(remaining) |")
+}
