@@ -15,8 +15,7 @@ extension PostgresStoreEngine {
         guard let id = try rows.first?.decode(Int64.self) else {
             throw PGModelError(.internalError, "writing the history transaction of schema \(schemaName) returned no id")
         }
-        let changes = String(decoding: try Self.historyEncoder.encode(log.entries), as: UTF8.self)
-        try await execute(sql.insertChanges(transactionID: id, changes: changes), on: connection)
+        try await execute(sql.insertChanges(transactionID: id, columns: try log.columns(encoder: Self.historyEncoder)), on: connection)
         try await execute(sql.notify(payload: sql.notifyPayload(entities: log.entities)), on: connection)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PGModelCore
+import PGModelSQL
 @testable import PGModelPostgres
 import PostgresNIO
 import Testing
@@ -93,7 +94,7 @@ struct SetWriteTests {
             try await save(engine, c, SaveRequest(inserts: single + bulk))
             for update in updates(of: single, to: b.id) {
                 let sent = try await statements { try await save(engine, c, SaveRequest(updates: [update])) }
-                #expect(sent.filter { $0.contains("unnest(") }.isEmpty)
+                #expect(sent.filter { $0.contains("unnest(") && !$0.contains("\"pgmodel\".\"changes\"") }.isEmpty)
                 #expect(sent.count == counts[0], "one model costs what the set-based save costs: \(sent)")
             }
             try await save(engine, c, SaveRequest(updates: updates(of: bulk, to: b.id)))
@@ -291,6 +292,52 @@ struct SetWriteTests {
             let changes = try #require(try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions.last).changes
             #expect(changes.map(\.id) == [a.id, b.id, d.id])
             #expect(changes[0].updatedAttributes == ["following"])
+        }
+    }
+}
+
+extension SetWriteTests {
+    /// The column-wise history statement stores, row for row, what the JSON-document statement stored.
+    @Test func historyColumnsStoreWhatTheJSONDocumentStored() async throws {
+        try await withStore { engine, c, _ in
+            var log = HistoryLog()
+            let ids = (0..<5).map { _ in UUID.v7() }
+            let owner = UUID.v7(), grantee = UUID.v7()
+            log.record(.insert, "Trip", ids[0], owner: owner)
+            log.record(.update, "Track", ids[1], owner: nil, values: [
+                "title": .string(#"quote " and \ backslash, {brace}"#), "duration": .int(-4), "album": .null,
+                "ratio": .double(0.1), "amount": .decimal(Decimal(string: "12.50")!), "when": .date(Date(timeIntervalSince1970: 1.5)),
+                "token": .uuid(ids[4]), "bytes": .data(Data([0, 1, 255])),
+            ])
+            log.record(.update, "Track", ids[1], owner: nil, values: [:], attributes: ["odd \"name\""])
+            log.record(.update, "User", ids[2], owner: owner, values: [:], attributes: ["following"])
+            log.record(.delete, "Note", ids[3], owner: owner, tombstone: ["title": .string("gone")], audience: [grantee, owner])
+            log.record(.delete, "Note", ids[4], owner: nil)
+            log.recordAudienceEvent(.insert, "Album", ids[0], for: grantee)
+            log.recordAudienceEvent(.delete, "Album", ids[1], for: grantee)
+            let sql = HistorySQL(schemaName: engine.schemaName)
+            let json = String(decoding: try PostgresStoreEngine.historyEncoder.encode(log.entries), as: UTF8.self)
+            var stored: [[String]] = []
+            do {
+                try await engine.transaction(on: c) {
+                    let transaction = try await engine.query(sql.insertTransaction(author: "t", userID: nil, userName: nil), on: c)
+                    let id = try #require(try transaction.first?.decode(Int64.self))
+                    let select = SQLStatement(sql: """
+                        SELECT concat_ws(' | ', entity, row_id, kind, owner_id, updated_attributes::text, new_values::text, tombstone::text, audience::text, audience_only)
+                        FROM pgmodel.changes WHERE transaction_id = $1 ORDER BY id
+                        """, binds: [.int(id)])
+                    try await engine.execute(sql.insertChanges(transactionID: id, changes: json), on: c)
+                    stored.append(try await engine.query(select, on: c).map { try $0.decode(String.self) })
+                    try await engine.execute(sql.insertChanges(transactionID: id, columns: try log.columns(encoder: PostgresStoreEngine.historyEncoder)), on: c)
+                    stored.append(Array(try await engine.query(select, on: c).map { try $0.decode(String.self) }.dropFirst(stored[0].count)))
+                    // Written only to be compared: the rollback leaves nothing behind.
+                    throw PGModelError(.internalError, "roll back")
+                }
+            } catch let error as PGModelError where error.message == "roll back" {}
+            #expect(stored.count == 2)
+            #expect(stored.first?.count == 7)
+            #expect(stored.first == stored.last)
+            #expect(stored.last?[1].contains(#"odd \"name\""#) == true, "\(stored)")
         }
     }
 }
