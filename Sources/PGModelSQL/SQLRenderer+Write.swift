@@ -333,7 +333,7 @@ extension SQLRenderer {
     public func owners(of entity: String, ids: [UUID]) throws -> SQLStatement {
         let entity = try self.entity(entity)
         var b = SQLBuilder()
-        b.sql = "SELECT \"id\", \"owner_id\", \"entity\" FROM \(qualifiedTable(entity)) WHERE \"id\" = ANY(\(b.bindIDs(ids)))"
+        b.sql = "SELECT \"id\", \"owner_id\", \"entity\" FROM \(qualifiedTable(entity)) WHERE \"id\" IN \(b.bindIDSet(ids))"
         return b.statement
     }
 

@@ -9,8 +9,8 @@ import PGModel
 ///
 /// Prints the timed save and the process's peak RSS (VmHWM); run under `/usr/bin/time -v` for a second opinion.
 @Model
-final class BenchRow {
-    #Index<BenchRow>([\.rank])
+final class WriteBenchRow {
+    #Index<WriteBenchRow>([\.rank])
     var name: String
     var category: String
     var price: Double
@@ -45,27 +45,29 @@ func peakResidentMegabytes() -> Double? {
 func runWriteBenchmark(arguments: [String], url: URL) throws {
     let mode = arguments.first ?? "insert"
     let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 20_000
-    let container = try ModelContainer(for: BenchRow.self, configurations: ModelConfiguration(url: url))
+    var configuration = ModelConfiguration(url: url)
+    configuration.requestTimeout = .seconds(600)   // the baseline's 20,000-row delete took longer than the default 30 s
+    let container = try ModelContainer(for: WriteBenchRow.self, configurations: configuration)
     if mode != "insert" {
         let seed = ModelContext(container)
-        for i in 0..<count { seed.insert(BenchRow(i)) }
+        for i in 0..<count { seed.insert(WriteBenchRow(i)) }
         try seed.save()
     }
     let context = ModelContext(container)
     let start: ContinuousClock.Instant
     switch mode {
     case "insert":
-        for i in 0..<count { context.insert(BenchRow(i)) }
+        for i in 0..<count { context.insert(WriteBenchRow(i)) }
         start = .now
     case "update":
-        let rows = try context.fetch(FetchDescriptor<BenchRow>())
+        let rows = try context.fetch(FetchDescriptor<WriteBenchRow>())
         for row in rows {
             row.score += 1
             row.note = "changed \(row.rank)"
         }
         start = .now
     case "delete":
-        let rows = try context.fetch(FetchDescriptor<BenchRow>())
+        let rows = try context.fetch(FetchDescriptor<WriteBenchRow>())
         for row in rows { context.delete(row) }
         start = .now
     default:
@@ -74,7 +76,7 @@ func runWriteBenchmark(arguments: [String], url: URL) throws {
     try context.save()
     let elapsed = ContinuousClock.now - start
     let check = ModelContext(container)
-    let remaining = try check.fetchCount(FetchDescriptor<BenchRow>())
+    let remaining = try check.fetchCount(FetchDescriptor<WriteBenchRow>())
     let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
     print("| \(mode) | \(count) | \(String(format: "%.0f", milliseconds)) ms | \(String(format: "%.0f", Double(count) / milliseconds * 1000)) rows/s | "
         + "peak RSS \(peakResidentMegabytes().map { String(format: "%.0f MB", $0) } ?? "?") | rows after: \(remaining) |")
