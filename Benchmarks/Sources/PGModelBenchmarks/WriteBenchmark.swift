@@ -34,10 +34,10 @@ final class WriteBenchRow {
     }
 }
 
-/// The process's peak resident set, from /proc (Linux); nil elsewhere.
-func peakResidentMegabytes() -> Double? {
+/// The process's peak resident set (or, with `field` "VmRSS:", the current one), from /proc (Linux); nil elsewhere.
+func peakResidentMegabytes(_ field: String = "VmHWM:") -> Double? {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
           let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
     return kilobytes / 1024
 }
@@ -73,11 +73,13 @@ func runWriteBenchmark(arguments: [String], url: URL) throws {
     default:
         throw PGModelError(.invalidField, "--writes takes insert, update or delete, not \(mode)")
     }
+    let before = peakResidentMegabytes("VmRSS:")
     try context.save()
     let elapsed = ContinuousClock.now - start
+    let after = peakResidentMegabytes("VmRSS:")
     let check = ModelContext(container)
     let remaining = try check.fetchCount(FetchDescriptor<WriteBenchRow>())
     let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
     print("| \(mode) | \(count) | \(String(format: "%.0f", milliseconds)) ms | \(String(format: "%.0f", Double(count) / milliseconds * 1000)) rows/s | "
-        + "peak RSS \(peakResidentMegabytes().map { String(format: "%.0f MB", $0) } ?? "?") | rows after: \(remaining) |")
+        + "peak RSS \(peakResidentMegabytes().map { String(format: "%.0f MB", $0) } ?? "?") (RSS before the save \(before.map { String(format: "%.0f MB", $0) } ?? "?"), after \(after.map { String(format: "%.0f MB", $0) } ?? "?")) | rows after: \(remaining) |")
 }
