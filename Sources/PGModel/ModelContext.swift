@@ -167,6 +167,8 @@ public final class ModelContext {
         var updatedValues: [UUID: [String: PGValue]] = [:]
         for model in changed.models {
             let data = model._$backingData
+            // Changed, then deleted: the delete is all that is left to write (its row and join rows go).
+            guard data.state != .deleted else { continue }
             let values = try storedValues(of: model, in: schema, keys: data.changedKeys)
             // Setting a property to the value it already has is no change worth a round trip.
             let changes = values.filter { data.storedValues[$0.key] != $0.value }

@@ -1,5 +1,6 @@
 import Foundation
 import PGModelCore
+import PGModelSQL
 
 /// What one save changed, gathered while it runs and written as its history transaction at the end.
 /// A row touched twice in one save (updated, then linked) is one change with both attribute lists.
@@ -29,6 +30,29 @@ struct HistoryLog {
 
     /// Every change to write: row changes, then audience events.
     var entries: [Entry] { changes + audienceEvents }
+
+    /// How many changes there are to write: row changes and audience events.
+    var count: Int { changes.count + audienceEvents.count }
+
+    /// The changes at `range` of every change to write (row changes, then audience events) as columns of
+    /// one set-based statement. Only values and tombstones are JSON, each encoded on its own with
+    /// `encoder`: no document of the whole save is built, which for a large save was most of its memory.
+    func columns(encoder: JSONEncoder, in range: Range<Int>? = nil) throws -> HistoryChangeColumns {
+        let range = range ?? 0..<count
+        var columns = HistoryChangeColumns(capacity: range.count)
+        func json(_ values: [String: PGValue]?) throws -> String? {
+            guard let values else { return nil }
+            if values.isEmpty { return "{}" }
+            return String(decoding: try encoder.encode(values), as: UTF8.self)
+        }
+        for i in range {
+            let entry = i < changes.count ? changes[i] : audienceEvents[i - changes.count]
+            columns.append(entity: entry.entity, rowID: entry.row_id, kind: entry.kind, owner: entry.owner_id,
+                           updatedAttributes: entry.updated_attributes, newValues: try json(entry.new_values),
+                           tombstone: try json(entry.tombstone), audience: entry.audience, audienceOnly: entry.audience_only)
+        }
+        return columns
+    }
 
     var isEmpty: Bool { changes.isEmpty && audienceEvents.isEmpty }
 

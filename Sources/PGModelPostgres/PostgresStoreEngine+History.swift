@@ -15,8 +15,13 @@ extension PostgresStoreEngine {
         guard let id = try rows.first?.decode(Int64.self) else {
             throw PGModelError(.internalError, "writing the history transaction of schema \(schemaName) returned no id")
         }
-        let changes = String(decoding: try Self.historyEncoder.encode(log.entries), as: UTF8.self)
-        try await execute(sql.insertChanges(transactionID: id, changes: changes), on: connection)
+        // At most `historyChunkSize` changes a statement, built as they are sent: bounds the binds' memory.
+        var start = 0
+        while start < log.count {
+            let end = min(start + Self.historyChunkSize, log.count)
+            try await execute(sql.insertChanges(transactionID: id, columns: try log.columns(encoder: Self.historyEncoder, in: start..<end)), on: connection)
+            start = end
+        }
         try await execute(sql.notify(payload: sql.notifyPayload(entities: log.entities)), on: connection)
     }
 
@@ -102,6 +107,9 @@ extension PostgresStoreEngine {
             throw PGModelError(.internalError, "a history value document could not be read: \(error)")
         }
     }
+
+    /// The most history changes one statement carries, as ``insertChunkSize`` for rows.
+    static let historyChunkSize = 10_000
 
     static let historyEncoder: JSONEncoder = {
         let encoder = JSONEncoder()

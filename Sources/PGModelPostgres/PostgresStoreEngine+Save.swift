@@ -27,20 +27,21 @@ extension PostgresStoreEngine {
                     history.record(.delete, row.reference.entity, row.reference.id, owner: row.owner, tombstone: row.tombstone, audience: row.audience)
                 }
             }
-            for row in request.updates {
-                let updated = try await query(try renderer.update(row), on: connection, model: row.entity)
-                if let first = updated.first {
-                    let rowOwner = try first.decode((UUID, UUID?).self).1
-                    history.record(.update, row.entity, row.id, owner: rowOwner, values: row.values)
-                    continue
+            if !request.updates.isEmpty {
+                let updated = try await applyUpdates(request.updates, renderer, connection)
+                for row in request.updates {
+                    if let rowOwner = updated[row.id] {
+                        history.record(.update, row.entity, row.id, owner: rowOwner, values: row.values)
+                        continue
+                    }
+                    // Row-level security hides what the user may not see, and a row they see but may not
+                    // change is not updated: only the second is `forbidden`, so nobody learns of others' rows.
+                    if try await exists(RowReference(entity: row.entity, id: row.id), renderer, connection) {
+                        throw PGModelError(.forbidden, "this user may not change this \(row.entity): it is shared read-only or belongs to another user",
+                                           model: row.entity)
+                    }
+                    throw PGModelError(.notFound, "an updated \(row.entity) no longer exists", model: row.entity)
                 }
-                // Row-level security hides what the user may not see, and a row they see but may not
-                // change is not updated: only the second is `forbidden`, so nobody learns of others' rows.
-                if try await exists(RowReference(entity: row.entity, id: row.id), renderer, connection) {
-                    throw PGModelError(.forbidden, "this user may not change this \(row.entity): it is shared read-only or belongs to another user",
-                                       model: row.entity)
-                }
-                throw PGModelError(.notFound, "an updated \(row.entity) no longer exists", model: row.entity)
             }
             let owners = try await insertOwners(request, renderer, requester, connection)
             let outcomes = try await applyInserts(request, owners, renderer, requester, connection)
@@ -58,12 +59,8 @@ extension PostgresStoreEngine {
                 var sourceOwners = owners
                 let unknown = request.links.filter { sourceOwners[$0.source] == nil }.map { RowReference(entity: $0.entity, id: $0.source) }
                 for (id, owner) in try await existingOwners(unknown, renderer, connection) { sourceOwners[id] = owner }
+                try await applyLinks(request.links, renderer, connection)
                 for change in request.links {
-                    let changed = try await query(try renderer.link(change), on: connection, model: change.entity)
-                    if changed.isEmpty, !change.isAdded, try await query(try renderer.linkExists(change), on: connection, model: change.entity).isEmpty == false {
-                        throw PGModelError(.forbidden, "this user may not change \(change.entity).\(change.relationship) of this \(change.entity)",
-                                           model: change.entity, keyPath: change.relationship)
-                    }
                     let owner = sourceOwners[change.source] ?? requester.newRowOwner
                     history.record(.update, change.entity, change.source, owner: owner, values: [:], attributes: [change.relationship])
                 }
@@ -308,10 +305,13 @@ extension PostgresStoreEngine {
             }
             // Deleting a row that is already gone (or that row-level security hides) is not an error:
             // another context won the race. Deleting a row the user sees but may not change is.
-            for reference in references where !found.contains(reference.id) {
-                if try await exists(reference, renderer, connection) {
-                    throw PGModelError(.forbidden, "this user may not delete this \(reference.entity): it is shared read-only or belongs to another user",
-                                       model: reference.entity)
+            // One lookup for all of them: the first one visible, in the request's order, is the error.
+            let missing = references.filter { !found.contains($0.id) }
+            if !missing.isEmpty {
+                let visible = try await existingOwners(missing, renderer, connection)
+                if let denied = missing.first(where: { visible[$0.id] != nil }) {
+                    throw PGModelError(.forbidden, "this user may not delete this \(denied.entity): it is shared read-only or belongs to another user",
+                                       model: denied.entity)
                 }
             }
         }
@@ -396,10 +396,11 @@ extension PostgresStoreEngine {
         // A row the save meant to delete and still sees but could not delete (the root of a record shared
         // with the user, a read-only share) fails the save rather than surviving silently.
         let gone = Set(deleted.map(\.reference.id))
-        for id in order where !gone.contains(id) {
-            guard let entity = targets[id] else { continue }
-            if try await exists(RowReference(entity: entity, id: id), renderer, connection) {
-                throw PGModelError(.forbidden, "this user may not delete this \(entity): only its owner deletes a shared record", model: entity)
+        let survivors = order.compactMap { id in gone.contains(id) ? nil : targets[id].map { RowReference(entity: $0, id: id) } }
+        if !survivors.isEmpty {
+            let visible = try await existingOwners(survivors, renderer, connection)
+            if let denied = survivors.first(where: { visible[$0.id] != nil }) {
+                throw PGModelError(.forbidden, "this user may not delete this \(denied.entity): only its owner deletes a shared record", model: denied.entity)
             }
         }
         return (deleted, nullified)
@@ -431,7 +432,7 @@ extension PostgresStoreEngine {
         return result
     }
 
-    private func exists(_ reference: RowReference, _ renderer: SQLRenderer, _ connection: PostgresConnection) async throws -> Bool {
+    func exists(_ reference: RowReference, _ renderer: SQLRenderer, _ connection: PostgresConnection) async throws -> Bool {
         !(try await query(try renderer.exists(reference), on: connection, model: reference.entity)).isEmpty
     }
 }

@@ -50,6 +50,30 @@ public struct HistorySQL: Sendable {
         return b.statement
     }
 
+    /// All changes of one history transaction in one statement, each column one array parameter, in
+    /// the columns' order (the changes' ids follow it). Stores exactly what
+    /// ``insertChanges(transactionID:changes:)`` stores for the same changes.
+    ///
+    /// ```swift
+    /// sql.insertChanges(transactionID: 9, columns: columns)
+    /// // INSERT INTO "pgmodel"."changes" (…) SELECT $1, "v"."e", … FROM unnest($2::text[], $3::uuid[], …)
+    /// //   WITH ORDINALITY AS "v"(…) ORDER BY "v"."i"
+    /// ```
+    public func insertChanges(transactionID: Int64, columns: HistoryChangeColumns) -> SQLStatement {
+        var b = SQLBuilder()
+        let id = b.bind(.int(transactionID))
+        let arrays = [b.bind(SQLArray(.text, columns.entities)), b.bind(SQLArray(.uuid, columns.rowIDs)), b.bind(SQLArray(.text, columns.kinds)),
+                      b.bind(SQLArray(.uuid, columns.owners)), b.bind(SQLArray(.text, columns.updatedAttributes)),
+                      b.bind(SQLArray(.text, columns.newValues)), b.bind(SQLArray(.text, columns.tombstones)),
+                      b.bind(SQLArray(.text, columns.audiences)), b.bind(SQLArray(.bool, columns.audienceOnly))]
+        b.sql = """
+            INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "new_values", "tombstone", "audience", "audience_only") \
+            SELECT \(id), "v"."e", "v"."r", "v"."k", "v"."o", coalesce("v"."a"::text[], '{}'), "v"."n"::jsonb, "v"."t"::jsonb, "v"."u"::uuid[], "v"."x" \
+            FROM unnest(\(arrays.joined(separator: ", "))) WITH ORDINALITY AS "v"("e", "r", "k", "o", "a", "n", "t", "u", "x", "i") ORDER BY "v"."i"
+            """
+        return b.statement
+    }
+
     /// `SELECT pg_notify('pgmodel_changes', payload)`: delivered at commit, dropped on rollback.
     public func notify(payload: String) -> SQLStatement {
         SQLStatement(sql: "SELECT pg_notify('\(Self.channel)', $1)", binds: [.string(payload)])

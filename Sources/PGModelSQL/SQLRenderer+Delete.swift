@@ -12,12 +12,12 @@ extension SQLRenderer {
     ///
     /// ```swift
     /// try renderer.lockRows(of: "Album", ids: [a, b])
-    /// // SELECT "id", "entity" FROM "app"."album" WHERE "id" = ANY($1::uuid[]) ORDER BY "id" FOR UPDATE
+    /// // SELECT "id", "entity" FROM "app"."album" WHERE "id" IN (SELECT unnest($1::uuid[])) ORDER BY "id" FOR UPDATE
     /// ```
     public func lockRows(of entity: String, ids: [UUID]) throws -> SQLStatement {
         let entity = try self.entity(entity)
         var b = SQLBuilder()
-        b.sql = "SELECT \"id\", \"entity\" FROM \(qualifiedTable(entity)) WHERE \"id\" = ANY(\(b.bindIDs(ids)))"
+        b.sql = "SELECT \"id\", \"entity\" FROM \(qualifiedTable(entity)) WHERE \"id\" IN \(b.bindIDSet(ids))"
         // Locks in id order, so two saves deleting overlapping rows cannot deadlock each other.
         b.sql += " ORDER BY \"id\" FOR UPDATE"
         return b.statement
@@ -38,7 +38,7 @@ extension SQLRenderer {
     public func countRelated(_ relationship: String, of entity: String, ids: [UUID], excluding: [UUID]) throws -> SQLStatement {
         var b = SQLBuilder()
         var (from, conditions) = try relatedFrom(relationship, of: entity, ids: ids, &b)
-        if !excluding.isEmpty { conditions.append("NOT (\"d\".\"id\" = ANY(\(b.bindIDs(excluding))))") }
+        if !excluding.isEmpty { conditions.append("\"d\".\"id\" NOT IN \(b.bindIDSet(excluding))") }
         b.sql = "SELECT count(*) FROM \(from) WHERE \(conditions.joined(separator: " AND "))"
         return b.statement
     }
@@ -48,7 +48,7 @@ extension SQLRenderer {
     public func deleteRows(of entity: String, ids: [UUID]) throws -> SQLStatement {
         let entity = try self.entity(entity)
         var b = SQLBuilder()
-        b.sql = "DELETE FROM \(qualifiedTable(entity)) WHERE \"id\" = ANY(\(b.bindIDs(ids)))"
+        b.sql = "DELETE FROM \(qualifiedTable(entity)) WHERE \"id\" IN \(b.bindIDSet(ids))"
         let root = schema.rootEntity(of: entity.name)?.name ?? entity.name
         let preserved = preservedAttributes(ofRoot: root).map { $0.type.selectExpression(Naming.quoted($0.columnName)) }
         b.sql += " RETURNING " + (["\"id\"", "\"entity\"", "\"owner_id\""] + preserved).joined(separator: ", ")
@@ -99,11 +99,11 @@ extension SQLRenderer {
         var conditions: [String]
         switch schema.storage(of: relationship, in: source) {
         case .foreignKey(let column):
-            conditions = ["\"d\".\"id\" IN (SELECT \"s\".\(Naming.quoted(column)) FROM \(qualifiedTable(source)) AS \"s\" WHERE \"s\".\"id\" = ANY(\(b.bindIDs(ids))))"]
+            conditions = ["\"d\".\"id\" IN (SELECT \"s\".\(Naming.quoted(column)) FROM \(qualifiedTable(source)) AS \"s\" WHERE \"s\".\"id\" IN \(b.bindIDSet(ids)))"]
         case .inverseForeignKey(let column):
-            conditions = ["\"d\".\(Naming.quoted(column)) = ANY(\(b.bindIDs(ids)))"]
+            conditions = ["\"d\".\(Naming.quoted(column)) IN \(b.bindIDSet(ids))"]
         case .joinTable(let table, let sourceColumn, let destinationColumn):
-            conditions = ["\"d\".\"id\" IN (SELECT \"j\".\(Naming.quoted(destinationColumn)) FROM \(qualifiedTable(named: table)) AS \"j\" WHERE \"j\".\(Naming.quoted(sourceColumn)) = ANY(\(b.bindIDs(ids))))"]
+            conditions = ["\"d\".\"id\" IN (SELECT \"j\".\(Naming.quoted(destinationColumn)) FROM \(qualifiedTable(named: table)) AS \"j\" WHERE \"j\".\(Naming.quoted(sourceColumn)) IN \(b.bindIDSet(ids)))"]
         }
         if schema.needsEntityFilter(destination.name) {
             conditions.append(entityFilter(destination.name, alias: "d", &b))

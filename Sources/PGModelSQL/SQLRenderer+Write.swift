@@ -225,7 +225,7 @@ extension SQLRenderer {
         return b.statement
     }
 
-    private func rejectUnknownKeys(_ row: RowValues, _ entity: EntityDescription) throws {
+    func rejectUnknownKeys(_ row: RowValues, _ entity: EntityDescription) throws {
         for key in row.values.keys.sorted() where entity.attribute(named: key) == nil {
             guard let relationship = entity.relationship(named: key) else {
                 throw PGModelError(.unknownAttribute, "\(entity.name) has no stored property '\(key)'", model: entity.name, keyPath: key)
@@ -265,7 +265,7 @@ extension SQLRenderer {
         return groups
     }
 
-    private func foreignKeyValue(_ value: PGValue?, _ relationship: RelationshipDescription, _ entity: EntityDescription) throws -> PGValue {
+    func foreignKeyValue(_ value: PGValue?, _ relationship: RelationshipDescription, _ entity: EntityDescription) throws -> PGValue {
         switch value {
         case nil, .null?: return .null
         case .uuid?: return value!
@@ -333,11 +333,11 @@ extension SQLRenderer {
     public func owners(of entity: String, ids: [UUID]) throws -> SQLStatement {
         let entity = try self.entity(entity)
         var b = SQLBuilder()
-        b.sql = "SELECT \"id\", \"owner_id\", \"entity\" FROM \(qualifiedTable(entity)) WHERE \"id\" = ANY(\(b.bindIDs(ids)))"
+        b.sql = "SELECT \"id\", \"owner_id\", \"entity\" FROM \(qualifiedTable(entity)) WHERE \"id\" IN \(b.bindIDSet(ids))"
         return b.statement
     }
 
-    private func joinTable(of change: LinkChange) throws -> (String, String, String) {
+    func joinTable(of change: LinkChange) throws -> (String, String, String) {
         let entity = try self.entity(change.entity)
         guard let relationship = entity.relationship(named: change.relationship) else {
             throw PGModelError(.unknownAttribute, "\(entity.name) has no relationship '\(change.relationship)'", model: entity.name, keyPath: change.relationship)
@@ -350,7 +350,7 @@ extension SQLRenderer {
         return (table, sourceColumn, destinationColumn)
     }
 
-    private func coerced(_ value: PGValue?, _ attribute: AttributeDescription, _ entity: EntityDescription, requirePresent: Bool) throws -> PGValue {
+    func coerced(_ value: PGValue?, _ attribute: AttributeDescription, _ entity: EntityDescription, requirePresent: Bool) throws -> PGValue {
         guard let value else {
             if attribute.isOptional { return .null }
             throw PGModelError(.missingField, "a value for \(entity.name).\(attribute.name) is missing", model: entity.name, keyPath: attribute.name)

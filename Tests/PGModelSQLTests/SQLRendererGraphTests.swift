@@ -209,18 +209,18 @@ struct SQLRendererGraphTests {
     // MARK: delete rules
 
     @Test func deleteRuleQueries() throws {
-        #expect(try r.lockRows(of: "Album", ids: [a]).sql == #"SELECT "id", "entity" FROM "app"."album" WHERE "id" = ANY($1::uuid[]) ORDER BY "id" FOR UPDATE"#)
+        #expect(try r.lockRows(of: "Album", ids: [a]).sql == #"SELECT "id", "entity" FROM "app"."album" WHERE "id" IN (SELECT unnest($1::uuid[])) ORDER BY "id" FOR UPDATE"#)
         let batch = try r.selectForDelete(FetchRequest(entity: "Track", predicate: .compare(.equal, .key("album.title"), .value(.string("X")))))
         #expect(batch.sql == #"SELECT "t0"."id", "t0"."entity" FROM "app"."track" AS "t0" LEFT JOIN "app"."album" AS "t1" ON "t1"."id" = "t0"."album_id" WHERE ("t1"."title" IS NOT DISTINCT FROM $1) ORDER BY "t0"."id" ASC FOR UPDATE OF "t0""#)
         #expect(try r.selectForDelete(FetchRequest(entity: "BusinessTrip")).sql == #"SELECT "id", "entity" FROM "app"."trip" WHERE "entity" IN ($1) ORDER BY "id" ASC FOR UPDATE"#)
-        #expect(try r.relatedRows("album", of: "Track", ids: [a]).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."album" AS "d" WHERE "d"."id" IN (SELECT "s"."album_id" FROM "app"."track" AS "s" WHERE "s"."id" = ANY($1::uuid[])) ORDER BY "d"."id""#)
+        #expect(try r.relatedRows("album", of: "Track", ids: [a]).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."album" AS "d" WHERE "d"."id" IN (SELECT "s"."album_id" FROM "app"."track" AS "s" WHERE "s"."id" IN (SELECT unnest($1::uuid[]))) ORDER BY "d"."id""#)
         let inverse = try r.relatedRows("tracks", of: "Album", ids: [a])
-        #expect(inverse.sql == #"SELECT "d"."id", "d"."entity" FROM "app"."track" AS "d" WHERE "d"."album_id" = ANY($1::uuid[]) ORDER BY "d"."id""#)
+        #expect(inverse.sql == #"SELECT "d"."id", "d"."entity" FROM "app"."track" AS "d" WHERE "d"."album_id" IN (SELECT unnest($1::uuid[])) ORDER BY "d"."id""#)
         #expect(inverse.binds == [ids])
-        #expect(try r.relatedRows("following", of: "User", ids: [a]).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."user" AS "d" WHERE "d"."id" IN (SELECT "j"."user_id" FROM "app"."user_followers" AS "j" WHERE "j"."followers_id" = ANY($1::uuid[])) ORDER BY "d"."id""#)
+        #expect(try r.relatedRows("following", of: "User", ids: [a]).sql == #"SELECT "d"."id", "d"."entity" FROM "app"."user" AS "d" WHERE "d"."id" IN (SELECT "j"."user_id" FROM "app"."user_followers" AS "j" WHERE "j"."followers_id" IN (SELECT unnest($1::uuid[]))) ORDER BY "d"."id""#)
         let deny = try r.countRelated("albums", of: "Publisher", ids: [a], excluding: [a, owner])
-        #expect(deny.sql == #"SELECT count(*) FROM "app"."album" AS "d" WHERE "d"."publisher_id" = ANY($1::uuid[]) AND NOT ("d"."id" = ANY($2::uuid[]))"#)
+        #expect(deny.sql == #"SELECT count(*) FROM "app"."album" AS "d" WHERE "d"."publisher_id" IN (SELECT unnest($1::uuid[])) AND "d"."id" NOT IN (SELECT unnest($2::uuid[]))"#)
         #expect(deny.binds == [ids, .string("{00000000-0000-7000-8000-0000000000aa,00000000-0000-7000-8000-000000000001}")])
-        #expect(try r.deleteRows(of: "BusinessTrip", ids: [a]).sql == #"DELETE FROM "app"."trip" WHERE "id" = ANY($1::uuid[]) RETURNING "id", "entity", "owner_id""#)
+        #expect(try r.deleteRows(of: "BusinessTrip", ids: [a]).sql == #"DELETE FROM "app"."trip" WHERE "id" IN (SELECT unnest($1::uuid[])) RETURNING "id", "entity", "owner_id""#)
     }
 }

@@ -8,10 +8,12 @@ import PGModel
 // would: its own connections), so every notification crosses PostgreSQL's LISTEN/NOTIFY and the
 // history log. Prints a Markdown table.
 //
-//   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick] [--point | --rls | --history | --migration | --compare]
+//   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick]
+//       [--point | --rls | --history | --migration | --compare | --writes insert|update|delete N]
 //
 // --compare runs issue 15's side-by-side suite instead (SuiteCommand.swift); scripts/benchmark.sh runs
 // it and writes docs/PERFORMANCE.md. --migration runs the seed's migration plan over 100,000 trips.
+// --writes times one save of N inserts, updates or deletes (run it under /usr/bin/time -v for memory).
 
 let quick = CommandLine.arguments.contains("--quick")
 guard let base = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
@@ -25,6 +27,12 @@ if try SuiteCommand.run(arguments: CommandLine.arguments, databaseURL: base, qui
 func freshURL() -> URL {
     let schema = "bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(10)
     return URL(string: base + (base.contains("?") ? "&" : "?") + "schema=" + schema)!
+}
+
+// Bulk writes (issue 15): one workload per process, so its peak RSS is its own.
+if let writes = CommandLine.arguments.firstIndex(of: "--writes") {
+    try runWriteBenchmark(arguments: Array(CommandLine.arguments[(writes + 1)...]), url: freshURL())
+    exit(0)
 }
 
 func percentile(_ values: [Double], _ p: Double) -> Double {
