@@ -80,6 +80,14 @@ struct RequestDispatcher: Sendable {
             return .registered(entities: schema.entities.map(\.name))
         case .fetch(let request):
             return .rows(try await capped(request) { try await gateway.fetch($0, as: requester) })
+        case .fetchTable(let request):
+            var table = FetchedTable()
+            table.rows = try await capped(request) { request in
+                let fetched = try await gateway.fetchTable(request, as: requester)
+                table.shapes = fetched.shapes
+                return fetched.rows
+            }
+            return .table(table)
         case .count(let request):
             return .count(try await gateway.count(request, as: requester))
         case .ids(let request):

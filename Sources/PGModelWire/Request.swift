@@ -32,6 +32,9 @@ public struct Request: Hashable, Sendable {
         case register(SchemaDescription)
         /// `{"op":"fetch","entity":…,"where":…,"sort":…,"limit":…,"offset":…}`: rows.
         case fetch(FetchRequest)
+        /// `{"op":"fetch",…,"format":"table"}`: the same rows as ``fetch(_:)``, answered as one `table`
+        /// (each class's value names once, then values by position) instead of `rows`.
+        case fetchTable(FetchRequest)
         /// Same fields as `fetch`: the number of matching rows.
         case count(FetchRequest)
         /// Same fields as `fetch`: the identities of matching rows.
@@ -68,7 +71,7 @@ public struct Request: Hashable, Sendable {
             case .hello: return .hello
             case .ping: return .ping
             case .register: return .register
-            case .fetch: return .fetch
+            case .fetch, .fetchTable: return .fetch
             case .count: return .count
             case .ids: return .ids
             case .save: return .save

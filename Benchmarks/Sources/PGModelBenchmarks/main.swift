@@ -8,7 +8,7 @@ import PGModel
 // would: its own connections), so every notification crosses PostgreSQL's LISTEN/NOTIFY and the
 // history log. Prints a Markdown table.
 //
-//   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick] [--point | --rls | --history]
+//   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick] [--point | --rls | --history | --fetch]
 
 let quick = CommandLine.arguments.contains("--quick")
 guard let base = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
@@ -130,6 +130,28 @@ func measureThroughput(observers count: Int, saves: Int, writers: Int = 1) throw
         _ = resultsObserver?.results.count
     }
     return Double(saves) / elapsed
+}
+
+// Issue 15's fetch workloads (FetchBench.swift): direct store and service against raw PostgresNIO.
+if CommandLine.arguments.contains("--fetch") {
+    final class FetchBox: @unchecked Sendable {
+        // @unchecked: written by the task before `done` is signalled, read after.
+        var result: Result<FetchBenchResult, any Error>?
+    }
+    guard let databaseURL = URL(string: base) else {
+        FileHandle.standardError.write(Data("DATABASE_URL is not a URL\n".utf8))
+        exit(2)
+    }
+    let fetchRounds = quick ? 3 : 5
+    let box = FetchBox()
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        do { box.result = .success(try await measureFetch(databaseURL: databaseURL, rows: 20_000, rounds: fetchRounds, pointCalls: quick ? 500 : 2000)) } catch { box.result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    printFetchResult(try (box.result ?? .failure(PGModelError(.internalError, "no result"))).get(), rounds: fetchRounds)
+    exit(0)
 }
 
 let pointOnly = CommandLine.arguments.contains("--point")
