@@ -208,9 +208,33 @@ struct JSONReader {
         }
     }
 
+    /// A quoted UUID, read by hand: `UUID(uuidString:)` goes through `sscanf`, a microsecond a row.
     private mutating func uuid() throws -> UUID {
-        guard let id = UUID(uuidString: try string()) else { throw Unexpected() }
-        return id
+        try expect(UInt8(ascii: "\""))
+        guard position + 37 <= bytes.count, bytes[position + 36] == UInt8(ascii: "\"") else { throw Unexpected() }
+        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        try withUnsafeMutableBytes(of: &raw) { out in
+            var i = position
+            for n in 0..<16 {
+                if n == 4 || n == 6 || n == 8 || n == 10 {
+                    guard bytes[i] == UInt8(ascii: "-") else { throw Unexpected() }
+                    i += 1
+                }
+                out[n] = try Self.hexDigit(bytes[i]) << 4 | Self.hexDigit(bytes[i + 1])
+                i += 2
+            }
+        }
+        position += 37
+        return UUID(uuid: raw)
+    }
+
+    private static func hexDigit(_ b: UInt8) throws -> UInt8 {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return b - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return b - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return b - UInt8(ascii: "A") + 10
+        default: throw Unexpected()
+        }
     }
 
     private mutating func table() throws -> FetchedTable {

@@ -60,6 +60,11 @@ struct FetchBenchResult {
     /// Milliseconds of the wire steps for the fetch-all rows (synthetic rows of the same shape).
     var encodeMilliseconds: [Double] = []
     var decodeMilliseconds: [Double] = []
+    /// The same rows as one `table` answer (`"format":"table"`).
+    var tableEncodeMilliseconds: [Double] = []
+    var tableDecodeMilliseconds: [Double] = []
+    var rowsLineBytes = 0
+    var tableLineBytes = 0
     var rows = 0
 }
 
@@ -199,6 +204,14 @@ func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int) asy
             guard case .response(let response) = try ServerMessage.decode(line: line.dropLast()), case .success(.rows(let back)) = response.result,
                   back.count == rows else { throw PGModelError(.internalError, "wire round trip") }
         })
+        result.rowsLineBytes = line.count
+        let table = FetchedTable(rows: synthetic)
+        result.tableEncodeMilliseconds.append(try await time { line = try Response(id: 1, .table(table)).encodedLine() })
+        result.tableDecodeMilliseconds.append(try await time {
+            guard case .response(let response) = try ServerMessage.decode(line: line.dropLast()), case .success(.table(let back)) = response.result,
+                  back.rows.count == rows else { throw PGModelError(.internalError, "wire round trip") }
+        })
+        result.tableLineBytes = line.count
     }
 
     await remote.close()
@@ -225,5 +238,9 @@ func printFetchResult(_ r: FetchBenchResult, rounds: Int) {
     let direct = percentile(r.pointMicroseconds["direct"] ?? [], 0.5)
     let service = percentile(r.pointMicroseconds["service"] ?? [], 0.5)
     print("| point fetch by indexed column, p50 (µs) | \(String(format: "%.0f", raw)) | \(String(format: "%.0f", direct)) | \(f(direct / raw)) | \(String(format: "%.0f", service)) | +\(String(format: "%.0f", service - direct)) µs |")
-    print("\nWire steps for the fetch-all response (synthetic rows of the same shape, no sockets): encode \(f(median(r.encodeMilliseconds))) ms, decode \(f(median(r.decodeMilliseconds))) ms")
+    print("\nWire steps for the fetch-all response (synthetic rows of the same shape, no sockets):")
+    print("- `rows` (JSONEncoder/JSONDecoder, \(r.rowsLineBytes) bytes): encode \(f(median(r.encodeMilliseconds))) ms, decode \(f(median(r.decodeMilliseconds))) ms")
+    if !r.tableEncodeMilliseconds.isEmpty {
+        print("- `table` (hand-written, \(r.tableLineBytes) bytes): encode \(f(median(r.tableEncodeMilliseconds))) ms, decode \(f(median(r.tableDecodeMilliseconds))) ms")
+    }
 }
