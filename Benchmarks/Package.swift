@@ -26,6 +26,9 @@ let package = Package(
                 .product(name: "PGModel", package: parentPackage),
                 // The service, run in-process for the row-level security fetch benchmark.
                 .product(name: "PGModelServer", package: parentPackage),
+                // The fetch benchmark's wire breakdown encodes and decodes a response line itself.
+                .product(name: "PGModelWire", package: parentPackage),
+                .product(name: "PGModelCore", package: parentPackage),
                 // The baseline of the point-fetch benchmark: the same query on the raw driver.
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "FluentKit", package: "fluent-kit"),

@@ -4,7 +4,7 @@
 # Writes docs/PERFORMANCE.md and docs/performance.svg with the machine and PostgreSQL settings.
 #
 #   scripts/benchmark.sh [--quick] [--rows N] [--rounds N] [--large N] [--save-rows N] [--out FILE.md]
-#   scripts/benchmark.sh --observers [--quick] [--point | --rls | --history | --migration]   the other benchmarks
+#   scripts/benchmark.sh --observers [--quick] [--point | --rls | --history | --migration | --fetch]   the other benchmarks
 #
 # --quick is a smoke run (small sizes, 2 rounds); its report goes to a temporary directory unless --out
 # is given, so it never replaces the committed figures.
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
         --quick) quick=1; suite_args+=("$1") ;;
         --out) out="$2"; shift ;;
         --rows | --rounds | --large | --save-rows) suite_args+=("$1" "$2"); shift ;;
-        --point | --rls | --history | --migration) observers=1; suite_args+=("$1") ;;
+        --point | --rls | --history | --migration | --fetch) observers=1; suite_args+=("$1") ;;
         *) pgm_die "unknown option $1 (see the header of scripts/benchmark.sh)" ;;
     esac
     shift

@@ -17,8 +17,18 @@ public final class ModelBackingData {
         case deleted
     }
 
-    /// The row id.
-    public internal(set) var id: UUID
+    /// The row id. A new model's is drawn on first use: a fetched model's init would otherwise draw one
+    /// for the default `_$backingData` it replaces at once (a clock read and random bytes per row).
+    public internal(set) var id: UUID {
+        get {
+            if let assigned { return assigned }
+            let drawn = UUID.v7()
+            assigned = drawn
+            return drawn
+        }
+        set { assigned = newValue }
+    }
+    private var assigned: UUID?
     /// The owning context.
     /// Held strongly, as a fetched model must be able to load its faults for as long as it lives; the
     /// context holds its clean models only weakly, so no cycle outlives a save.
@@ -28,7 +38,9 @@ public final class ModelBackingData {
     /// Properties set since the last save.
     public internal(set) var changedKeys: Set<String> = []
     /// The values the store holds, as of the last fetch or save; rollback restores them.
-    var storedValues: [String: PGValue]
+    var storedValues: StoredValues
+    /// Where the generated `init(backingData:)` is expected to read next (see ``StoredValues/value(forKey:cursor:)``).
+    private var readCursor = 0
     /// The state before a pending delete, so rollback can restore it.
     var stateBeforeDelete: State = .detached
     /// While true, property writes are the store's own (fetch, rollback) and are not changes.
@@ -50,28 +62,33 @@ public final class ModelBackingData {
 
     /// A new model's backing data with a fresh time-ordered id.
     public init() {
-        self.id = UUID.v7()
         self.state = .detached
-        self.storedValues = [:]
+        self.storedValues = StoredValues()
     }
 
     /// Backing data of a row read from the store.
-    init(row: FetchedRow) {
-        self.id = row.id
+    init(row: StoreRow) {
+        self.assigned = row.id
         self.state = .persisted
         self.storedValues = row.values
     }
 
+    /// Backing data of a row given by name.
+    convenience init(row: RowValues) {
+        self.init(row: StoreRow(row))
+    }
+
     /// The stored value of `key`, converted by `codec`. Generated `init(backingData:)` calls it.
     public func value<Value>(forKey key: String, codec: AttributeCodec<Value>) throws -> Value {
-        if let transformer = transformers[key] {
+        // Most classes have neither transformed nor ephemeral properties: skip both lookups then.
+        if !transformers.isEmpty, let transformer = transformers[key] {
             return try Schema.PropertyMetadata.reverse(storedValues[key] ?? .null, with: transformer, as: Value.self, name: key)
         }
-        if ephemeralKeys.contains(key) {
+        if !ephemeralKeys.isEmpty, ephemeralKeys.contains(key) {
             if let placeholder = codec.placeholder { return placeholder }
             throw PGModelError(.typeMismatch, "the .ephemeral property '\(key)' has no neutral value to start from; make it optional", keyPath: key)
         }
-        guard let stored = storedValues[key] else {
+        guard let stored = storedValues.value(forKey: key, cursor: &readCursor) else {
             // Left out by `propertiesToFetch`: a fault, loaded on first access.
             if isPartial, let placeholder = codec.placeholder {
                 faults.insert(key)

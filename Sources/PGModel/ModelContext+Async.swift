@@ -44,7 +44,7 @@ extension ModelContext {
         let models = try models(from: rows, for: descriptor, mergingPending: pending)
         for keyPath in descriptor.relationshipKeyPathsForPrefetching {
             guard let load = try prefetchLoad(keyPath, for: models) else { continue }
-            var rows: [FetchedRow] = []
+            var rows: [StoreRow] = []
             if let request = load.request { rows = try await fetchRowsAsync(request) }
             try apply(load, rows: rows)
         }
@@ -130,16 +130,16 @@ extension ModelContext {
     }
 
     /// ``fetchRows(_:)``, suspending: the rows of `request` with their models' required partners staged.
-    nonisolated(nonsending) func fetchRowsAsync(_ request: FetchRequest) async throws -> [FetchedRow] {
+    nonisolated(nonsending) func fetchRowsAsync(_ request: FetchRequest) async throws -> [StoreRow] {
         let store = container.store
-        let rows = try await roundTripAsync { try await store.fetch(request) }
+        let rows = try StoreRow.rows(of: await roundTripAsync { try await store.fetchTable(request) })
         var frontier = rows
         while true {
             let requests = partnerRequests(for: frontier)
             if requests.isEmpty { break }
             frontier = []
             for partnerRequest in requests {
-                let partners = try await roundTripAsync { try await store.fetch(partnerRequest) }
+                let partners = try StoreRow.rows(of: await roundTripAsync { try await store.fetchTable(partnerRequest) })
                 stage(partners)
                 frontier += partners
             }

@@ -171,7 +171,7 @@ extension ModelContext {
 
     /// The sort keys' values of `row` as PostgreSQL compares them, or nil when one cannot be read
     /// (a related row gone, a document field of another type, a value that cannot be bound).
-    func keysetValues(of row: FetchedRow, readers: [KeysetReader]) throws -> [PGValue]? {
+    func keysetValues(of row: StoreRow, readers: [KeysetReader]) throws -> [PGValue]? {
         var values: [PGValue] = []
         for reader in readers {
             var current = row.values
@@ -180,9 +180,8 @@ extension ModelContext {
                     current = [:]
                     break
                 }
-                let store = container.store
                 let request = FetchRequest(entity: step.destination, identifiers: [id])
-                guard let related = try roundTrip({ try await store.fetch(request) }).first else { return nil }
+                guard let related = try storeRows(request).first else { return nil }
                 current = related.values
             }
             var value = current[reader.name] ?? .null

@@ -16,7 +16,7 @@ extension ModelContext {
     /// `descriptor`'s models fetched by `request` (its IR, possibly paged further), and the last row
     /// read, whose values position the next page of an enumeration.
     func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, request: FetchRequest,
-                                   pending: Bool) throws -> (models: [T], last: FetchedRow?) {
+                                   pending: Bool) throws -> (models: [T], last: StoreRow?) {
         materializingPartialRows = request.properties != nil
         defer { materializingPartialRows = false }
         let rows = try fetchRows(pending ? Self.unpaged(request) : request)
@@ -39,7 +39,7 @@ extension ModelContext {
 
     /// The fetch's models from its rows: as they are, or merged with the context's unsaved changes and
     /// then sorted and paged in memory.
-    func models<T: PersistentModel>(from rows: [FetchedRow], for descriptor: FetchDescriptor<T>, mergingPending pending: Bool) throws -> [T] {
+    func models<T: PersistentModel>(from rows: [StoreRow], for descriptor: FetchDescriptor<T>, mergingPending pending: Bool) throws -> [T] {
         defer { stagedRows = [:] }
         guard pending else { return try rows.map { try typed($0, as: T.self) } }
         let changes = pendingModels(of: T.self)
@@ -89,7 +89,7 @@ extension ModelContext {
     }
 
     /// A fetched row as its concrete class, which must be `T` or a subclass.
-    func typed<T: PersistentModel>(_ row: FetchedRow, as type: T.Type) throws -> T {
+    func typed<T: PersistentModel>(_ row: StoreRow, as type: T.Type) throws -> T {
         let model = try materializeConcrete(row)
         guard let typed = model as? T else {
             throw PGModelError(.typeMismatch, "row \(row.id) is a \(Swift.type(of: model)), not a \(T.self)", model: T._$entityName)

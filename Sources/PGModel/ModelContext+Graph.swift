@@ -28,8 +28,7 @@ extension ModelContext {
         if let model = registered(id) { return model }
         if let row = stagedRows.removeValue(forKey: id) { return try materializeConcrete(row) }
         let request = FetchRequest(entity: declaredType._$entityName, identifiers: [id])
-        let store = container.store
-        guard let row = try roundTrip({ try await store.fetch(request) }).first else {
+        guard let row = try storeRows(request).first else {
             throw PGModelError(.notFound, "no \(declaredType._$entityName) with id \(id.uuidString.lowercased()) exists", model: declaredType._$entityName)
         }
         return try materializeConcrete(row)
@@ -59,8 +58,7 @@ extension ModelContext {
         for property in missing { data.faults.remove(property.name) }
         guard !missing.isEmpty else { return }
         let request = FetchRequest(entity: entity.name, identifiers: [data.id], properties: missing.map(\.name))
-        let store = container.store
-        guard let row = try roundTrip({ try await store.fetch(request) }).first else {
+        guard let row = try storeRows(request).first else {
             throw PGModelError(.notFound, "the \(entity.name) being loaded no longer exists", model: entity.name)
         }
         let wasApplying = data.isApplyingStoredValues
@@ -122,7 +120,7 @@ extension ModelContext {
     }
 
     /// Assigns the rows of `load`'s query (empty when it had none) to its models.
-    func apply(_ load: RelationshipLoad, rows: [FetchedRow]) throws {
+    func apply(_ load: RelationshipLoad, rows: [StoreRow]) throws {
         defer { stagedRows = [:] }
         var related: [UUID: [any PersistentModel]] = [:]
         if case .foreignKey = load.storage {
@@ -163,16 +161,15 @@ extension ModelContext {
     }
 
     /// Rows of `request`, with the partners their models' inits need staged (see ``stagePartners(of:)``).
-    func fetchRows(_ request: FetchRequest) throws -> [FetchedRow] {
-        let store = container.store
-        let rows = try roundTrip { try await store.fetch(request) }
+    func fetchRows(_ request: FetchRequest) throws -> [StoreRow] {
+        let rows = try storeRows(request)
         var frontier = rows
         while true {
             let requests = partnerRequests(for: frontier)
             if requests.isEmpty { break }
             frontier = []
             for partnerRequest in requests {
-                let partners = try roundTrip { try await store.fetch(partnerRequest) }
+                let partners = try storeRows(partnerRequest)
                 stage(partners)
                 frontier += partners
             }
@@ -180,10 +177,16 @@ extension ModelContext {
         return rows
     }
 
+    /// The rows of `request` as the store returns them, positionally (one round trip, no partners).
+    func storeRows(_ request: FetchRequest) throws -> [StoreRow] {
+        let store = container.store
+        return try StoreRow.rows(of: roundTrip { try await store.fetchTable(request) })
+    }
+
     /// The queries for partners that building `rows` would load one by one: a non-optional to-one cannot
     /// be a fault, so a model's init loads it. Fetching them first, one query per class, turns N round
     /// trips into one, and lets an async fetch build its models without blocking.
-    func partnerRequests(for rows: [FetchedRow]) -> [FetchRequest] {
+    func partnerRequests(for rows: [StoreRow]) -> [FetchRequest] {
         var required: [String: [(name: String, destination: String)]] = [:]
         var wanted: [String: [UUID]] = [:]
         var seen = Set<UUID>()
@@ -213,7 +216,7 @@ extension ModelContext {
     }
 
     /// Keeps fetched partner rows until a model's init asks for them (``model(forRowID:declaredType:)``).
-    func stage(_ rows: [FetchedRow]) {
+    func stage(_ rows: [StoreRow]) {
         for row in rows { stagedRows[row.id] = row }
     }
 
@@ -240,7 +243,7 @@ extension ModelContext {
     }
 
     /// Builds a fetched row as its concrete class (a fetch of `Trip` returns `BusinessTrip`s as such).
-    func materializeConcrete(_ row: FetchedRow) throws -> any PersistentModel {
+    func materializeConcrete(_ row: StoreRow) throws -> any PersistentModel {
         guard let entity = container.schema.entity(named: row.entity) else {
             throw PGModelError(.unknownEntity, "the store returned a \(row.entity), which is not in this container's schema", model: row.entity)
         }

@@ -29,7 +29,9 @@ public final class ModelContext {
     /// Set while rows of a `propertiesToFetch` fetch are turned into models.
     var materializingPartialRows = false
     /// Partner rows fetched ahead for the models being built (see `partnerRequests(for:)`).
-    var stagedRows: [UUID: FetchedRow] = [:]
+    var stagedRows: [UUID: StoreRow] = [:]
+    /// Per model class: what building a fetched instance needs to know about its properties.
+    var storageTraits: [ObjectIdentifier: StorageTraits] = [:]
 
     var isMainContext = false
     private var isAutosaveScheduled = false
@@ -194,7 +196,7 @@ public final class ModelContext {
             let data = model._$backingData
             let oldID = data.id
             let wasDeletedMeanwhile = data.state != .inserted
-            data.storedValues = prepared.insertedValues[oldID] ?? [:]
+            data.storedValues = StoredValues(prepared.insertedValues[oldID] ?? [:])
             if !interleaved { recordSavedLinks(of: model) }
             data.state = .persisted
             if let existing = result.remappedIdentifiers[oldID] {
@@ -369,7 +371,7 @@ public final class ModelContext {
     }
 
     /// The model of a ``model(for:)`` fetch: its one row, or `notFound`.
-    func modelFromIdentifierFetch(_ rows: [FetchedRow], _ persistentModelID: PersistentIdentifier) throws -> any PersistentModel {
+    func modelFromIdentifierFetch(_ rows: [StoreRow], _ persistentModelID: PersistentIdentifier) throws -> any PersistentModel {
         defer { stagedRows = [:] }
         guard let row = rows.first else {
             throw PGModelError(.notFound, "no \(persistentModelID.entityName) with id \(persistentModelID.id.uuidString.lowercased()) exists",
@@ -471,7 +473,7 @@ public final class ModelContext {
 
     /// Applies a fresh row to a registered model that has no unsaved changes, so fetches show what other
     /// contexts saved; a model with unsaved changes keeps them.
-    func refresh(_ model: any PersistentModel, with row: FetchedRow, entity: Schema.Entity) {
+    func refresh(_ model: any PersistentModel, with row: StoreRow, entity: Schema.Entity) {
         let data = model._$backingData
         guard data.changedKeys.isEmpty, data.state == .persisted else { return }
         data.isApplyingStoredValues = true
@@ -487,10 +489,10 @@ public final class ModelContext {
             data.faults.remove(property.name)
         }
         // A partial row (`propertiesToFetch`) refreshes only what it has.
-        data.storedValues.merge(row.values) { _, new in new }
+        data.storedValues.merge(row.values)
     }
 
-    func materialize<T: PersistentModel>(_ row: FetchedRow, as type: T.Type) throws -> T {
+    func materialize<T: PersistentModel>(_ row: StoreRow, as type: T.Type) throws -> T {
         if let existing = registry[row.id]?.model {
             guard let typed = existing as? T else {
                 throw PGModelError(.typeMismatch, "row \(row.id) is registered as \(Swift.type(of: existing)), not \(T.self)", model: T._$entityName)
@@ -501,11 +503,17 @@ public final class ModelContext {
         // The context is set before the model's init runs: a non-optional to-one loads its partner there.
         let data = ModelBackingData(row: row)
         data.isPartial = materializingPartialRows
-        let entity = ModelGraph.entity(for: T.self)
-        for property in entity.properties {
-            if property.isEphemeral { data.ephemeralKeys.insert(property.name) }
-            if let transformer = property.metadata?.transformer { data.transformers[property.name] = transformer }
+        // Which properties are ephemeral or transformed is a property of the class: worked out once per
+        // class and context, not per row.
+        let traits: StorageTraits
+        if let known = storageTraits[ObjectIdentifier(T.self)] {
+            traits = known
+        } else {
+            traits = StorageTraits(ModelGraph.entity(for: T.self))
+            storageTraits[ObjectIdentifier(T.self)] = traits
         }
+        data.ephemeralKeys = traits.ephemeralKeys
+        data.transformers = traits.transformers
         data.context = self
         let model = try T(backingData: data)
         model._$backingData.context = self
@@ -513,7 +521,7 @@ public final class ModelContext {
         return model
     }
 
-    func materializeAny(_ row: FetchedRow, as type: any PersistentModel.Type) throws -> any PersistentModel {
+    func materializeAny(_ row: StoreRow, as type: any PersistentModel.Type) throws -> any PersistentModel {
         try materialize(row, as: type)
     }
 

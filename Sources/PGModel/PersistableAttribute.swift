@@ -172,13 +172,17 @@ public struct AttributeCodec<Value>: Sendable {
     /// a neutral stored value (`nil`, `""`, `0`, …); nil when the type has none, so it is always fetched.
     public var placeholder: Value? { try? decode(PlaceholderValues.value(for: attributeType, isOptional: isOptional)) }
 
-    /// The codec of a ``PersistableAttribute``.
+    /// The codec of a ``PersistableAttribute``. Inlinable, as the overloads below: specialized in the
+    /// model's module, its closures capture no type metadata, so a generated `init(backingData:)` builds
+    /// its codecs without allocating (it builds them for every fetched row).
+    @inlinable
     public static func attribute(_: Value.Type = Value.self) -> AttributeCodec where Value: PersistableAttribute {
         AttributeCodec(attributeType: Value.attributeType, isOptional: Value.isOptional,
                        encode: { $0.pgValue }, decode: { try Value(pgValue: $0) })
     }
 
     /// The codec of an enum stored as its raw value.
+    @inlinable
     public static func rawRepresentable(_: Value.Type = Value.self) -> AttributeCodec
     where Value: RawRepresentable, Value.RawValue: PersistableAttribute {
         AttributeCodec(attributeType: Value.RawValue.attributeType, isOptional: false,
@@ -193,6 +197,7 @@ public struct AttributeCodec<Value>: Sendable {
     }
 
     /// The codec of an optional enum stored as its raw value.
+    @inlinable
     public static func optionalRawRepresentable<Wrapped>(_: Wrapped.Type = Wrapped.self) -> AttributeCodec<Wrapped?>
     where Wrapped: RawRepresentable, Wrapped.RawValue: PersistableAttribute {
         let inner = AttributeCodec<Wrapped>.rawRepresentable()
@@ -207,9 +212,11 @@ public struct AttributeCodec<Value>: Sendable {
 /// `[String]` a PostgreSQL array, any other `Codable` a `jsonb` document, and anything else must say how
 /// with `@Attribute(.transformable(by:))`.
 public enum _AttributeCodecs {
+    @inlinable
     public static func codec<V: RawRepresentable & Codable>(_: V.Type) -> AttributeCodec<V> where V.RawValue: PersistableAttribute {
         .rawRepresentable()
     }
+    @inlinable
     public static func codec<V: RawRepresentable & Codable>(_: V?.Type) -> AttributeCodec<V?> where V.RawValue: PersistableAttribute {
         AttributeCodec<V?>.optionalRawRepresentable(V.self)
     }
@@ -232,10 +239,13 @@ public enum _AttributeCodecs {
     /// which replaces this codec; without it the container refuses the schema.
     public static func codec<V>(_: V.Type) -> AttributeCodec<V> { .unsupported() }
 
+    @inlinable
     public static func codec<V: PersistableAttribute>(_: V.Type) -> AttributeCodec<V> { .attribute() }
+    @inlinable
     public static func codec<V: RawRepresentable>(_: V.Type) -> AttributeCodec<V> where V.RawValue: PersistableAttribute {
         .rawRepresentable()
     }
+    @inlinable
     public static func codec<V: RawRepresentable>(_: V?.Type) -> AttributeCodec<V?> where V.RawValue: PersistableAttribute {
         AttributeCodec<V?>.optionalRawRepresentable(V.self)
     }

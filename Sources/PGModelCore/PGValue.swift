@@ -123,7 +123,12 @@ extension PGValue: Codable {
     /// digits when the microseconds are whole milliseconds (`10:00:00.250Z`), six otherwise
     /// (`10:00:00.250001Z`), so a date read through the service compares equal to the stored one (a keyset
     /// cursor depends on it).
-    static func formatDate(_ date: Date) -> String {
+    ///
+    /// ```swift
+    /// PGValue.formatDate(Date(timeIntervalSince1970: 0.25))   // "1970-01-01T00:00:00.250Z"
+    /// ```
+    public static func formatDate(_ date: Date) -> String {
+        if let text = fastFormatDate(date) { return text }
         let micros = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
         guard micros.isFinite, abs(micros) < 9e18 else {
             return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
@@ -139,7 +144,13 @@ extension PGValue: Codable {
         return whole.dropLast() + "." + String(repeating: "0", count: width - digits.count) + digits + "Z"
     }
 
-    static func parseDate(_ text: String) -> Date? {
+    /// A date in §5's form (ISO 8601, UTC, with or without fractional seconds), or nil.
+    ///
+    /// ```swift
+    /// PGValue.parseDate("1970-01-01T00:00:00.250Z")   // Date(timeIntervalSince1970: 0.25)
+    /// ```
+    public static func parseDate(_ text: String) -> Date? {
+        if let d = fastParseDate(text) { return d }
         if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return d }
         return try? Date.ISO8601FormatStyle().parse(text)
     }

@@ -9,13 +9,14 @@ extension UUID {
     /// ```
     public static func v7(now: Date = Date()) -> UUID {
         let millis = UInt64(max(0, now.timeIntervalSince1970 * 1000))
-        var bytes = [UInt8](repeating: 0, count: 16)
+        // Two draws of 64 random bits (each may be a system call), not one per byte.
         var generator = SystemRandomNumberGenerator()
-        for i in 6..<16 { bytes[i] = UInt8.random(in: 0...255, using: &generator) }
-        for i in 0..<6 { bytes[i] = UInt8(truncatingIfNeeded: millis >> (8 * (5 - UInt64(i)))) }
-        bytes[6] = (bytes[6] & 0x0F) | 0x70
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        let high = generator.next()
+        let low = generator.next()
+        func byte(_ word: UInt64, _ index: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: word >> (8 * (7 - index))) }
+        return UUID(uuid: (byte(millis, 2), byte(millis, 3), byte(millis, 4), byte(millis, 5), byte(millis, 6), byte(millis, 7),
+                           (byte(high, 0) & 0x0F) | 0x70, byte(high, 1),
+                           (byte(low, 0) & 0x3F) | 0x80, byte(low, 1), byte(low, 2), byte(low, 3),
+                           byte(low, 4), byte(low, 5), byte(low, 6), byte(low, 7)))
     }
 }

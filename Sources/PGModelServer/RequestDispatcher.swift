@@ -82,7 +82,7 @@ struct RequestDispatcher: Sendable {
     /// The entities a request reads or writes.
     static func entities(of operation: Request.Operation) -> Set<String> {
         switch operation {
-        case .fetch(let request), .count(let request), .ids(let request):
+        case .fetch(let request), .fetchTable(let request), .count(let request), .ids(let request):
             return [request.entity]
         case .save(let request):
             return Set(request.inserts.map(\.entity) + request.updates.map(\.entity) + request.deletes.map(\.entity)
@@ -107,6 +107,14 @@ struct RequestDispatcher: Sendable {
             return .registered(entities: schema.entities.map(\.name))
         case .fetch(let request):
             return .rows(try await capped(request) { try await gateway.fetch($0, as: requester) })
+        case .fetchTable(let request):
+            var table = FetchedTable()
+            table.rows = try await capped(request) { request in
+                let fetched = try await gateway.fetchTable(request, as: requester)
+                table.shapes = fetched.shapes
+                return fetched.rows
+            }
+            return .table(table)
         case .count(let request):
             return .count(try await gateway.count(request, as: requester))
         case .ids(let request):

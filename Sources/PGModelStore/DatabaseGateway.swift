@@ -95,6 +95,13 @@ package final class DatabaseGateway: Sendable {
         }
     }
 
+    package func fetchTable(_ request: FetchRequest, as requester: Requester) async throws -> FetchedTable {
+        let schema = try await schema(covering: [request.entity])
+        return try await pool.withConnection(deadline: requestTimeout, operation: "fetch of \(request.entity)") {
+            try await self.engine.fetchTable(request, in: schema, as: requester, on: $0)
+        }
+    }
+
     package func count(_ request: FetchRequest, as requester: Requester) async throws -> Int {
         let schema = try await schema(covering: [request.entity])
         return try await pool.withConnection(deadline: requestTimeout, operation: "count of \(request.entity)") {

@@ -11,6 +11,10 @@ public protocol ModelStore: Sendable {
     func prepare(_ schema: SchemaDescription) async throws
     /// Rows matching `request`, in its order.
     func fetch(_ request: FetchRequest) async throws -> [FetchedRow]
+    /// Rows matching `request`, in its order, positionally: each class's value names once, then per row
+    /// only its values. What `ModelContext` builds models from. A store that does not implement it gets
+    /// one built from ``fetch(_:)``.
+    func fetchTable(_ request: FetchRequest) async throws -> FetchedTable
     /// The number of rows matching `request` (limit and offset applied).
     func count(_ request: FetchRequest) async throws -> Int
     /// The ids of rows matching `request`, in its order.

@@ -40,6 +40,10 @@ public final class PostgresModelStore: ModelStore {
         try await gateway.fetch(request, as: .trusted)
     }
 
+    public func fetchTable(_ request: FetchRequest) async throws -> FetchedTable {
+        try await gateway.fetchTable(request, as: .trusted)
+    }
+
     public func count(_ request: FetchRequest) async throws -> Int {
         try await gateway.count(request, as: .trusted)
     }

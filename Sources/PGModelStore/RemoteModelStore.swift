@@ -110,6 +110,16 @@ public final class RemoteModelStore: ModelStore {
         return rows
     }
 
+    /// The rows of `request` as a `table` answer (`"format":"table"`): names once, values by position.
+    /// A server older than that format ignores the field and answers `rows`, which are converted.
+    public func fetchTable(_ request: FetchRequest) async throws -> FetchedTable {
+        switch try await call(.fetchTable(request)) {
+        case .table(let table): return table
+        case .rows(let rows): return FetchedTable(rows: rows)
+        default: throw Self.unexpectedResult(.fetch)
+        }
+    }
+
     public func count(_ request: FetchRequest) async throws -> Int {
         guard case .count(let count) = try await call(.count(request)) else { throw Self.unexpectedResult(.count) }
         return count

@@ -110,7 +110,12 @@ extension Request: Codable {
             return .migrate(try c.decode(SchemaDescription.self, forKey: DynamicKey("schema")),
                             try c.decode(MigrationPlanDescription.self, forKey: DynamicKey("plan")))
         case .fetch:
-            return .fetch(try decodeFetch(from: decoder))
+            let c = try decoder.container(keyedBy: DynamicKey.self)
+            switch try c.decodeIfPresent(String.self, forKey: DynamicKey("format")) {
+            case nil, "rows"?: return .fetch(try decodeFetch(from: decoder))
+            case "table"?: return .fetchTable(try decodeFetch(from: decoder))
+            default: throw WireError(.invalidField, "field 'format' must be \"rows\" or \"table\"", field: "format")
+            }
         case .count:
             return .count(try decodeFetch(from: decoder))
         case .ids:
@@ -208,6 +213,9 @@ extension Request: Codable {
             try c.encode(schema, forKey: DynamicKey("schema"))
             try c.encode(plan, forKey: DynamicKey("plan"))
         case .fetch(let request), .count(let request), .ids(let request): try request.encode(to: encoder)
+        case .fetchTable(let request):
+            try request.encode(to: encoder)
+            try c.encode("table", forKey: DynamicKey("format"))
         case .save(let request): try SavePayload(request).encode(to: encoder)
         case .history(let request), .deleteHistory(let request): try c.encode(request, forKey: DynamicKey("history"))
         case .subscribe(let entities): try c.encodeIfPresent(entities, forKey: DynamicKey("entities"))

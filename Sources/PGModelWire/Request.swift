@@ -36,6 +36,9 @@ public struct Request: Hashable, Sendable {
         case migrate(SchemaDescription, MigrationPlanDescription)
         /// `{"op":"fetch","entity":…,"where":…,"sort":…,"limit":…,"offset":…}`: rows.
         case fetch(FetchRequest)
+        /// `{"op":"fetch",…,"format":"table"}`: the same rows as ``fetch(_:)``, answered as one `table`
+        /// (each class's value names once, then values by position) instead of `rows`.
+        case fetchTable(FetchRequest)
         /// Same fields as `fetch`: the number of matching rows.
         case count(FetchRequest)
         /// Same fields as `fetch`: the identities of matching rows.
@@ -73,7 +76,7 @@ public struct Request: Hashable, Sendable {
             case .ping: return .ping
             case .register: return .register
             case .migrate: return .migrate
-            case .fetch: return .fetch
+            case .fetch, .fetchTable: return .fetch
             case .count: return .count
             case .ids: return .ids
             case .save: return .save

@@ -9,11 +9,13 @@ extension Response: Codable {
     /// let data = try Response(id: 1, .pong).encodedLine()   // {"id":1,"ok":true,"pong":true}\n
     /// ```
     public func encodedLine() throws -> Data {
-        try WireJSON.encodeLine(self)
+        // The one line that can hold millions of values is written by hand (same JSON, sorted keys).
+        if case .success(.table(let table)) = result { return try WireTable.encodeLine(id: id, table: table) }
+        return try WireJSON.encodeLine(self)
     }
 
     private enum Field: String {
-        case id, ok, error, server, user, userID, pong, entities, rows, count, ids, remapped, deleted, history, subscription, shares
+        case id, ok, error, server, user, userID, pong, entities, rows, table, count, ids, remapped, deleted, history, subscription, shares
         var key: DynamicKey { DynamicKey(rawValue) }
     }
 
@@ -36,6 +38,9 @@ extension Response: Codable {
             self.init(id: id, .registered(entities: try c.decode([String].self, forKey: Field.entities.key)))
         } else if c.contains(Field.rows.key) {
             self.init(id: id, .rows(try c.decode([WireRow].self, forKey: Field.rows.key).map(\.row)))
+        } else if c.contains(Field.table.key) {
+            // Well-formed tables take WireTable's path before this decoder is tried.
+            self.init(id: id, .table(try c.decode(WireTableBody.self, forKey: Field.table.key).table))
         } else if c.contains(Field.count.key) {
             self.init(id: id, .count(try c.decode(Int.self, forKey: Field.count.key)))
         } else if c.contains(Field.ids.key) {
@@ -87,6 +92,8 @@ extension Response: Codable {
                 try c.encode(entities, forKey: Field.entities.key)
             case .rows(let rows):
                 try c.encode(rows.map(WireRow.init), forKey: Field.rows.key)
+            case .table(let table):
+                try c.encode(WireTableBody(table), forKey: Field.table.key)
             case .count(let count):
                 try c.encode(count, forKey: Field.count.key)
             case .ids(let ids):

@@ -14,6 +14,8 @@ public enum ResponseResult: Hashable, Sendable {
     case registered(entities: [String])
     /// `fetch`: `{"rows":[{"entity":…,"id":…,"values":{…}}]}`.
     case rows([FetchedRow])
+    /// `fetch` with `"format":"table"`: `{"table":{"rows":[[0,"<id>",v…]],"shapes":[{"entity":…,"keys":[…]}]}}`.
+    case table(FetchedTable)
     /// `count`: `{"count":12}`.
     case count(Int)
     /// `ids`: `{"ids":[{"entity":…,"id":…}]}`.
@@ -39,7 +41,7 @@ public enum ResponseResult: Hashable, Sendable {
         case .hello: return .hello
         case .pong: return .ping
         case .registered: return .register
-        case .rows: return .fetch
+        case .rows, .table: return .fetch
         case .count: return .count
         case .ids: return .ids
         case .saved: return .save

@@ -23,6 +23,9 @@ public enum ServerMessage: Hashable, Sendable {
 
     /// Parses a server line; a line that is neither a response nor an event throws `malformed_message`.
     public static func decode(line: Data) throws(PGModelError) -> ServerMessage {
+        // A fetch's `table` answer is read by hand; anything else (or a table that is not well formed)
+        // by the general decoder, which also names what is wrong.
+        if let response = WireTable.decodeLine(line) { return .response(response) }
         let decoder = WireJSON.makeDecoder()
         do {
             if try decoder.decode(Probe.self, from: line).isEvent {

@@ -45,6 +45,30 @@ struct StoreBehaviorTests {
         }
     }
 
+    /// Both stores return rows positionally (the service as its `table` answer): dates must keep their
+    /// microseconds and classes their own values, whatever the row's position in the answer.
+    @Test(arguments: StoreKind.tested)
+    func fetchedDatesKeepMicroseconds(kind: StoreKind) async throws {
+        let f = try await StoreFixture.make(kind, [Booking.self])
+        let micros: [Int64] = [1_700_000_000_123_457, -1_000_000_000_001, 4_102_444_800_000_001, 946_684_800_000_000, 1_700_000_000_250_000]
+        try await offCooperativePool {
+            let writer = f.newContext()
+            for (i, value) in micros.enumerated() {
+                writer.insert(Booking(hotel: "h\(f.token)", room: i, night: Date(timeIntervalSince1970: Double(value) / 1_000_000),
+                                      guest: i % 2 == 0 ? nil : "guest \"\(i)\"\n"))
+            }
+            try writer.save()
+            let hotel = "h\(f.token)"
+            let fetched = try f.newContext().fetch(FetchDescriptor<Booking>(predicate: #Predicate { $0.hotel == hotel },
+                                                                            sortBy: [SortDescriptor(\.room)]))
+            #expect(fetched.map(\.room) == Array(micros.indices))
+            for (booking, value) in zip(fetched, micros) {
+                #expect(Int64((booking.night.timeIntervalSince1970 * 1_000_000).rounded()) == value)
+                #expect(booking.guest == (booking.room % 2 == 0 ? nil : "guest \"\(booking.room)\"\n"))
+            }
+        }
+    }
+
     @Test(arguments: StoreKind.tested)
     func predicatesSortingAndPaging(kind: StoreKind) async throws {
         let f = try await StoreFixture.make(kind, [Voyage.self])

@@ -9,11 +9,12 @@ import PGModel
 // history log. Prints a Markdown table.
 //
 //   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick]
-//       [--point | --rls | --history | --migration | --compare | --writes insert|update|delete N]
+//       [--point | --rls | --history | --fetch | --migration | --compare | --writes insert|update|delete N]
 //
 // --compare runs issue 15's side-by-side suite instead (SuiteCommand.swift); scripts/benchmark.sh runs
 // it and writes docs/PERFORMANCE.md. --migration runs the seed's migration plan over 100,000 trips.
 // --writes times one save of N inserts, updates or deletes (run it under /usr/bin/time -v for memory).
+// --fetch times fetch-all, pages and point fetches, direct and through the service, against raw PostgresNIO.
 
 let quick = CommandLine.arguments.contains("--quick")
 guard let base = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
@@ -148,6 +149,28 @@ func measureThroughput(observers count: Int, saves: Int, writers: Int = 1) throw
 
 if CommandLine.arguments.contains("--migration") {
     try runMigrationBenchmark(url: freshURL(), rows: quick ? 10_000 : 100_000)
+    exit(0)
+}
+
+// Issue 15's fetch workloads (FetchBench.swift): direct store and service against raw PostgresNIO.
+if CommandLine.arguments.contains("--fetch") {
+    final class FetchBox: @unchecked Sendable {
+        // @unchecked: written by the task before `done` is signalled, read after.
+        var result: Result<FetchBenchResult, any Error>?
+    }
+    guard let databaseURL = URL(string: base) else {
+        FileHandle.standardError.write(Data("DATABASE_URL is not a URL\n".utf8))
+        exit(2)
+    }
+    let fetchRounds = quick ? 3 : 5
+    let box = FetchBox()
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        do { box.result = .success(try await measureFetch(databaseURL: databaseURL, rows: 20_000, rounds: fetchRounds, pointCalls: quick ? 500 : 2000)) } catch { box.result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    printFetchResult(try (box.result ?? .failure(PGModelError(.internalError, "no result"))).get(), rounds: fetchRounds)
     exit(0)
 }
 

@@ -176,7 +176,7 @@ enum FuzzDriver {
         let schema = renderer.schema
         func count(_ statement: SQLStatement) { outcome.rendered += 1 }
         switch operation {
-        case .fetch(let request), .count(let request), .ids(let request):
+        case .fetch(let request), .fetchTable(let request), .count(let request), .ids(let request):
             try request.validate(against: schema)
             _ = try renderer.selectLayout(request)
             count(try renderer.select(request))

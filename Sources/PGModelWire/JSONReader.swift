@@ -1,0 +1,342 @@
+import Foundation
+import PGModelCore
+
+/// Reads the JSON of a `table` response. Any surprise throws; the caller then leaves the line to the
+/// general decoder, which reports precisely what is wrong.
+struct JSONReader {
+    struct Unexpected: Error {}
+
+    private let bytes: UnsafeRawBufferPointer
+    private var position = 0
+
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    private mutating func skipSpace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x09, 0x0A, 0x0D: position += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func peek() throws -> UInt8 {
+        skipSpace()
+        guard position < bytes.count else { throw Unexpected() }
+        return bytes[position]
+    }
+
+    private mutating func expect(_ b: UInt8) throws {
+        guard try peek() == b else { throw Unexpected() }
+        position += 1
+    }
+
+    /// Consumes `b` if it comes next.
+    private mutating func take(_ b: UInt8) throws -> Bool {
+        guard try peek() == b else { return false }
+        position += 1
+        return true
+    }
+
+    private mutating func literal(_ text: StaticString) throws {
+        let count = text.utf8CodeUnitCount
+        guard position + count <= bytes.count else { throw Unexpected() }
+        let matches = text.withUTF8Buffer { expected in
+            (0..<count).allSatisfy { bytes[position + $0] == expected[$0] }
+        }
+        guard matches else { throw Unexpected() }
+        position += count
+    }
+
+    /// Calls `body` for each element of an array.
+    private mutating func array(_ body: (inout JSONReader) throws -> Void) throws {
+        try expect(UInt8(ascii: "["))
+        if try take(UInt8(ascii: "]")) { return }
+        repeat { try body(&self) } while try take(UInt8(ascii: ","))
+        try expect(UInt8(ascii: "]"))
+    }
+
+    /// Calls `body` with each key of an object, positioned at its value.
+    private mutating func object(_ body: (String, inout JSONReader) throws -> Void) throws {
+        try expect(UInt8(ascii: "{"))
+        if try take(UInt8(ascii: "}")) { return }
+        repeat {
+            let key = try string()
+            try expect(UInt8(ascii: ":"))
+            try body(key, &self)
+        } while try take(UInt8(ascii: ","))
+        try expect(UInt8(ascii: "}"))
+    }
+
+    mutating func string() throws -> String {
+        try expect(UInt8(ascii: "\""))
+        let start = position
+        // Fast path: no escapes.
+        while position < bytes.count {
+            let b = bytes[position]
+            if b == UInt8(ascii: "\"") {
+                let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                position += 1
+                return text
+            }
+            if b == UInt8(ascii: "\\") { break }
+            guard b >= 0x20 else { throw Unexpected() }
+            position += 1
+        }
+        var utf8 = Array(bytes[start..<position])
+        while position < bytes.count {
+            let b = bytes[position]
+            position += 1
+            switch b {
+            case UInt8(ascii: "\""):
+                return String(decoding: utf8, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                guard position < bytes.count else { throw Unexpected() }
+                let escaped = bytes[position]
+                position += 1
+                switch escaped {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): utf8.append(escaped)
+                case UInt8(ascii: "n"): utf8.append(0x0A)
+                case UInt8(ascii: "r"): utf8.append(0x0D)
+                case UInt8(ascii: "t"): utf8.append(0x09)
+                case UInt8(ascii: "b"): utf8.append(0x08)
+                case UInt8(ascii: "f"): utf8.append(0x0C)
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4()
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        // A high surrogate must be followed by an escaped low one.
+                        try literal("\\u")
+                        let low = try hex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw Unexpected() }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { throw Unexpected() }
+                    utf8.append(contentsOf: String(Character(unicode)).utf8)
+                default:
+                    throw Unexpected()
+                }
+            default:
+                guard b >= 0x20 else { throw Unexpected() }
+                utf8.append(b)
+            }
+        }
+        throw Unexpected()
+    }
+
+    private mutating func hex4() throws -> UInt32 {
+        guard position + 4 <= bytes.count else { throw Unexpected() }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let b = bytes[position]
+            position += 1
+            let digit: UInt8
+            switch b {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = b - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = b - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = b - UInt8(ascii: "A") + 10
+            default: throw Unexpected()
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
+    }
+
+    /// A JSON number: an integer when it has no fraction or exponent and fits, else a double.
+    private mutating func number() throws -> PGValue {
+        skipSpace()
+        let start = position
+        var isInteger = true
+        while position < bytes.count, Self.isNumberByte(bytes[position]) {
+            switch bytes[position] {
+            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): isInteger = false
+            default: break
+            }
+            position += 1
+        }
+        guard position > start else { throw Unexpected() }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        if isInteger, let integer = Int64(text) { return .int(integer) }
+        guard let double = Double(text), double.isFinite else { throw Unexpected() }
+        return .double(double)
+    }
+
+    private static func isNumberByte(_ b: UInt8) -> Bool {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return true
+        default: return false
+        }
+    }
+
+    /// A value as §5 of PROTOCOL.md writes it.
+    mutating func value() throws -> PGValue {
+        switch try peek() {
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "{"):
+            position += 1
+            let tag = try string()
+            try expect(UInt8(ascii: ":"))
+            let value: PGValue
+            switch tag {
+            case "double":
+                switch try number() {
+                case .int(let i): value = .double(Double(i))
+                case .double(let d): value = .double(d)
+                default: throw Unexpected()
+                }
+            case "date":
+                guard let date = PGValue.parseDate(try string()) else { throw Unexpected() }
+                value = .date(date)
+            case "uuid":
+                guard let uuid = UUID(uuidString: try string()) else { throw Unexpected() }
+                value = .uuid(uuid)
+            case "decimal":
+                guard let decimal = Decimal(string: try string(), locale: Locale(identifier: "en_US_POSIX")) else { throw Unexpected() }
+                value = .decimal(decimal)
+            case "data":
+                guard let data = Data(base64Encoded: try string()) else { throw Unexpected() }
+                value = .data(data)
+            default:
+                throw Unexpected()
+            }
+            try expect(UInt8(ascii: "}"))
+            return value
+        default:
+            return try number()
+        }
+    }
+
+    /// A quoted UUID, read by hand: `UUID(uuidString:)` goes through `sscanf`, a microsecond a row.
+    private mutating func uuid() throws -> UUID {
+        try expect(UInt8(ascii: "\""))
+        guard position + 37 <= bytes.count, bytes[position + 36] == UInt8(ascii: "\"") else { throw Unexpected() }
+        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        try withUnsafeMutableBytes(of: &raw) { out in
+            var i = position
+            for n in 0..<16 {
+                if n == 4 || n == 6 || n == 8 || n == 10 {
+                    guard bytes[i] == UInt8(ascii: "-") else { throw Unexpected() }
+                    i += 1
+                }
+                out[n] = try Self.hexDigit(bytes[i]) << 4 | Self.hexDigit(bytes[i + 1])
+                i += 2
+            }
+        }
+        position += 37
+        return UUID(uuid: raw)
+    }
+
+    private static func hexDigit(_ b: UInt8) throws -> UInt8 {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return b - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return b - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return b - UInt8(ascii: "A") + 10
+        default: throw Unexpected()
+        }
+    }
+
+    private mutating func table() throws -> FetchedTable {
+        var table = FetchedTable()
+        var hasVia = false
+        var raw: [(shape: Int, id: UUID, values: [PGValue])] = []
+        try object { key, reader in
+            switch key {
+            case "rows":
+                try reader.array { reader in
+                    var shape = -1
+                    var id: UUID?
+                    var values: [PGValue] = []
+                    var index = 0
+                    try reader.array { reader in
+                        switch index {
+                        case 0:
+                            guard case .int(let number) = try reader.number(), let position = Int(exactly: number) else { throw Unexpected() }
+                            shape = position
+                        case 1:
+                            id = try reader.uuid()
+                        default:
+                            values.append(try reader.value())
+                        }
+                        index += 1
+                    }
+                    guard let id else { throw Unexpected() }
+                    raw.append((shape, id, values))
+                }
+            case "shapes":
+                try reader.array { reader in
+                    var entity: String?
+                    var keys: [String]?
+                    try reader.object { key, reader in
+                        switch key {
+                        case "entity": entity = try reader.string()
+                        case "keys":
+                            var list: [String] = []
+                            try reader.array { list.append(try $0.string()) }
+                            keys = list
+                        default: throw Unexpected()
+                        }
+                    }
+                    guard let entity, let keys else { throw Unexpected() }
+                    table.shapes.append(FetchedTable.Shape(entity: entity, keys: keys))
+                }
+            case "via":
+                guard case .bool(let flag) = try reader.value() else { throw Unexpected() }
+                hasVia = flag
+            default:
+                throw Unexpected()
+            }
+        }
+        table.rows.reserveCapacity(raw.count)
+        for var row in raw {
+            var via: UUID?
+            if hasVia {
+                switch row.values.popLast() {
+                case .string(let text)?:
+                    guard let id = UUID(uuidString: text) else { throw Unexpected() }
+                    via = id
+                case .null?: via = nil
+                default: throw Unexpected()
+                }
+            }
+            guard row.shape >= 0, row.shape < table.shapes.count, row.values.count == table.shapes[row.shape].keys.count else {
+                throw Unexpected()
+            }
+            table.rows.append(FetchedTable.Row(shape: row.shape, id: row.id, values: row.values, via: via))
+        }
+        return table
+    }
+
+    /// `{"id":…,"ok":true,"table":{…}}`, keys in any order, nothing else.
+    mutating func response() throws -> Response {
+        var id: RequestID?
+        var ok = false
+        var table: FetchedTable?
+        try object { key, reader in
+            switch key {
+            case "id":
+                switch try reader.peek() {
+                case UInt8(ascii: "n"): try reader.literal("null"); id = nil
+                case UInt8(ascii: "\""):
+                    let text = try reader.string()
+                    guard text.utf8.count <= WireProtocol.maxStringIDBytes else { throw Unexpected() }
+                    id = .string(text)
+                default:
+                    guard case .int(let number) = try reader.number() else { throw Unexpected() }
+                    id = .int(number)
+                }
+            case "ok":
+                guard case .bool(true) = try reader.value() else { throw Unexpected() }
+                ok = true
+            case "table":
+                table = try reader.table()
+            default:
+                throw Unexpected()
+            }
+        }
+        skipSpace()
+        guard ok, let table, position == bytes.count else { throw Unexpected() }
+        return Response(id: id, .table(table))
+    }
+}
