@@ -20,6 +20,11 @@ struct MigrationModelStore: ModelStore {
         return try await session.call { try await $0.fetch(request, in: schema, as: .trusted, on: $1) }
     }
 
+    func fetchTable(_ request: FetchRequest) async throws -> FetchedTable {
+        let schema = schema
+        return try await session.call { try await $0.fetchTable(request, in: schema, as: .trusted, on: $1) }
+    }
+
     func count(_ request: FetchRequest) async throws -> Int {
         let schema = schema
         return try await session.call { try await $0.count(request, in: schema, as: .trusted, on: $1) }
