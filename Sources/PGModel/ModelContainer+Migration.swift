@@ -94,8 +94,9 @@ extension ModelContainer {
                         plan migrationPlan: any SchemaMigrationPlan.Type, configurations: [ModelConfiguration]) throws {
         let plan = try PlanContext(migrationPlan, target: target)
         if let remote = store as? RemoteModelStore {
-            guard let schema = plan.description.schema(plan.target) else { return }
-            try bridge.run(timeout: Self.migrationTimeout) { try await remote.migrate(to: schema, plan: plan.description) }
+            let description = plan.description
+            guard let schema = description.schema(plan.target) else { return }
+            try bridge.run(timeout: Self.migrationTimeout) { try await remote.migrate(to: schema, plan: description) }
             return
         }
         guard let postgres = store as? PostgresModelStore else { return }

@@ -153,7 +153,9 @@ final class InheritanceExpansionTests: XCTestCase {
 
                 static func _$schemaMetadata_BusinessTrip<Root: BusinessTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
                     [
-                        PGModel.Schema.PropertyMetadata(name: "perdiem", keypath: \Root.perdiem, codec: PGModel._AttributeCodecs.codec(Double.self), declaredKeypath: \BusinessTrip.perdiem)
+                        PGModel.Schema.PropertyMetadata(name: "perdiem", keypath: \Root.perdiem, codec: PGModel._AttributeCodecs.codec(Double.self), declaredKeypath: \BusinessTrip.perdiem, defaultValue: {
+                                0.0
+                            })
                     ]
                 }
 
@@ -240,7 +242,9 @@ final class InheritanceExpansionTests: XCTestCase {
                 public static func _$schemaMetadata_BusinessTrip<Root: BusinessTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
                     [
                         PGModel.Schema.PropertyMetadata(name: "company", keypath: \\Root.company, codec: PGModel._AttributeCodecs.codec(String.self), declaredKeypath: \\BusinessTrip.company),
-                        PGModel.Schema.PropertyMetadata(name: "expenses", keypath: \\Root.expenses, codec: PGModel._AttributeCodecs.codec([Expense].self), metadata: PGModel.Schema.Relationship(deleteRule: .cascade), declaredKeypath: \\BusinessTrip.expenses)
+                        PGModel.Schema.PropertyMetadata(name: "expenses", keypath: \\Root.expenses, codec: PGModel._AttributeCodecs.codec([Expense].self), metadata: PGModel.Schema.Relationship(deleteRule: .cascade), declaredKeypath: \\BusinessTrip.expenses, defaultValue: {
+                                []
+                            })
                     ]
                 }
 
@@ -314,7 +318,9 @@ final class InheritanceExpansionTests: XCTestCase {
 
                 static func _$schemaMetadata_BusinessTrip<Root: BusinessTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
                     [
-                        PGModel.Schema.PropertyMetadata(name: "company", keypath: \Root.company, codec: PGModel._AttributeCodecs.codec(String.self), declaredKeypath: \BusinessTrip.company)
+                        PGModel.Schema.PropertyMetadata(name: "company", keypath: \Root.company, codec: PGModel._AttributeCodecs.codec(String.self), declaredKeypath: \BusinessTrip.company, defaultValue: {
+                                ""
+                            })
                     ]
                 }
 
@@ -406,7 +412,9 @@ final class InheritanceExpansionTests: XCTestCase {
 
                 public static func _$schemaMetadata_PersonalTrip<Root: PersonalTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
                     [
-                        PGModel.Schema.PropertyMetadata(name: "reason", keypath: \Root.reason, codec: PGModel._AttributeCodecs.codec(Reason.self), declaredKeypath: \PersonalTrip.reason)
+                        PGModel.Schema.PropertyMetadata(name: "reason", keypath: \Root.reason, codec: PGModel._AttributeCodecs.codec(Reason.self), declaredKeypath: \PersonalTrip.reason, defaultValue: {
+                                .leisure
+                            })
                     ]
                 }
 

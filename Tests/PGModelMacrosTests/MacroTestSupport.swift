@@ -69,7 +69,8 @@ func generatedMembers(
     overridable: String? = nil,
     uniqueness: String? = nil,
     indexes: String? = nil,
-    shape: ModelShape = .final
+    shape: ModelShape = .final,
+    defaults: [String: String] = [:]
 ) -> String {
     let overridable = overridable ?? access
     var lines: [String] = []
@@ -105,6 +106,8 @@ func generatedMembers(
         let entries = properties.map { property in
             var entry = "            PGModel.Schema.PropertyMetadata(name: \"\(property.name)\", keypath: \\\(className).\(property.name), codec: PGModel._AttributeCodecs.codec(\(property.type).self)"
             if let metadata = property.metadata { entry += ", metadata: \(metadata)" }
+            // A written default reaches the schema (for migrations) as a closure, which the expander formats on three lines.
+            if let value = defaults[property.name] { entry += ", defaultValue: {\n                    \(value)\n                }" }
             return entry + ")"
         }
         lines.append(entries.joined(separator: ",\n"))

@@ -469,7 +469,7 @@ final class ModelMacroExpansionTests: XCTestCase {
             \(persisted("label", "String?"))
                 init() {}
 
-            \(generatedMembers("Counter", [("count", "Int", nil), ("label", "String?", nil)]))
+            \(generatedMembers("Counter", [("count", "Int", nil), ("label", "String?", nil)], defaults: ["count": "7"]))
             }
 
             extension Counter: PGModel.PersistentModel {

@@ -66,7 +66,7 @@ final class RelationshipExpansionTests: XCTestCase {
                 ("name", "String", nil),
                 ("bucketList", "[BucketListItem]", relationship("deleteRule: .cascade, minimumModelCount: 1, maximumModelCount: 50")),
                 ("stops", "[Stop]", nil),
-            ]))
+            ], defaults: ["bucketList": "[BucketListItem]()", "stops": "[]"]))
             }
 
             extension Trip: PGModel.PersistentModel {
@@ -132,7 +132,7 @@ final class RelationshipExpansionTests: XCTestCase {
                 ("name", "String", nil),
                 ("followers", "[User]", relationship(#"deleteRule: .nullify, inverse: \User.following"#)),
                 ("following", "[User]", nil),
-            ]))
+            ], defaults: ["followers": "[]", "following": "[]"]))
             }
 
             extension User: PGModel.PersistentModel {
