@@ -204,9 +204,6 @@ private struct PlanContext {
                 schemas[versioned.versionIdentifier.description]?.schemaDescription ?? SchemaDescription(entities: [])
             },
             stages: stages)
-        if plan.schemas.count != schemas.count {
-            throw PGModelError(.invalidSchema, "the migration plan lists a schema version twice")
-        }
         try description.validate()
         for schema in description.schemas { try schema.validate() }
         self.target = target.version.description

@@ -37,6 +37,16 @@ public struct SaveRequest: Codable, Hashable, Sendable {
     }
 
     /// `true` when there is nothing to write.
+    /// Every entity the save writes, deletes, links or shares: what the store must know before it runs.
+    ///
+    /// ```swift
+    /// SaveRequest(inserts: [RowValues(entity: "Trip", id: id, values: [:])]).entityNames   // ["Trip"]
+    /// ```
+    public var entityNames: Set<String> {
+        Set(inserts.map(\.entity) + updates.map(\.entity) + deletes.map(\.entity)
+            + batchDeletes.map(\.entity) + links.map(\.entity) + shares.map(\.record.entity))
+    }
+
     public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && links.isEmpty && batchDeletes.isEmpty && shares.isEmpty }
 
     private enum CodingKeys: String, CodingKey { case inserts, updates, deletes, links, batchDeletes, shares, author }

@@ -85,8 +85,7 @@ struct RequestDispatcher: Sendable {
         case .fetch(let request), .fetchTable(let request), .count(let request), .ids(let request):
             return [request.entity]
         case .save(let request):
-            return Set(request.inserts.map(\.entity) + request.updates.map(\.entity) + request.deletes.map(\.entity)
-                       + request.batchDeletes.map(\.entity) + request.links.map(\.entity) + request.shares.map(\.record.entity))
+            return request.entityNames
         case .share(let change), .unshare(let change):
             return [change.record.entity]
         case .shares(let record):

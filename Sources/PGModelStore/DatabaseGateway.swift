@@ -117,9 +117,7 @@ package final class DatabaseGateway: Sendable {
     }
 
     package func save(_ request: SaveRequest, as requester: Requester) async throws -> SaveResult {
-        let names = Set(request.inserts.map(\.entity) + request.updates.map(\.entity) + request.deletes.map(\.entity)
-                        + request.batchDeletes.map(\.entity) + request.links.map(\.entity) + request.shares.map(\.record.entity))
-        let schema = try await schema(covering: names)
+        let schema = try await schema(covering: request.entityNames)
         return try await pool.withConnection(deadline: requestTimeout, operation: "save") {
             try await self.engine.save(request, in: schema, as: requester, on: $0)
         }
