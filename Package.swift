@@ -101,6 +101,13 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // examples/SampleTrips's sources, built with the package so CI runs them (ExamplesTests); the
+        // example's own Package.swift builds the same files for a user.
+        .executableTarget(
+            name: "SampleTripsExample",
+            dependencies: ["PGModel"],
+            path: "examples/SampleTrips/Sources/SampleTrips"
+        ),
 
         // Unit tests: no database.
         .testTarget(name: "PGModelSQLTests", dependencies: ["PGModelSQL", "PGModelCore"]),

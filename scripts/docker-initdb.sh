@@ -20,6 +20,10 @@ SELECT format('CREATE ROLE %I LOGIN', :'role')
 SELECT format('ALTER ROLE %I WITH LOGIN NOSUPERUSER NOBYPASSRLS NOREPLICATION CREATEDB PASSWORD %L',
               :'role', :'password')
 \gexec
+-- The role shares its name with the system schema: keep "$user" out of its search path, so psql
+-- lists the model tables alone. PGModel qualifies every name it uses.
+SELECT format('ALTER ROLE %I SET search_path = public', :'role')
+\gexec
 -- The role every service request runs as (SET LOCAL ROLE): row-level security decides its rows.
 SELECT 'CREATE ROLE pgmodel_app NOLOGIN NOBYPASSRLS'
  WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'pgmodel_app')

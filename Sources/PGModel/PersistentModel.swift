@@ -35,7 +35,9 @@ extension PersistentModel {
     /// The model's identity, stable from creation; an insert merged into an existing row by a uniqueness
     /// constraint takes that row's identity when saved.
     public var persistentModelID: PersistentIdentifier {
-        PersistentIdentifier(entityName: Self._$entityName, id: _$backingData.id)
+        // The dynamic class: a `BusinessTrip` seen through a `Trip` reference is still a BusinessTrip row,
+        // and history, the identity map and `model(for:)` name it so.
+        PersistentIdentifier(entityName: type(of: self)._$entityName, id: _$backingData.id)
     }
 
     /// The context the model is inserted in or was fetched by.

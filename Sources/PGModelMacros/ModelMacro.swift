@@ -88,7 +88,8 @@ extension ModelMacro: MemberMacro {
             return [
                 "@Transient \(raw: access)var _$backingData = PGModel.ModelBackingData()",
                 registrar,
-                initializer(persisted, access: access, callsSuper: false),
+                initializer(persisted, access: access, callsSuper: false, restoresSubclasses: true),
+                "\(raw: overridable)func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {}",
                 rooted,
                 "\(raw: overridable)class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: rootedName)(rootedAt: Self.self)\n}",
                 "\(raw: overridable)class var _$uniquenessConstraints: [[String]] { \(raw: literal(constraints.uniqueness)) }",
@@ -101,9 +102,23 @@ extension ModelMacro: MemberMacro {
             // declares its own for the accessors it generates.
             let overridable = overridablePrefix(of: model, access: access) + "override "
             let metadata = persisted.isEmpty ? "super.schemaMetadata" : "super.schemaMetadata + \(rootedName)(rootedAt: Self.self)"
+            // A subclass that declares no designated initializer inherits its superclass's (the seed's
+            // `class BusinessTrip: Trip { var perdiem: Double = 0.0 }`): generating `init(backingData:)`
+            // would take that inheritance away, so its values are restored by an override instead.
+            let restoring: DeclSyntax
+            if declaresDesignatedInitializer(model) {
+                restoring = initializer(persisted, access: access, callsSuper: true)
+            } else {
+                let undefaulted = persisted.filter { !$0.hasInitialValue }.map(\.name)
+                if !undefaulted.isEmpty {
+                    context.diagnose(Diagnostic(node: Syntax(model.name), message: ModelDiagnostic.inheritedInitializerNeedsDefaults(
+                        className, superclass: superclass, properties: undefaulted)))
+                }
+                restoring = restoringOverride(persisted, overridable: overridable)
+            }
             var members: [DeclSyntax] = [
                 registrar,
-                initializer(persisted, access: access, callsSuper: true),
+                restoring,
                 rooted,
                 "\(raw: overridable)class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: metadata)\n}",
                 "\(raw: overridable)class var _$superentity: (any PGModel.PersistentModel.Type)? { \(raw: superclass).self }",
@@ -122,18 +137,46 @@ extension ModelMacro: MemberMacro {
 
     /// Fetched instances are built from stored values; the user's initializer never runs for them.
     /// A subclass sets its own properties, then lets its superclass set the inherited ones.
-    private static func initializer(_ properties: [PersistedProperty], access: String, callsSuper: Bool) -> DeclSyntax {
+    private static func initializer(_ properties: [PersistedProperty], access: String, callsSuper: Bool,
+                                    restoresSubclasses: Bool = false) -> DeclSyntax {
         var lines: [String] = []
         for property in properties {
             lines.append("self._\(property.name) = try backingData.value(forKey: \(stringLiteral(property.name)), codec: \(codec(property)))")
         }
         lines.append(callsSuper ? "try super.init(backingData: backingData)" : "self._$backingData = backingData")
+        if restoresSubclasses {
+            // Subclasses that inherit this initializer set their own values here, once every stored
+            // property holds a value.
+            lines.append("try self._$restoreInheritingValues(from: backingData)")
+        }
         // `required`: the protocol requirement must hold for subclasses of a non-final class too.
         return """
             \(raw: access)required init(backingData: PGModel.ModelBackingData) throws {
             \(raw: lines.joined(separator: "\n"))
             }
             """
+    }
+
+    /// A subclass without initializers of its own: its values are set after the inherited
+    /// `init(backingData:)` has run, then its superclass's (an intermediate class may inherit too).
+    private static func restoringOverride(_ properties: [PersistedProperty], overridable: String) -> DeclSyntax {
+        var lines = properties.map { property in
+            "self._\(property.name) = try backingData.value(forKey: \(stringLiteral(property.name)), codec: \(codec(property)))"
+        }
+        lines.append("try super._$restoreInheritingValues(from: backingData)")
+        return """
+            \(raw: overridable)func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
+            \(raw: lines.joined(separator: "\n"))
+            }
+            """
+    }
+
+    /// Whether the class body declares a designated initializer (convenience ones keep inheritance).
+    private static func declaresDesignatedInitializer(_ model: ClassDeclSyntax) -> Bool {
+        model.memberBlock.members.contains { item in
+            guard let initializer = item.decl.as(InitializerDeclSyntax.self) else { return false }
+            return !initializer.modifiers.contains { $0.name.tokenKind == .keyword(.convenience) }
+        }
     }
 
     /// The class's own properties as an array literal of `PropertyMetadata`.

@@ -15,6 +15,9 @@ struct PersistedProperty {
     let isAlreadyPersisted: Bool
     /// The default value as written (`= 0.0`), unless it is `nil`: a migration fills existing rows with it.
     var defaultValue: ExprSyntax? = nil
+    /// Whether the property starts with a value (`= …`, or an optional's implicit `nil`): what Swift
+    /// requires of every stored property of a subclass that inherits its superclass's initializers.
+    var hasInitialValue = false
 }
 
 /// The marker attribute whose arguments `@Model` copies into the property's schema metadata.
@@ -151,7 +154,10 @@ enum ModelMember {
             type: type,
             metadata: metadata,
             isAlreadyPersisted: variable.attributes.contains(named: persistedPropertyNames),
-            defaultValue: binding.initializer.flatMap { $0.value.is(NilLiteralExprSyntax.self) ? nil : $0.value.trimmed }
+            defaultValue: binding.initializer.flatMap { $0.value.is(NilLiteralExprSyntax.self) ? nil : $0.value.trimmed },
+            hasInitialValue: binding.initializer != nil || type.is(OptionalTypeSyntax.self)
+                || type.is(ImplicitlyUnwrappedOptionalTypeSyntax.self)
+                || type.as(IdentifierTypeSyntax.self)?.name.text == "Optional"
         ))
     }
 

@@ -137,6 +137,10 @@ public struct PostgresStoreConfiguration: Sendable {
         var configuration = PostgresConnection.Configuration(host: host, port: port, username: username, password: password,
                                                              database: database, tls: tls)
         configuration.options.connectTimeout = connectTimeout
+        // The scripts give the role `pgmodel` the search path `public` alone, so an admin's psql does not
+        // list the system schema of the same name beside the model tables. PGModel's own sessions keep
+        // PostgreSQL's default path, where its extensions (pgcrypto, unaccent) may have been created.
+        configuration.options.additionalStartupParameters = [("search_path", "\"$user\", public")]
         return configuration
     }
 

@@ -50,7 +50,10 @@ struct ConnectionServer: Sendable {
             return
         }
         defer { tracker.remove(connection.channel) }
-        logger.debug("connection opened")
+        // PROTOCOL §8: connections are logged at info level (with the peer's address, from the logger's
+        // metadata); requests only at debug level.
+        let opened = ContinuousClock.now
+        logger.info("connection opened")
 
         do {
             try await connection.executeThenClose { inbound, outbound in
@@ -82,7 +85,7 @@ struct ConnectionServer: Sendable {
             // The peer went away or the socket failed: nothing to answer, nothing to keep.
             logger.debug("connection ended with an error", metadata: ["error": "\(type(of: error))"])
         }
-        logger.debug("connection closed")
+        logger.info("connection closed", metadata: ["seconds": "\((ContinuousClock.now - opened).components.seconds)"])
     }
 
     /// What one connection's requests are performed with.

@@ -117,6 +117,27 @@ struct SeedGraphTests {
     }
 
     @Test(arguments: StoreKind.tested)
+    func aSubclassSeenAsItsBaseClassKeepsItsOwnIdentity(kind: StoreKind) async throws {
+        let f = try await trips(kind)
+        try await offCooperativePool {
+            let context = f.newContext()
+            context.author = "identity-\(f.token)"
+            let trip: Trip = BusinessTrip(name: "\(f.token)-Cupertino", destination: "Cupertino", startDate: base, endDate: base + day, perdiem: 150)
+            #expect(trip.persistentModelID.entityName == "BusinessTrip")
+            context.insert(trip)
+            try context.save()
+            let id = trip.persistentModelID
+            #expect(id.entityName == "BusinessTrip" && trip.id == id)
+            let fetched = try f.newContext().fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.destination == "Cupertino" }))
+            #expect(fetched.map(\.persistentModelID) == [id])
+            let author = "identity-\(f.token)"
+            let changes = try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.author == author }))
+                .flatMap(\.changes)
+            #expect(changes.map(\.changedPersistentIdentifier) == [id])
+        }
+    }
+
+    @Test(arguments: StoreKind.tested)
     func deletingAnAlbumCascadesToItsTracks(kind: StoreKind) async throws {
         let f = try await music(kind)
         try await offCooperativePool {

@@ -30,6 +30,14 @@ actor TestService {
         return migrationInstance
     }
 
+    /// A fourth, for examples/: the SampleTrips app and the Python client share its `Trip` tables.
+    private static let examplesInstance = TestService()
+
+    static func examples() async throws -> TestService {
+        try await examplesInstance.start()
+        return examplesInstance
+    }
+
     static func seeds() async throws -> TestService {
         try await seedInstance.start()
         return seedInstance

@@ -75,6 +75,10 @@ final class InheritanceExpansionTests: XCTestCase {
                     self._name = try backingData.value(forKey: "name", codec: PGModel._AttributeCodecs.codec(String.self))
                     self._destination = try backingData.value(forKey: "destination", codec: PGModel._AttributeCodecs.codec(Place?.self))
                     self._$backingData = backingData
+                    try self._$restoreInheritingValues(from: backingData)
+                }
+
+                func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
                 }
 
                 static func _$schemaMetadata_Trip<Root: Trip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
@@ -311,9 +315,9 @@ final class InheritanceExpansionTests: XCTestCase {
 
                 @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
 
-                required init(backingData: PGModel.ModelBackingData) throws {
+                override func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
                     self._company = try backingData.value(forKey: "company", codec: PGModel._AttributeCodecs.codec(String.self))
-                    try super.init(backingData: backingData)
+                    try super._$restoreInheritingValues(from: backingData)
                 }
 
                 static func _$schemaMetadata_BusinessTrip<Root: BusinessTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
@@ -357,9 +361,9 @@ final class InheritanceExpansionTests: XCTestCase {
 
                 @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
 
-                required init(backingData: PGModel.ModelBackingData) throws {
+                override func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
                     self._lounge = try backingData.value(forKey: "lounge", codec: PGModel._AttributeCodecs.codec(String?.self))
-                    try super.init(backingData: backingData)
+                    try super._$restoreInheritingValues(from: backingData)
                 }
 
                 static func _$schemaMetadata_ExecutiveTrip<Root: ExecutiveTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
@@ -405,9 +409,9 @@ final class InheritanceExpansionTests: XCTestCase {
 
                 @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
 
-                public required init(backingData: PGModel.ModelBackingData) throws {
+                open override func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
                     self._reason = try backingData.value(forKey: "reason", codec: PGModel._AttributeCodecs.codec(Reason.self))
-                    try super.init(backingData: backingData)
+                    try super._$restoreInheritingValues(from: backingData)
                 }
 
                 public static func _$schemaMetadata_PersonalTrip<Root: PersonalTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
@@ -430,8 +434,8 @@ final class InheritanceExpansionTests: XCTestCase {
 
                 @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
 
-                required init(backingData: PGModel.ModelBackingData) throws {
-                    try super.init(backingData: backingData)
+                override func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
+                    try super._$restoreInheritingValues(from: backingData)
                 }
 
                 static func _$schemaMetadata_DayTrip<Root: DayTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {

@@ -90,8 +90,14 @@ func generatedMembers(
     } else {
         lines.append("        self._$backingData = backingData")
     }
+    if case .base = shape {
+        lines.append("        try self._$restoreInheritingValues(from: backingData)")
+    }
     lines.append("    }")
     lines.append("")
+    if case .base = shape {
+        lines += ["    \(overridable)func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {", "    }", ""]
+    }
     switch shape {
     case .final: lines.append("    \(access)static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {")
     case .base: lines.append("    \(overridable)class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {")

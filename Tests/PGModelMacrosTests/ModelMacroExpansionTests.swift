@@ -274,6 +274,10 @@ final class ModelMacroExpansionTests: XCTestCase {
                 public required init(backingData: PGModel.ModelBackingData) throws {
                     self._text = try backingData.value(forKey: "text", codec: PGModel._AttributeCodecs.codec(String.self))
                     self._$backingData = backingData
+                    try self._$restoreInheritingValues(from: backingData)
+                }
+
+                open func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
                 }
 
                 public static func _$schemaMetadata_Note<Root: Note>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
@@ -372,6 +376,10 @@ final class ModelMacroExpansionTests: XCTestCase {
                     self._name = try backingData.value(forKey: "name", codec: PGModel._AttributeCodecs.codec(String.self))
                     self._destination = try backingData.value(forKey: "destination", codec: PGModel._AttributeCodecs.codec(String.self))
                     self._$backingData = backingData
+                    try self._$restoreInheritingValues(from: backingData)
+                }
+
+                func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
                 }
 
                 static func _$schemaMetadata_Trip<Root: Trip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
@@ -632,6 +640,10 @@ final class ModelMacroExpansionTests: XCTestCase {
                     self._startDate = try backingData.value(forKey: "startDate", codec: PGModel._AttributeCodecs.codec(Date.self))
                     self._endDate = try backingData.value(forKey: "endDate", codec: PGModel._AttributeCodecs.codec(Date.self))
                     self._$backingData = backingData
+                    try self._$restoreInheritingValues(from: backingData)
+                }
+
+                func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
                 }
 
                 static func _$schemaMetadata_Trip<Root: Trip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
@@ -836,6 +848,10 @@ final class ModelMacroExpansionTests: XCTestCase {
                     self._startDate = try backingData.value(forKey: "startDate", codec: PGModel._AttributeCodecs.codec(Date.self))
                     self._endDate = try backingData.value(forKey: "endDate", codec: PGModel._AttributeCodecs.codec(Date.self))
                     self._$backingData = backingData
+                    try self._$restoreInheritingValues(from: backingData)
+                }
+
+                func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
                 }
 
                 static func _$schemaMetadata_Trip<Root: Trip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
@@ -994,6 +1010,10 @@ final class ModelMacroExpansionTests: XCTestCase {
                     required init(backingData: PGModel.ModelBackingData) throws {
                         self._name = try backingData.value(forKey: "name", codec: PGModel._AttributeCodecs.codec(String.self))
                         self._$backingData = backingData
+                        try self._$restoreInheritingValues(from: backingData)
+                    }
+
+                    func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
                     }
 
                     static func _$schemaMetadata_Trip<Root: Trip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
