@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "PGModel", targets: ["PGModel"]),
         .library(name: "PGModelServer", targets: ["PGModelServer"]),
         .executable(name: "pgmodel", targets: ["pgmodel"]),
+        // Tests of apps that use PGModel: a private PostgreSQL and a running service in one call each.
+        .library(name: "PGModelTesting", targets: ["PGModelTesting"]),
         // The layers below the stores, for the fuzz harness in Fuzz/ (its own package, like Benchmarks/).
         .library(name: "PGModelCore", targets: ["PGModelCore"]),
         .library(name: "PGModelSQL", targets: ["PGModelSQL"]),
@@ -101,6 +103,17 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // What tests import: a private PostgreSQL cluster and an in-process service on port 0.
+        .target(
+            name: "PGModelTesting",
+            dependencies: [
+                "PGModel", "PGModelStore", "PGModelServer", "PGModelPostgres", "PGModelCore",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // examples/SampleTrips's sources, built with the package so CI runs them (ExamplesTests); the
         // example's own Package.swift builds the same files for a user.
         .executableTarget(
@@ -142,7 +155,7 @@ let package = Package(
         .testTarget(
             name: "PGModelIntegrationTests",
             dependencies: [
-                "PGModel", "PGModelStore", "PGModelServer", "PGModelPostgres", "PGModelWire", "PGModelCore",
+                "PGModel", "PGModelTesting", "PGModelStore", "PGModelServer", "PGModelPostgres", "PGModelWire", "PGModelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

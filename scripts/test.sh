@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the package with its tests, runs the unit tests (no database), then the integration
+# Builds the package with its tests, runs the unit tests (no database), then the in-memory suite with no
+# database variables and no cluster started (it starts a private one), then the integration
 # tests against PostgreSQL: the embedded cluster, or DATABASE_URL / PGMODEL_TEST_DATABASE_URL,
 # then the model-graph and seed suites again in $PGMODEL_HASH_SEED_RUNS (default 8) more processes, each
 # with another hash seed, then the deadline tests (which stall PostgreSQL on purpose), then the
@@ -14,6 +15,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 UNIT_FILTER='PGModelSQLTests|PGModelWireTests|PGModelMacrosTests|PGModelTests'
 INTEGRATION_FILTER='PGModelIntegrationTests'
+# Runs before any cluster is started, with the database variables unset (issue 16).
+NO_SERVER_FILTER='InMemoryWithoutServerTests|ExamplesTests/sampleTripsInMemory'
 # DeadlineTests stall PostgreSQL on purpose (an ACCESS EXCLUSIVE lock, which takes a transaction id and so
 # holds back every history reader in the cluster): they run alone too, before the restarts.
 RESILIENCE_FILTER='ResilienceTests'
@@ -31,17 +34,8 @@ phase_start=$SECONDS
 elapsed() { echo "$((SECONDS - phase_start))s"; }
 
 external_database="${DATABASE_URL:+yes}"
-pgm_setup
-# CI's machine outlives the run; leave it as we found it. Developers keep the cluster warm.
-if [ "${CI:-}" = true ] && [ "$PGM_STARTED" = 1 ]; then
-    trap 'pgm_stop_cluster || true' EXIT
-fi
-echo "== database ready ($(elapsed))"
-# Only a cluster these scripts own may be killed by the resilience tests, 20 times per store by default.
-if [ -z "$external_database" ]; then
-    export PGMODEL_RESTART_COMMAND="$PWD/scripts/pg.sh restart"
-    export PGMODEL_RESILIENCE_ROUNDS="${PGMODEL_RESILIENCE_ROUNDS:-20}"
-fi
+# PostgreSQL's programs, not a cluster: the first phase needs them installed and nothing started.
+[ -n "$external_database" ] || pgm_ensure_server_packages
 
 # Counts one `swift test` log as "total failed skipped", from XCTest's last "Executed" line
 # and Swift Testing's "Test run with N tests" line plus its per-test failure lines.
@@ -102,6 +96,27 @@ fi
 echo "== build finished in $(elapsed)"
 
 run_phase unit "$UNIT_FILTER"
+# What a fresh machine gives `swift test`: no DATABASE_URL, no PGMODEL_TEST_DATABASE_URL, no cluster of
+# the scripts' started. In-memory stores and PGModelTesting run on a private cluster of their own.
+(
+    unset DATABASE_URL PGMODEL_TEST_DATABASE_URL
+    run_phase no-server "$NO_SERVER_FILTER"
+    echo "$total_passed $total_failed $total_skipped $status" >"$LOG_DIR/no-server.tally"
+)
+read -r total_passed total_failed total_skipped status <"$LOG_DIR/no-server.tally"
+
+phase_start=$SECONDS
+pgm_setup
+# CI's machine outlives the run; leave it as we found it. Developers keep the cluster warm.
+if [ "${CI:-}" = true ] && [ "$PGM_STARTED" = 1 ]; then
+    trap 'pgm_stop_cluster || true' EXIT
+fi
+echo "== database ready ($(elapsed))"
+# Only a cluster these scripts own may be killed by the resilience tests, 20 times per store by default.
+if [ -z "$external_database" ]; then
+    export PGMODEL_RESTART_COMMAND="$PWD/scripts/pg.sh restart"
+    export PGMODEL_RESILIENCE_ROUNDS="${PGMODEL_RESILIENCE_ROUNDS:-20}"
+fi
 run_phase integration "$INTEGRATION_FILTER" "$ALONE_FILTER"
 for run in $(seq 1 "$HASH_SEED_RUNS"); do
     run_phase "hash-seed-$run" "$HASH_SEED_FILTER"

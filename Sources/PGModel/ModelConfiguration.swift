@@ -15,7 +15,9 @@ import PGModelCore
 /// Without a URL, PGModel uses the `DATABASE_URL` environment variable, or the local cluster that
 /// `scripts/run.sh` starts. `isStoredInMemoryOnly: true` gives the container a private, temporary
 /// PostgreSQL schema that is dropped when the container goes away — the equivalent of SwiftData's
-/// in-memory store for tests.
+/// in-memory store for tests. Its URL is SwiftData's `/dev/null` unless `DATABASE_URL` names a server:
+/// then PGModel starts a throwaway PostgreSQL cluster for the process (PostgreSQL's server programs must
+/// be installed; no server needs to run), shared by its in-memory containers and removed at exit.
 ///
 /// ```swift
 /// let config = ModelConfiguration(url: URL(string: "postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel")!)
@@ -93,8 +95,15 @@ public struct ModelConfiguration: Identifiable, Hashable, Sendable {
                 groupContainer: GroupContainer = .automatic, cloudKitDatabase: CloudKitDatabase = .automatic) {
         self.name = name ?? "default"
         self.schema = schema
-        let base = ProcessInfo.processInfo.environment["DATABASE_URL"] ?? Self.defaultDatabaseURL
-        self.url = URL(string: base) ?? URL(fileURLWithPath: "/")
+        if let base = ProcessInfo.processInfo.environment["DATABASE_URL"], !base.isEmpty {
+            self.url = URL(string: base) ?? URL(fileURLWithPath: "/")
+        } else if isStoredInMemoryOnly {
+            // SwiftData's in-memory URL. With no database named, the store runs on a private PostgreSQL
+            // cluster of this process's own (started on first use, removed at exit).
+            self.url = URL(fileURLWithPath: "/dev/null")
+        } else {
+            self.url = URL(string: Self.defaultDatabaseURL) ?? URL(fileURLWithPath: "/")
+        }
         self.allowsSave = allowsSave
         self.isStoredInMemoryOnly = isStoredInMemoryOnly
         self.groupContainer = groupContainer

@@ -8,6 +8,8 @@ import PostgresNIO
 /// `postgres://user:password@host:port/database?schema=name&sslmode=verify-full&sslrootcert=/path/ca.pem`
 /// — the schema (default `public`) holds the model tables; `sslmode` and `sslrootcert` mean what they
 /// mean to libpq (see ``PostgresSSLMode``), but without `sslmode` connections are plain (`disable`).
+/// As with libpq, a `host` parameter naming a directory (`postgres://pgmodel@localhost/pgmodel?host=/tmp/pg`)
+/// connects to the unix socket `.s.PGSQL.<port>` in it instead of TCP.
 ///
 /// ```swift
 /// let config = try PostgresStoreConfiguration.parse("postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel")
@@ -20,6 +22,9 @@ public struct PostgresStoreConfiguration: Sendable {
     public var database: String
     /// The PostgreSQL schema holding model tables.
     public var schemaName: String
+    /// The unix-domain socket to connect to instead of `host`/`port` (the URL's `host` parameter, a
+    /// directory, plus `.s.PGSQL.<port>`), as for a private cluster that listens on no TCP port.
+    public var unixSocketPath: String?
     /// How connections use TLS: the URL's `sslmode`, `disable` when it has none (and for a configuration
     /// made with ``init(host:port:username:password:database:schemaName:)``). Change it with ``setTLS(_:rootCertificatePath:)``.
     public private(set) var sslMode: PostgresSSLMode = .disable
@@ -53,7 +58,12 @@ public struct PostgresStoreConfiguration: Sendable {
         guard components.scheme == "postgres" || components.scheme == "postgresql" else {
             throw PGModelError(.invalidConfiguration, "the database URL must start with postgres:// (got scheme '\(components.scheme ?? "")')")
         }
-        guard let host = components.host, !host.isEmpty else {
+        let items = components.queryItems ?? []
+        let socketDirectory = items.last { $0.name == "host" }?.value
+        if let socketDirectory, !socketDirectory.hasPrefix("/") {
+            throw PGModelError(.invalidConfiguration, "the database URL's host parameter must be an absolute directory (a unix socket's)")
+        }
+        guard let host = components.host.flatMap({ $0.isEmpty ? nil : $0 }) ?? (socketDirectory == nil ? nil : "localhost") else {
             throw PGModelError(.invalidConfiguration, "the database URL has no host")
         }
         guard let user = components.user, !user.isEmpty else {
@@ -64,7 +74,9 @@ public struct PostgresStoreConfiguration: Sendable {
             host: host, port: components.port ?? 5432, username: user.removingPercentEncoding ?? user,
             password: components.password.map { $0.removingPercentEncoding ?? $0 },
             database: database.isEmpty ? user : database)
-        let items = components.queryItems ?? []
+        if let socketDirectory {
+            config.unixSocketPath = socketDirectory + "/.s.PGSQL.\(config.port)"
+        }
         for item in items where item.name == "schema" {
             guard let value = item.value, Naming.isValidIdentifier(value) else {
                 throw PGModelError(.invalidConfiguration, "the database URL's schema parameter is not a plain identifier")
@@ -134,8 +146,12 @@ public struct PostgresStoreConfiguration: Sendable {
         case (.require, let context?), (.verifyCA, let context?), (.verifyFull, let context?): tls = .require(context)
         default: tls = .disable
         }
-        var configuration = PostgresConnection.Configuration(host: host, port: port, username: username, password: password,
-                                                             database: database, tls: tls)
+        var configuration = if let unixSocketPath {
+            PostgresConnection.Configuration(unixSocketPath: unixSocketPath, username: username, password: password, database: database)
+        } else {
+            PostgresConnection.Configuration(host: host, port: port, username: username, password: password,
+                                             database: database, tls: tls)
+        }
         configuration.options.connectTimeout = connectTimeout
         // The scripts give the role `pgmodel` the search path `public` alone, so an admin's psql does not
         // list the system schema of the same name beside the model tables. PGModel's own sessions keep

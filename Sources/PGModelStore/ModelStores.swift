@@ -20,9 +20,14 @@ package enum ModelStores {
         let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
         let timeout = ConnectionDeadline.timeAmount(requestTimeout)
         let store: any ModelStore
+        // SwiftData's in-memory URL, /dev/null (what `isStoredInMemoryOnly` gives when no database is
+        // named, and what SwiftData code passes as `url:` for the same): a private cluster serves it.
+        let isDevNull = url.isFileURL && url.path == "/dev/null"
+        let isStoredInMemoryOnly = isStoredInMemoryOnly || isDevNull
         switch url.scheme {
-        case "postgres", "postgresql":
-            var configuration = try PostgresStoreConfiguration.parse(url.absoluteString)
+        case "file" where isDevNull, "postgres", "postgresql":
+            let target = isDevNull ? try EphemeralCluster.shared.url() : url
+            var configuration = try PostgresStoreConfiguration.parse(target.absoluteString)
             if isStoredInMemoryOnly {
                 configuration.schemaName = "pgmodel_mem_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
             }

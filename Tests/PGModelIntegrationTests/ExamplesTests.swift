@@ -8,12 +8,13 @@ import Testing
 struct ExamplesTests {
     /// Runs `executable` with `arguments` and `environment` added to this process's; the password-bearing
     /// URLs travel in the environment, as the examples ask.
-    static func run(_ executable: URL, _ arguments: [String] = [], environment: [String: String],
+    static func run(_ executable: URL, _ arguments: [String] = [], environment: [String: String] = [:],
+                    replacingEnvironment: [String: String]? = nil,
                     input: String? = nil) async throws -> (status: Int32, output: String, error: String) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.environment = (replacingEnvironment ?? ProcessInfo.processInfo.environment).merging(environment) { $1 }
         let output = Pipe(), error = Pipe(), stdin = Pipe()
         process.standardOutput = output
         process.standardError = error
@@ -61,6 +62,15 @@ struct ExamplesTests {
             let result = try await Self.run(try Self.sampleTrips(), environment: ["SAMPLETRIPS_STORE": url.absoluteString])
             Self.expectCompleteRun(result, scheme: "postgres")
         }
+    }
+
+    @Test("SampleTrips runs in memory with no database named and no server started")
+    func sampleTripsInMemory() async throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = nil
+        environment["SAMPLETRIPS_STORE"] = nil
+        let result = try await Self.run(try Self.sampleTrips(), replacingEnvironment: environment)
+        Self.expectCompleteRun(result, scheme: "in-memory")
     }
 
     @Test("SampleTrips runs through the service: an admin's run creates the tables, a user's run uses them")

@@ -9,21 +9,11 @@ import ServiceLifecycle
 import Testing
 
 /// Runs a real ``LineServer`` in-process on 127.0.0.1 and an ephemeral port, against the database of
-/// `PGMODEL_TEST_DATABASE_URL`, and creates users for tests directly through the store engine.
+/// `PGMODEL_TEST_DATABASE_URL` (or PGModelTesting's private cluster), and creates users for tests directly through the store engine.
 enum ServerTestHarness {
-    struct MissingDatabase: Error, CustomStringConvertible {
-        var description: String {
-            "PGMODEL_TEST_DATABASE_URL is not set: server tests need PostgreSQL "
-                + "(e.g. postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel_test; scripts/test.sh sets it)"
-        }
-    }
-
-    /// The test database's URL; a missing variable fails the test with ``MissingDatabase``, never skips it.
+    /// The test database's URL (``TestDatabase/url()``).
     static func databaseURL() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment["PGMODEL_TEST_DATABASE_URL"], !url.isEmpty else {
-            throw MissingDatabase()
-        }
-        return url
+        try TestDatabase.url()
     }
 
     /// A server for the duration of `body`, shut down gracefully afterwards (and the shutdown checked).

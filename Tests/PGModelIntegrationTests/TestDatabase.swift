@@ -1,20 +1,13 @@
 import Foundation
 import PGModel
+import PGModelTesting
 import Testing
 
-/// Where integration tests find PostgreSQL: `PGMODEL_TEST_DATABASE_URL`, set by scripts/test.sh.
+/// Where integration tests find PostgreSQL: `PGMODEL_TEST_DATABASE_URL` (scripts/test.sh sets it), else
+/// PGModelTesting's private cluster, so `swift test` works with PostgreSQL installed and nothing started.
 enum TestDatabase {
-    struct Missing: Error, CustomStringConvertible {
-        var description: String {
-            "PGMODEL_TEST_DATABASE_URL is not set: run the integration tests through scripts/test.sh, which starts PostgreSQL"
-        }
-    }
-
     static func url() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment["PGMODEL_TEST_DATABASE_URL"], !url.isEmpty else {
-            throw Missing()
-        }
-        return url
+        try PGModelTestDatabase.url().absoluteString
     }
 
     /// A fresh PostgreSQL schema name, so each test has its own tables.
@@ -27,7 +20,7 @@ enum TestDatabase {
         let base = try url()
         let separator = base.contains("?") ? "&" : "?"
         guard let url = URL(string: base + separator + "schema=" + (schema ?? uniqueSchema())) else {
-            throw Missing()
+            throw PGModelError(.invalidConfiguration, "the test database URL cannot take a schema parameter")
         }
         return url
     }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PGModel
 import PGModelServer
+import PGModelTesting
 import ServiceLifecycle
 
 /// One in-process LineServer shared by the service variants of the behaviour suite: started on first
@@ -46,14 +47,8 @@ actor TestService {
     private func start() async throws {
         if port != nil { return }
         let task = starting ?? Task {
-            let server = try LineServer(
-                configuration: LineServerConfiguration(
-                    databaseURL: try TestDatabase.url(), host: "127.0.0.1", port: 0,
-                    schemaName: TestDatabase.uniqueSchema("svc"), maxDatabaseConnections: 8),
-                logger: Logger(label: "pgmodel.test-service"))
-            let group = ServiceGroup(services: [server], logger: Logger(label: "pgmodel.test-service"))
-            Task.detached { try? await group.run() }
-            return try await server.listeningPort()
+            // PGModelTesting's service: what an app's own tests would use.
+            try await PGModelTestService.start(schemaName: TestDatabase.uniqueSchema("svc")).port
         }
         starting = task
         port = try await task.value

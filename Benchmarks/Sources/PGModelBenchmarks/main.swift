@@ -10,6 +10,7 @@ import PGModel
 //
 //   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick]
 //       [--point | --rls | --history | --fetch | --migration | --compare | --writes insert|update|delete N]
+//   env -u DATABASE_URL swift run -c release PGModelBenchmarks --in-memory [N]
 //
 // --compare runs issue 15's side-by-side suite instead (SuiteCommand.swift); scripts/benchmark.sh runs
 // it and writes docs/PERFORMANCE.md. --migration runs the seed's migration plan over 100,000 trips.
@@ -17,6 +18,11 @@ import PGModel
 // --fetch times fetch-all, pages and point fetches, direct and through the service, against raw PostgresNIO.
 
 let quick = CommandLine.arguments.contains("--quick")
+// In-memory stores on the private cluster: no DATABASE_URL by design (InMemoryBenchmark.swift).
+if let mode = CommandLine.arguments.firstIndex(of: "--in-memory") {
+    try runInMemoryBenchmark(arguments: Array(CommandLine.arguments[(mode + 1)...]))
+    exit(0)
+}
 guard let base = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
     FileHandle.standardError.write(Data("set DATABASE_URL (scripts/pg.sh env prints it)\n".utf8))
     exit(2)

@@ -4,21 +4,30 @@ import PGModel
 // SampleTrips on either store: postgres:// (the direct store) or pgmodel:// (the service, as a user).
 // The store's URL comes from the environment, never the command line, because it may hold a password.
 //
+//   swift run SampleTrips                          # in memory, on a private throwaway cluster
+//
 //   SAMPLETRIPS_STORE=postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel swift run SampleTrips
 //   SAMPLETRIPS_STORE=pgmodel://alice:secret@127.0.0.1:7432 swift run SampleTrips
 
-guard let text = ProcessInfo.processInfo.environment["SAMPLETRIPS_STORE"] ?? ProcessInfo.processInfo.environment["DATABASE_URL"],
-      let url = URL(string: text) else {
-    FileHandle.standardError.write(Data("set SAMPLETRIPS_STORE to a postgres:// or pgmodel:// URL\n".utf8))
-    exit(2)
+// With neither variable set, an in-memory store: a private PostgreSQL cluster the process starts and
+// removes (PostgreSQL's server programs must be installed; nothing needs to run).
+let environment = ProcessInfo.processInfo.environment
+let configuration: ModelConfiguration
+if let text = environment["SAMPLETRIPS_STORE"] ?? environment["DATABASE_URL"] {
+    guard let url = URL(string: text) else {
+        FileHandle.standardError.write(Data("SAMPLETRIPS_STORE is not a URL: set it to a postgres:// or pgmodel:// URL\n".utf8))
+        exit(2)
+    }
+    configuration = ModelConfiguration(url: url)
+} else {
+    configuration = ModelConfiguration(isStoredInMemoryOnly: true)
 }
 
 do {
-    let container = try ModelContainer(for: Trip.self, BusinessTrip.self, PersonalTrip.self,
-                                       configurations: ModelConfiguration(url: url))
+    let container = try ModelContainer(for: Trip.self, BusinessTrip.self, PersonalTrip.self, configurations: configuration)
     let context = ModelContext(container)
     context.author = "SampleTrips"
-    print("store: \(url.scheme ?? "?")")
+    print("store: \(configuration.isStoredInMemoryOnly ? "in-memory" : configuration.url.scheme ?? "?")")
 
     // Where history stands before this run: the session's "latest token" fetch.
     var latest = HistoryDescriptor<DefaultHistoryTransaction>()
