@@ -1,5 +1,6 @@
 import Foundation
 import PGModel
+import PGModelTesting
 import Testing
 
 // The README's five-minute tour, verbatim except for the URLs (a fresh schema and a fresh service
@@ -133,5 +134,26 @@ struct ReadmeTourTests {
     @Test func badURLsAreTypedErrors() throws {
         #expect { try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: URL(fileURLWithPath: "/tmp/x.sqlite"))) }
             throws: { ($0 as? PGModelError)?.code == .invalidConfiguration }
+    }
+
+    // "Tests with no server to start", verbatim (the second's synchronous calls moved off the cooperative pool).
+    @Test func tripsAreSaved() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        context.insert(Trip(name: "Spring in Paris", destination: "Paris", startDate: .now, budget: 1200))
+        try context.save()
+        #expect(try context.fetchCount(FetchDescriptor<Trip>()) == 1)
+    }
+
+    @Test func usersSeeTheirOwnTrips() async throws {
+        let service = try await PGModelTestService.start()       // pgmodel serve on 127.0.0.1, port 0
+        let alice = try await service.makeUser("alice")           // a pgmodel:// URL that logs in as her
+        let admin = try await service.makeUser("admin", isAdmin: true)
+        try await offCooperativePool {
+            _ = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: admin))   // creates the tables
+            let context = ModelContext(try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: alice)))
+            #expect(try context.fetchCount(FetchDescriptor<Trip>()) == 0)
+        }
+        await service.shutdown()
     }
 }
