@@ -17,8 +17,8 @@ public final class ModelBackingData {
         case deleted
     }
 
-    /// The row id. A new model's is drawn on first use: a fetched model's init would otherwise draw one
-    /// for the default `_$backingData` it replaces at once (a clock read and random bytes per row).
+    /// The row id. A new model's is drawn on first use, not when its backing data is made (a clock read
+    /// and random bytes a model that never needs its id would pay for).
     public internal(set) var id: UUID {
         get {
             if let assigned { return assigned }
@@ -79,8 +79,36 @@ public final class ModelBackingData {
     }
 
     /// The stored value of `key`, converted by `codec`. Generated `init(backingData:)` calls it.
+    ///
+    /// Inlinable, so the usual case (a plain stored value) is specialized in the model's module: an
+    /// unspecialized generic call looks up the type metadata of `Value` on every property of every
+    /// fetched row.
+    @inlinable
     public func value<Value>(forKey key: String, codec: AttributeCodec<Value>) throws -> Value {
+        if let stored = _plainStoredValue(forKey: key) {
+            do {
+                return try codec.decode(stored)
+            } catch var error as PGModelError {
+                error.keyPath = key
+                throw error
+            }
+        }
+        return try _unusualValue(forKey: key, codec: codec)
+    }
+
+    /// The stored value of `key` when it is an ordinary one, read as is; nil when the property is
+    /// transformed or ephemeral, or the row has no value for it (``_unusualValue(forKey:codec:)``).
+    @usableFromInline
+    func _plainStoredValue(forKey key: String) -> PGValue? {
         // Most classes have neither transformed nor ephemeral properties: skip both lookups then.
+        if !transformers.isEmpty, transformers[key] != nil { return nil }
+        if !ephemeralKeys.isEmpty, ephemeralKeys.contains(key) { return nil }
+        return storedValues.value(forKey: key, cursor: &readCursor)
+    }
+
+    /// ``value(forKey:codec:)`` of a transformed or ephemeral property, or of one the row lacks.
+    @usableFromInline
+    func _unusualValue<Value>(forKey key: String, codec: AttributeCodec<Value>) throws -> Value {
         if !transformers.isEmpty, let transformer = transformers[key] {
             return try Schema.PropertyMetadata.reverse(storedValues[key] ?? .null, with: transformer, as: Value.self, name: key)
         }

@@ -41,7 +41,11 @@ extension ModelContext {
     /// then sorted and paged in memory.
     func models<T: PersistentModel>(from rows: [StoreRow], for descriptor: FetchDescriptor<T>, mergingPending pending: Bool) throws -> [T] {
         defer { stagedRows = [:] }
-        guard pending else { return try rows.map { try typed($0, as: T.self) } }
+        guard pending else {
+            // Most rows are new to the identity map: grow it once, not by doubling as they arrive.
+            reserveRegistryCapacity(rows.count)
+            return try rows.map { try typed($0, as: T.self) }
+        }
         let changes = pendingModels(of: T.self)
         var seen = Set<UUID>()
         var candidates: [T] = []

@@ -190,9 +190,13 @@ extension ModelContext {
         var required: [String: [(name: String, destination: String)]] = [:]
         var wanted: [String: [UUID]] = [:]
         var seen = Set<UUID>()
+        // Rows of one class usually come in runs: the last class's keys are tried before hashing its name.
+        var last: (entity: String, keys: [(name: String, destination: String)])?
         for row in rows {
             let keys: [(name: String, destination: String)]
-            if let known = required[row.entity] {
+            if let last, last.entity == row.entity {
+                keys = last.keys
+            } else if let known = required[row.entity] {
                 keys = known
             } else {
                 var found: [(name: String, destination: String)] = []
@@ -206,6 +210,7 @@ extension ModelContext {
                 required[row.entity] = found
                 keys = found
             }
+            last = (row.entity, keys)
             for key in keys {
                 guard case .uuid(let id)? = row.values[key.name], registered(id) == nil, stagedRows[id] == nil,
                       seen.insert(id).inserted else { continue }
@@ -244,9 +249,14 @@ extension ModelContext {
 
     /// Builds a fetched row as its concrete class (a fetch of `Trip` returns `BusinessTrip`s as such).
     func materializeConcrete(_ row: StoreRow) throws -> any PersistentModel {
+        // A fetch's rows are mostly of one class: its name compares equal without hashing.
+        if let last = lastConcreteClass, last.name == row.entity {
+            return try materializeAny(row, as: last.type)
+        }
         guard let entity = container.schema.entity(named: row.entity) else {
             throw PGModelError(.unknownEntity, "the store returned a \(row.entity), which is not in this container's schema", model: row.entity)
         }
+        lastConcreteClass = (entity.name, entity.type)
         return try materializeAny(row, as: entity.type)
     }
 

@@ -32,6 +32,8 @@ public final class ModelContext {
     var stagedRows: [UUID: StoreRow] = [:]
     /// Per model class: what building a fetched instance needs to know about its properties.
     var storageTraits: [ObjectIdentifier: StorageTraits] = [:]
+    /// The class of the last row built by its stored entity name (see `materializeConcrete(_:)`).
+    var lastConcreteClass: (name: String, type: any PersistentModel.Type)?
 
     var isMainContext = false
     private var isAutosaveScheduled = false
@@ -397,6 +399,11 @@ public final class ModelContext {
 
     func register(_ model: any PersistentModel) {
         registry[model._$backingData.id] = WeakModel(model)
+    }
+
+    /// Room for `count` more registered models.
+    func reserveRegistryCapacity(_ count: Int) {
+        registry.reserveCapacity(registry.count + count)
     }
 
     func registered(_ id: UUID) -> (any PersistentModel)? {

@@ -19,10 +19,15 @@ extension PredicateTranslator {
                     "PGModel cannot translate a SortDescriptor without a key path on \(entityName): sort by a stored attribute",
                     model: entityName)
             }
+            // A stored attribute's own key path first: it is the usual sort key, and the other two forms
+            // take a compound key path apart through its description, which a plain one never is.
+            if let name = keyPathName(keyPath) {
+                return SortKey(name, ascending: descriptor.order == .forward)
+            }
             if let (name, type) = documentSortKey(keyPath) {
                 return SortKey(name, ascending: descriptor.order == .forward, field: type)
             }
-            guard let name = try keyPathName(keyPath) ?? relatedSortKey(keyPath) else {
+            guard let name = try relatedSortKey(keyPath) else {
                 throw PGModelError(
                     .unsupportedSort,
                     "PGModel cannot sort \(entityName) by \(TranslationContext.keyPathDescription(keyPath)): only stored attributes of \(entityName) can be sort keys",

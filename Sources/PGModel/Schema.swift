@@ -36,6 +36,9 @@ public final class Schema: Sendable, CustomStringConvertible {
         var byName: [String: Int] = [:]
         for (i, entity) in entities.enumerated() where byName[entity.name] == nil { byName[entity.name] = i }
         self.byName = byName
+        var byType: [ObjectIdentifier: Int] = [:]
+        for (i, entity) in entities.enumerated() where byName[entity.name] == i { byType[ObjectIdentifier(entity.type)] = i }
+        self.byType = byType
         self.schemaDescription = SchemaDescription(entities: entities.map(\.entityDescription), version: version.description)
     }
 
@@ -46,7 +49,8 @@ public final class Schema: Sendable, CustomStringConvertible {
 
     /// The entity of `type`, if the schema has it.
     public func entity(for type: any PersistentModel.Type) -> Entity? {
-        byName[type._$entityName].flatMap { entities[$0].type == type ? entities[$0] : nil }
+        // By class, not by `_$entityName`: every fetch asks, and the name is `String(describing:)` of the type.
+        byType[ObjectIdentifier(type)].map { entities[$0] }
     }
 
     /// The entity name of a model type: its class name, as history changes and `PersistentIdentifier`s carry it.
@@ -71,6 +75,7 @@ public final class Schema: Sendable, CustomStringConvertible {
     /// The Codable description the stores create tables from.
     public let schemaDescription: SchemaDescription
     private let byName: [String: Int]
+    private let byType: [ObjectIdentifier: Int]
 
     public var description: String { "Schema(\(entities.map(\.name).joined(separator: ", ")))" }
 

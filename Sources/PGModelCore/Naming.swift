@@ -27,9 +27,13 @@ public enum Naming {
     /// A Swift-style identifier: letters, digits and underscores, not starting with a digit, at most 63 bytes
     /// (PostgreSQL's identifier limit).
     public static func isValidIdentifier(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, name.utf8.count <= 63 else { return false }
-        guard first == "_" || (first.isASCII && first.properties.isAlphabetic) else { return false }
-        return name.unicodeScalars.allSatisfy { $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) }
+        // Byte by byte: every renderer checks its schema name, so this runs for each statement. ASCII
+        // letters are exactly the ASCII scalars whose Unicode property `isAlphabetic` holds.
+        let bytes = name.utf8
+        guard let first = bytes.first, bytes.count <= 63 else { return false }
+        func isLetter(_ b: UInt8) -> Bool { (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) }
+        guard first == 0x5F || isLetter(first) else { return false }
+        return bytes.allSatisfy { $0 == 0x5F || isLetter($0) || ($0 >= 0x30 && $0 <= 0x39) }
     }
 
     /// `name` if it fits PostgreSQL's 63-byte identifier limit; otherwise a prefix and a short FNV-1a hash of
@@ -45,7 +49,9 @@ public enum Naming {
     /// A double-quoted SQL identifier. Callers pass only names from a validated schema; quoting
     /// makes reserved words (`user`, `order`) safe as table and column names.
     public static func quoted(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // Identifiers rarely hold a quote: skip Foundation's search-and-replace (a bridged copy) then.
+        guard identifier.utf8.contains(0x22) else { return "\"" + identifier + "\"" }
+        return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
 

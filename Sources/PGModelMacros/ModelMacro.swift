@@ -66,9 +66,10 @@ extension ModelMacro: MemberMacro {
         switch inheritance {
         case .root(isFinal: true):
             // Nothing can override a final class's members, so they stay `static` and the protocol's
-            // defaults cover absent constraints.
+            // defaults cover absent constraints. `_$backingData` is `lazy`: a fetched instance's
+            // `init(backingData:)` sets it, and would otherwise first build a default one to discard.
             var members: [DeclSyntax] = [
-                "@Transient \(raw: access)var _$backingData = PGModel.ModelBackingData()",
+                "@Transient \(raw: access)lazy var _$backingData = PGModel.ModelBackingData()",
                 registrar,
                 initializer(persisted, access: access, callsSuper: false),
                 "\(raw: access)static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: own)\n}",
@@ -86,7 +87,7 @@ extension ModelMacro: MemberMacro {
             // subclass's `super._$indexes` must name a member of this class, not the protocol's default.
             let overridable = overridablePrefix(of: model, access: access)
             return [
-                "@Transient \(raw: access)var _$backingData = PGModel.ModelBackingData()",
+                "@Transient \(raw: access)lazy var _$backingData = PGModel.ModelBackingData()",
                 registrar,
                 initializer(persisted, access: access, callsSuper: false, restoresSubclasses: true),
                 "\(raw: overridable)func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {}",

@@ -15,39 +15,49 @@ extension PostgresStoreEngine {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         let entity = try renderer.entity(request.entity)
         let layout = try renderer.selectLayout(request)
-        let statement = try renderer.select(request)
+        let statement = try renderer.select(request, layout: layout)
         let rows = try await scoped(requester, on: connection) { try await query(statement, on: connection, model: entity.name) }
         var table = FetchedTable()
         table.rows.reserveCapacity(rows.count)
         // Shapes by the `entity` text as stored; rows of one class usually come in runs, so the last
         // one is tried before the dictionary.
-        var shapeOfStored: [String: (index: Int, fields: [SelectLayout.Field])] = [:]
-        var last: (stored: String, index: Int, fields: [SelectLayout.Field])?
+        var shapeOfStored: [String: RowShape] = [:]
+        var last: (stored: String, shape: RowShape)?
+        let columnCount = 2 + layout.attributes.count + layout.foreignKeys.count + (layout.viaIndex == nil ? 0 : 1)
         for row in rows {
-            let cells = row.makeRandomAccess()
+            // The cells in order, as the driver's own tuple decoding reads them: a random-access row
+            // would copy every cell's buffer into an array first.
+            var cells = row.makeIterator()
             do {
-                let id = try cells[0].decode(UUID.self)
-                let stored = try cells[1].decode(String.self)
-                let shape: (index: Int, fields: [SelectLayout.Field])
+                guard let idCell = cells.next(), let entityCell = cells.next() else { throw PostgresDecodingError.Code.missingData }
+                let id = try idCell.decode(UUID.self)
+                let stored = try entityCell.decode(String.self)
+                let shape: RowShape
                 if let last, last.stored == stored {
-                    shape = (last.index, last.fields)
+                    shape = last.shape
                 } else if let known = shapeOfStored[stored] {
                     shape = known
                 } else {
                     // Rows are decoded as their concrete class; a class no longer registered reads as the fetched one.
                     let concrete = layout.fieldsByEntity[stored] == nil ? entity.name : stored
                     let fields = layout.fields(of: concrete)
-                    shape = (table.shapes.count, fields)
+                    shape = RowShape(index: table.shapes.count, fields: fields, columnCount: columnCount)
                     table.shapes.append(FetchedTable.Shape(entity: concrete, keys: fields.map(\.name)))
                     shapeOfStored[stored] = shape
                 }
-                last = (stored, shape.index, shape.fields)
-                var values: [PGValue] = []
-                values.reserveCapacity(shape.fields.count)
-                for field in shape.fields {
-                    values.append(try PostgresValueCoding.decode(cells[field.index], as: field.type))
+                last = (stored, shape)
+                var values = [PGValue](repeating: .null, count: shape.types.count)
+                var via: UUID?
+                var column = 2
+                while let cell = cells.next() {
+                    defer { column += 1 }
+                    if column == layout.viaIndex {
+                        via = try cell.decode(UUID.self)
+                    } else if column < shape.slots.count, case let slot = shape.slots[column], slot >= 0 {
+                        values[slot] = try PostgresValueCoding.decode(cell, as: shape.types[slot])
+                    }
                 }
-                let via = try layout.viaIndex.map { try cells[$0].decode(UUID.self) }
+                guard column == columnCount else { throw PostgresDecodingError.Code.missingData }
                 table.rows.append(FetchedTable.Row(shape: shape.index, id: id, values: values, via: via))
             } catch let error as PGModelError {
                 throw error
@@ -56,6 +66,24 @@ extension PostgresStoreEngine {
             }
         }
         return table
+    }
+
+    /// Where each cell of a row of one class goes: ``slots`` maps a cell's index to the position of
+    /// its value in the row's values (-1 for a column of another class), ``types`` each value's type.
+    struct RowShape {
+        var index: Int
+        var slots: [Int]
+        var types: [AttributeType]
+
+        init(index: Int, fields: [SelectLayout.Field], columnCount: Int) {
+            self.index = index
+            var slots = [Int](repeating: -1, count: columnCount)
+            for (position, field) in fields.enumerated() where field.index >= 0 && field.index < columnCount {
+                slots[field.index] = position
+            }
+            self.slots = slots
+            self.types = fields.map(\.type)
+        }
     }
 
     /// The number of rows of `request` visible to `requester`.

@@ -52,8 +52,18 @@ extension SQLRenderer {
     /// let s = try renderer.select(FetchRequest(entity: "Trip", limit: 10))
     /// ```
     public func select(_ request: FetchRequest) throws -> SQLStatement {
-        let layout = try selectLayout(request)
-        return try renderQuery(request, page: true, lock: false) { alias, via in
+        try select(request, layout: try selectLayout(request))
+    }
+
+    /// ``select(_:)`` with the request's layout already worked out (``selectLayout(_:)``), for a caller
+    /// that needs both.
+    ///
+    /// ```swift
+    /// let layout = try renderer.selectLayout(request)
+    /// let statement = try renderer.select(request, layout: layout)
+    /// ```
+    public func select(_ request: FetchRequest, layout: SelectLayout) throws -> SQLStatement {
+        try renderQuery(request, page: true, lock: false) { alias, via in
             var columns = ["id", "entity"].map { Self.column($0, alias) }
             columns += layout.attributes.map { $0.type.selectExpression(Self.column($0.columnName, alias)) }
             columns += layout.foreignKeys.map { Self.column($0, alias) }

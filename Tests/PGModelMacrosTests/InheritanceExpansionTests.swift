@@ -67,7 +67,7 @@ final class InheritanceExpansionTests: XCTestCase {
                 @Transient private var _destination: Place?
                 init(name: String) { self.name = name }
 
-                @Transient var _$backingData = PGModel.ModelBackingData()
+                @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
                 @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
 

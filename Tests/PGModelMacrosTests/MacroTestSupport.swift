@@ -75,7 +75,7 @@ func generatedMembers(
     let overridable = overridable ?? access
     var lines: [String] = []
     if case .subclass = shape {} else {
-        lines += ["    @Transient \(access)var _$backingData = PGModel.ModelBackingData()", ""]
+        lines += ["    @Transient \(access)lazy var _$backingData = PGModel.ModelBackingData()", ""]
     }
     lines += [
         "    @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()",

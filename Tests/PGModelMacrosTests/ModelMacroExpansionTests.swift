@@ -38,7 +38,7 @@ final class ModelMacroExpansionTests: XCTestCase {
                 @Transient private var _text: String
                 init(text: String) { self.text = text }
 
-                @Transient var _$backingData = PGModel.ModelBackingData()
+                @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
                 @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
 
@@ -168,7 +168,7 @@ final class ModelMacroExpansionTests: XCTestCase {
                 @Transient var cache: Int = 0
                 init(name: String, startDate: Date, kind: Kind) { self.name = name; self.startDate = startDate; self.kind = kind }
 
-                @Transient var _$backingData = PGModel.ModelBackingData()
+                @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
                 @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
 
@@ -267,7 +267,7 @@ final class ModelMacroExpansionTests: XCTestCase {
                 @Transient private var _text: String
                 init(text: String) { self.text = text }
 
-                @Transient public var _$backingData = PGModel.ModelBackingData()
+                @Transient public lazy var _$backingData = PGModel.ModelBackingData()
 
                 @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
 
@@ -368,7 +368,7 @@ final class ModelMacroExpansionTests: XCTestCase {
                 @Transient private var _destination: String
                 init(name: String, destination: String) { self.name = name; self.destination = destination }
 
-                @Transient var _$backingData = PGModel.ModelBackingData()
+                @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
                 @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
 
@@ -630,7 +630,7 @@ final class ModelMacroExpansionTests: XCTestCase {
                 @Transient private var _endDate: Date
                 init() { name = ""; destination = ""; startDate = .now; endDate = .now }
 
-                @Transient var _$backingData = PGModel.ModelBackingData()
+                @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
                 @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
 
@@ -837,7 +837,7 @@ final class ModelMacroExpansionTests: XCTestCase {
                 @Transient private var _endDate: Date
                 init() { name = ""; code = ""; destination = ""; startDate = .now; endDate = .now }
 
-                @Transient var _$backingData = PGModel.ModelBackingData()
+                @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
                 @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
 
@@ -1003,7 +1003,7 @@ final class ModelMacroExpansionTests: XCTestCase {
                     @Transient private var _name: String
                     init(name: String) { self.name = name }
 
-                    @Transient var _$backingData = PGModel.ModelBackingData()
+                    @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
                     @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
 
@@ -1132,7 +1132,7 @@ final class ModelMacroExpansionTests: XCTestCase {
                 @Transient private var _default: Bool
                 init() { self.default = false }
 
-                @Transient var _$backingData = PGModel.ModelBackingData()
+                @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
                 @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
 

@@ -179,7 +179,7 @@ final class RelationshipExpansionTests: XCTestCase {
                 @Transient private var _album: Album?
                 init() {}
 
-                @Transient var _$backingData = PGModel.ModelBackingData()
+                @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
                 @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
 

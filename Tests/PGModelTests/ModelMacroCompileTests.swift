@@ -338,6 +338,21 @@ struct ModelMacroCompileTests {
         #expect(flag.value)
     }
 
+    /// `_$backingData` is created on first use: a new model still has exactly one, with one id, and a
+    /// model built from a row keeps the row's.
+    @Test func newModelsGetOneBackingDataOnFirstUse() throws {
+        let model = makeAllTypes()
+        let first = model._$backingData
+        #expect(model._$backingData === first)
+        #expect(first.state == .detached)
+        let id = model.persistentModelID
+        #expect(model.persistentModelID == id)
+        #expect(model._$backingData.id == id.id)
+        let other = makeAllTypes()
+        #expect(other._$backingData !== first)
+        #expect(other.persistentModelID != id)
+    }
+
     @Test func roundTripsThroughMetadataAndBackingData() throws {
         let original = makeAllTypes()
         original.optionalInt16 = 16
