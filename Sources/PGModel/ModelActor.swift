@@ -38,7 +38,7 @@ extension ModelActor {
     /// ```
     public subscript<T: PersistentModel>(id: PersistentIdentifier, as type: T.Type) -> T? {
         if let model: T = modelContext.registeredModel(for: id) { return model }
-        return (try? modelContext.model(for: id)) as? T
+        return (try? modelContext.existingModel(for: id)) as? T
     }
 }
 

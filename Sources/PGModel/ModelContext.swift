@@ -362,8 +362,43 @@ public final class ModelContext {
     }
 
     /// The model for `persistentModelID`: the registered instance, or one fetched from the store.
-    /// SwiftData returns a fault that crashes on access when the row is gone; PGModel throws `notFound`.
-    public func model(for persistentModelID: PersistentIdentifier) throws -> any PersistentModel {
+    ///
+    /// SwiftData's signature: it never throws. When the row is gone (or the store cannot be reached),
+    /// the model is a fault whose row is gone, as SwiftData's is — but where SwiftData's crashes on
+    /// access, PGModel's properties keep empty values (`""`, `0`, `nil`, `[]`) and ``lastFaultError``
+    /// says why. Use ``modelAsync(for:)`` for the same lookup as a throwing call.
+    ///
+    /// ```swift
+    /// if let trip = context.model(for: id) as? Trip, context.lastFaultError == nil { print(trip.name) }
+    /// ```
+    public func model(for persistentModelID: PersistentIdentifier) -> any PersistentModel {
+        do {
+            return try existingModel(for: persistentModelID)
+        } catch {
+            lastFaultError = error as? PGModelError
+                ?? PGModelError(.internalError, "model(for:) failed: \(type(of: error))", model: persistentModelID.entityName)
+            return goneRowFault(for: persistentModelID)
+        }
+    }
+
+    /// A model whose row is gone: registered under its identifier, every property a fault holding its
+    /// empty value; reading one tries the store again and, the row still missing, sets ``lastFaultError``.
+    /// A class outside the schema, or one with a property that has no empty value (a non-optional enum,
+    /// a non-optional to-one), gets a stand-in (``UnavailableModel``).
+    func goneRowFault(for persistentModelID: PersistentIdentifier) -> any PersistentModel {
+        if let entity = container.schema.entity(named: persistentModelID.entityName) {
+            let wasPartial = materializingPartialRows
+            materializingPartialRows = true
+            defer { materializingPartialRows = wasPartial }
+            let row = StoreRow(entity: entity.name, id: persistentModelID.id, values: StoredValues(), via: nil)
+            if let model = try? materializeAny(row, as: entity.type) { return model }
+        }
+        return UnavailableModel(id: persistentModelID.id)
+    }
+
+    /// ``model(for:)`` as a throwing lookup: `notFound` when the row is gone, `unknownEntity` for a class
+    /// outside the schema.
+    func existingModel(for persistentModelID: PersistentIdentifier) throws -> any PersistentModel {
         if let model = registry[persistentModelID.id]?.model { return model }
         guard let entity = container.schema.entity(named: persistentModelID.entityName) else {
             throw PGModelError(.unknownEntity, "\(persistentModelID.entityName) is not in this container's schema", model: persistentModelID.entityName)
