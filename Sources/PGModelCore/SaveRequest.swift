@@ -170,6 +170,15 @@ public struct RowValues: Codable, Hashable, Sendable {
             positional = []
             named = newValue
         }
+        // `row.values[key] = value` changes the dictionary in place, as it did when it was stored.
+        _modify {
+            if keys != nil {
+                named = values
+                keys = nil
+                positional = []
+            }
+            yield &named
+        }
     }
 
     /// The value named `key`, if the row has one.

@@ -63,7 +63,10 @@ struct BulkInsertContextTests {
                 #expect(read.name == row.name, "row \(i)")
                 #expect(read.note == row.note, "row \(i)")
                 #expect(read.score.bitPattern == row.score.bitPattern || (read.score == 0 && row.score == 0), "row \(i): \(read.score) vs \(row.score)")
-                #expect(read.created == row.created, "row \(i): \(read.created.timeIntervalSince1970) vs \(row.created.timeIntervalSince1970)")
+                // timestamptz keeps whole microseconds: the same microsecond comes back (a Double of seconds
+                // may differ in its last bit from the one computed here).
+                #expect((read.created.timeIntervalSince1970 * 1e6).rounded() == (row.created.timeIntervalSince1970 * 1e6).rounded(),
+                        "row \(i): \(read.created.timeIntervalSince1970) vs \(row.created.timeIntervalSince1970)")
                 #expect(read.rank == row.rank && read.active == row.active, "row \(i)")
             }
         }
