@@ -34,6 +34,8 @@ public final class ModelContext {
     var storageTraits: [ObjectIdentifier: StorageTraits] = [:]
     /// The class of the last row built by its stored entity name (see `materializeConcrete(_:)`).
     var lastConcreteClass: (name: String, type: any PersistentModel.Type)?
+    /// Per model class: the stored properties an insert writes (see ``insertedRow(of:in:)``).
+    var insertShapes: [ObjectIdentifier: InsertShape] = [:]
 
     var isMainContext = false
     private var isAutosaveScheduled = false
@@ -138,7 +140,8 @@ public final class ModelContext {
         var inserted: [any PersistentModel]
         var changed: [any PersistentModel]
         var deleted: [any PersistentModel]
-        var insertedValues: [UUID: [String: PGValue]]
+        /// The snapshot each of ``inserted`` leaves once saved, in its order.
+        var insertedValues: [StoredValues]
         var updatedValues: [UUID: [String: PGValue]]
         /// ``mutationCount`` when the request was built: a different count at the end means the app
         /// changed the context while an async save was suspended.
@@ -161,11 +164,13 @@ public final class ModelContext {
         let schema = container.schema
         var request = SaveRequest(author: author)
         request.batchDeletes = batchDeletes
-        var insertedValues: [UUID: [String: PGValue]] = [:]
+        var insertedValues: [StoredValues] = []
+        insertedValues.reserveCapacity(inserted.models.count)
+        request.inserts.reserveCapacity(inserted.models.count)
         for model in inserted.models {
-            let values = try storedValues(of: model, in: schema, keys: nil)
-            insertedValues[model._$backingData.id] = values
-            request.inserts.append(RowValues(entity: type(of: model)._$entityName, id: model._$backingData.id, values: values))
+            let (row, snapshot) = try insertedRow(of: model, in: schema)
+            insertedValues.append(snapshot)
+            request.inserts.append(row)
             request.links += linkChanges(of: model, isInsert: true)
         }
         var updatedValues: [UUID: [String: PGValue]] = [:]
@@ -194,11 +199,11 @@ public final class ModelContext {
     func finishSave(_ prepared: PreparedSave, result: SaveResult) {
         let interleaved = prepared.mutationCount != mutationCount
         var stillPending: [any PersistentModel] = []
-        for model in prepared.inserted {
+        for (i, model) in prepared.inserted.enumerated() {
             let data = model._$backingData
             let oldID = data.id
             let wasDeletedMeanwhile = data.state != .inserted
-            data.storedValues = StoredValues(prepared.insertedValues[oldID] ?? [:])
+            data.storedValues = i < prepared.insertedValues.count ? prepared.insertedValues[i] : StoredValues()
             if !interleaved { recordSavedLinks(of: model) }
             data.state = .persisted
             if let existing = result.remappedIdentifiers[oldID] {
@@ -273,8 +278,14 @@ public final class ModelContext {
         forgetDeleted(Set(result.deleted.map(\.id)))
         // Read-your-writes for this context's observers: stale now, not when the history feed gets there.
         let request = prepared.request
-        let touched = Set(request.inserts.map(\.entity) + request.updates.map(\.entity) + request.deletes.map(\.entity)
-                          + request.batchDeletes.map(\.entity) + request.links.map(\.entity) + result.deleted.map(\.entity))
+        // One pass per list: no array of every row's class name.
+        var touched = Set<String>()
+        for row in request.inserts { touched.insert(row.entity) }
+        for row in request.updates { touched.insert(row.entity) }
+        for reference in request.deletes { touched.insert(reference.entity) }
+        for fetch in request.batchDeletes { touched.insert(fetch.entity) }
+        for link in request.links { touched.insert(link.entity) }
+        for reference in result.deleted { touched.insert(reference.entity) }
         if !touched.isEmpty {
             observerInvalidations.removeAll { $0.invalidation == nil }
             for entry in observerInvalidations { entry.invalidation?.receive(entities: touched) }

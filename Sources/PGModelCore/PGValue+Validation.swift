@@ -10,7 +10,8 @@ extension PGValue {
     /// try PGValue.double(.nan).validateBindable(model: "Trip", keyPath: "perdiem")   // throws invalid_field
     /// ```
     public func validateBindable(model: String?, keyPath: String?) throws {
-        let place = keyPath.map { " for '\($0)'" } ?? ""
+        // Only an error needs the text: a bulk save validates every value of every row.
+        var place: String { keyPath.map { " for '\($0)'" } ?? "" }
         switch self {
         case .double(let d) where !d.isFinite:
             throw PGModelError(.invalidField, "a number\(place) must be finite", model: model, keyPath: keyPath)

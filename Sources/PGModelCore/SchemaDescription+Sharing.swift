@@ -9,8 +9,10 @@ extension SchemaDescription {
     /// let parents = schema.cascadeParents(in: save)   // [itemID: RowReference(entity: "Trip", id: tripID)]
     /// ```
     public func cascadeParents(in request: SaveRequest) -> [UUID: RowReference] {
+        // Without a `.cascade` relationship nothing has a parent: no index of every inserted row (for a
+        // large save, a dictionary as big as the request).
+        guard !request.inserts.isEmpty, entities.contains(where: { $0.relationships.contains { $0.deleteRule == .cascade } }) else { return [:] }
         let inserted = Dictionary(request.inserts.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        guard !inserted.isEmpty else { return [:] }
         var parents: [UUID: RowReference] = [:]
         for parent in entities {
             for relationship in parent.relationships where relationship.deleteRule == .cascade {
@@ -20,14 +22,14 @@ extension SchemaDescription {
                     guard let inverse = relationship.inverse else { continue }
                     for row in request.inserts where children.contains(row.entity) && parents[row.id] == nil {
                         // A parent inserted by the same save must be of the parent's class.
-                        if let id = Self.reference(row.values[inverse]),
+                        if let id = Self.reference(row[inverse]),
                            inserted[id].map({ entityNames(inHierarchyOf: parent.name).contains($0.entity) }) ?? true {
                             parents[row.id] = RowReference(entity: parent.name, id: id)
                         }
                     }
                 case .foreignKey:
                     for row in request.inserts + request.updates where row.entity == parent.name {
-                        if let child = Self.reference(row.values[relationship.name]), inserted[child] != nil, parents[child] == nil {
+                        if let child = Self.reference(row[relationship.name]), inserted[child] != nil, parents[child] == nil {
                             parents[child] = RowReference(entity: parent.name, id: row.id)
                         }
                     }

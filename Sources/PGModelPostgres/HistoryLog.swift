@@ -56,6 +56,13 @@ struct HistoryLog {
 
     var isEmpty: Bool { changes.isEmpty && audienceEvents.isEmpty }
 
+    /// Makes room for `count` row changes at once: a bulk save's log then never holds an outgrown copy
+    /// of itself while it doubles.
+    mutating func reserveCapacity(_ count: Int) {
+        changes.reserveCapacity(count)
+        index.reserveCapacity(count)
+    }
+
     /// A record of `entity` appearing for (`.insert`) or disappearing for (`.delete`) `user`.
     mutating func recordAudienceEvent(_ kind: HistoryChangeRecord.Kind, _ entity: String, _ id: UUID, for user: UUID) {
         audienceEvents.append(Entry(entity: entity, row_id: id, kind: kind.rawValue, owner_id: nil, updated_attributes: [],
@@ -64,8 +71,11 @@ struct HistoryLog {
 
     /// The concrete classes touched, in first-touched order.
     var entities: [String] {
-        var seen = Set<String>()
-        return entries.map(\.entity).filter { seen.insert($0).inserted }
+        // Not through `entries`: that copies every change of a large save.
+        var seen = Set<String>(), names: [String] = []
+        for entry in changes where seen.insert(entry.entity).inserted { names.append(entry.entity) }
+        for entry in audienceEvents where seen.insert(entry.entity).inserted { names.append(entry.entity) }
+        return names
     }
 
     mutating func record(_ kind: HistoryChangeRecord.Kind, _ entity: String, _ id: UUID, owner: UUID?,

@@ -17,6 +17,8 @@ extension PostgresStoreEngine {
         return try await transaction(as: requester, on: connection) {
             var result = SaveResult()
             var history = HistoryLog()
+            // Every insert and update is one change (deletes and links mostly touch rows named there too).
+            history.reserveCapacity(request.inserts.count + request.updates.count)
             if !request.deletes.isEmpty || !request.batchDeletes.isEmpty {
                 let (deleted, nullified) = try await applyDeletes(request, renderer, connection)
                 result.deleted = deleted.map(\.reference)
@@ -128,7 +130,8 @@ extension PostgresStoreEngine {
                     for i in chunk { outcomes[i] = try await insertOne(rows[i], owner: rowOwners[i], upserting: key.upserting, renderer, connection) }
                     continue
                 }
-                guard key.upserting else {
+                // Without a uniqueness constraint every row is inserted or the statement fails: no ids back.
+                guard renderer.insertReturnsIDs(of: Set(chunk.lazy.map { rows[$0].entity }), upserting: key.upserting) else {
                     try await execute(statement, on: connection, model: model)
                     for i in chunk { outcomes[i] = .inserted(owner: rowOwners[i]) }
                     continue

@@ -66,7 +66,7 @@ extension PostgresStoreEngine {
         guard let first = rows.first, let entity = renderer.schema.entity(named: first.entity) else { return false }
         let constrained = Set(renderer.uniquenessConstraints(of: entity).joined())
         guard !constrained.isEmpty else { return false }
-        return rows.contains { row in row.values.keys.contains(where: constrained.contains) }
+        return rows.contains { (row: RowValues) -> Bool in constrained.contains { (key: String) -> Bool in row[key] != nil } }
     }
 
     /// Applies join-table link changes set-based: one statement per relationship and direction (addition

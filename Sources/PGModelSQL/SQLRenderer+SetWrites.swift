@@ -30,10 +30,10 @@ extension SQLRenderer {
                 throw PGModelError(.internalError, "a set-based update mixes \(entity.name) and \(row.entity)", model: row.entity)
             }
             try rejectUnknownKeys(row, entity)
-            guard !row.values.isEmpty else {
+            guard !row.isEmpty else {
                 throw PGModelError(.missingField, "an update of \(entity.name) changes no attribute", model: entity.name)
             }
-            changed.formUnion(row.values.keys)
+            row.forEachValue { key, _ in changed.insert(key) }
         }
         // The columns any row changes, in the class's order (attributes, then foreign keys), as the
         // one-row statement lists them.
@@ -55,7 +55,7 @@ extension SQLRenderer {
         for row in rows {
             ids.append(.uuid(row.id))
             for (i, column) in columns.enumerated() {
-                guard let raw = row.values[column.key] else {
+                guard let raw = row[column.key] else {
                     values[i].append(.null)
                     masks[i].append(.bool(false))
                     continue

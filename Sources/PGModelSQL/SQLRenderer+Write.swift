@@ -21,12 +21,12 @@ extension SQLRenderer {
         var columns = ["\"id\"", "\"entity\"", "\"owner_id\""]
         var placeholders = [b.bind(.uuid(row.id)), b.bind(.string(entity.name)), ownerID.map { b.bind(.uuid($0)) } ?? "NULL"]
         for attribute in entity.attributes {
-            let value = try coerced(row.values[attribute.name], attribute, entity, requirePresent: true)
+            let value = try coerced(row[attribute.name], attribute, entity, requirePresent: true)
             columns.append(Naming.quoted(attribute.columnName))
             placeholders.append(value.isNull ? "NULL" : attribute.type.bindExpression(b.bind(value)))
         }
         for (relationship, column) in foreignKeys(of: entity) {
-            let value = try foreignKeyValue(row.values[relationship.name], relationship, entity)
+            let value = try foreignKeyValue(row[relationship.name], relationship, entity)
             columns.append(Naming.quoted(column))
             placeholders.append(value.isNull ? "NULL" : b.bind(value))
         }
@@ -47,13 +47,14 @@ extension SQLRenderer {
     /// try renderer.insert([a, b], owners: [nil, nil])
     /// // INSERT INTO "app"."trip" ("id", "entity", "owner_id", "name") SELECT "v"."c1", "v"."c2", "v"."c3", "v"."c4"
     /// // FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[]) WITH ORDINALITY AS "v"("c1", "c2", "c3", "c4", "n")
-    /// // ORDER BY "v"."n" ON CONFLICT DO NOTHING RETURNING "id"
+    /// // ORDER BY "v"."n" ON CONFLICT DO NOTHING RETURNING "id"   -- Trip has a uniqueness constraint
     /// ```
     ///
     /// When any row's class has uniqueness constraints it is `ON CONFLICT DO NOTHING`, the rows inserted
     /// in their order (so of two rows with the same unique values the first is inserted, as one insert
     /// after the other would): a row missing from `RETURNING "id"` met a constraint, and the store runs
-    /// the one-row path for it. With `upserting` false it is a plain `INSERT` without `RETURNING`.
+    /// the one-row path for it. Otherwise, and with `upserting` false, it is a plain `INSERT` without
+    /// `RETURNING` (see ``insertReturnsIDs(of:upserting:)``).
     /// Returns `nil` when the rows' classes store one column with different types: they need separate statements.
     public func insert(_ rows: [RowValues], owners: [UUID?], upserting: Bool = true) throws -> SQLStatement? {
         guard let first = rows.first else { return nil }
@@ -103,13 +104,13 @@ extension SQLRenderer {
             let before = attributeValues.first?.count ?? 0
             for attribute in entity.attributes {
                 guard let i = attributeIndex[attribute.columnName], attributeValues[i].count == before else { continue }
-                attributeValues[i].append(try coerced(row.values[attribute.name], attribute, entity, requirePresent: true))
+                attributeValues[i].append(try coerced(row[attribute.name], attribute, entity, requirePresent: true))
             }
             for i in attributeValues.indices where attributeValues[i].count == before { attributeValues[i].append(.null) }
             let fkBefore = foreignKeyValues.first?.count ?? 0
             for (relationship, column) in foreignKeys(of: entity) {
                 guard let i = foreignKeyIndex[column], foreignKeyValues[i].count == fkBefore else { continue }
-                foreignKeyValues[i].append(try foreignKeyValue(row.values[relationship.name], relationship, entity))
+                foreignKeyValues[i].append(try foreignKeyValue(row[relationship.name], relationship, entity))
             }
             for i in foreignKeyValues.indices where foreignKeyValues[i].count == fkBefore { foreignKeyValues[i].append(.null) }
         }
@@ -134,15 +135,32 @@ extension SQLRenderer {
             parameters.append(b.bind(SQLArray(.uuid, foreignKeyValues[i])))
             selected.append("\"v\".\"c\(selected.count + 1)\"")
         }
-        let ordered = upserting && constrained
+        let ordered = insertReturnsIDs(constrained: constrained, upserting: upserting)
         var aliases = (1...columns.count).map { "\"c\($0)\"" }
         if ordered { aliases.append("\"n\"") }
         b.sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) SELECT \(selected.joined(separator: ", ")) "
             + "FROM unnest(\(parameters.joined(separator: ", ")))\(ordered ? " WITH ORDINALITY" : "") AS \"v\"(\(aliases.joined(separator: ", ")))"
-        guard upserting else { return b.statement }
-        if ordered { b.sql += " ORDER BY \"v\".\"n\" ON CONFLICT DO NOTHING" }
-        b.sql += " RETURNING \"id\""
+        guard ordered else { return b.statement }
+        b.sql += " ORDER BY \"v\".\"n\" ON CONFLICT DO NOTHING RETURNING \"id\""
         return b.statement
+    }
+
+    /// Whether ``insert(_:owners:upserting:)`` of rows of `entities` returns the ids it inserted: only
+    /// when it may skip a row (`ON CONFLICT DO NOTHING`, where a class has uniqueness constraints).
+    /// Otherwise every row is inserted or the statement fails (an id that exists is an error either
+    /// way), and sending 100,000 ids back would only cost time.
+    ///
+    /// ```swift
+    /// renderer.insertReturnsIDs(of: ["Trip"], upserting: true)   // false: Trip has no uniqueness constraint
+    /// ```
+    public func insertReturnsIDs(of entities: Set<String>, upserting: Bool) -> Bool {
+        insertReturnsIDs(constrained: entities.contains { name in
+            schema.entity(named: name).map { !uniquenessConstraints(of: $0).isEmpty } ?? false
+        }, upserting: upserting)
+    }
+
+    private func insertReturnsIDs(constrained: Bool, upserting: Bool) -> Bool {
+        upserting && constrained
     }
 
     /// After an insert met a uniqueness constraint: updates the row of the same owner (uniqueness is per
@@ -153,11 +171,11 @@ extension SQLRenderer {
         var b = SQLBuilder()
         var assignments: [String] = []
         for attribute in entity.attributes {
-            let value = try coerced(row.values[attribute.name], attribute, entity, requirePresent: true)
+            let value = try coerced(row[attribute.name], attribute, entity, requirePresent: true)
             assignments.append("\(Naming.quoted(attribute.columnName)) = \(value.isNull ? "NULL" : attribute.type.bindExpression(b.bind(value)))")
         }
         for (relationship, column) in foreignKeys(of: entity) {
-            let value = try foreignKeyValue(row.values[relationship.name], relationship, entity)
+            let value = try foreignKeyValue(row[relationship.name], relationship, entity)
             assignments.append("\(Naming.quoted(column)) = \(value.isNull ? "NULL" : b.bind(value))")
         }
         var matches: [String] = []
@@ -166,7 +184,7 @@ extension SQLRenderer {
             var pairs: [(column: String, value: PGValue)] = []
             for name in group {
                 let attribute = try self.attribute(name, of: entity)
-                pairs.append((attribute.columnName, try coerced(row.values[name], attribute, entity, requirePresent: true)))
+                pairs.append((attribute.columnName, try coerced(row[name], attribute, entity, requirePresent: true)))
             }
             // Bind only complete groups, so no placeholder is left unused.
             guard !pairs.isEmpty, !pairs.contains(where: { $0.value.isNull }) else { continue }
@@ -190,12 +208,12 @@ extension SQLRenderer {
         var b = SQLBuilder()
         var assignments: [String] = []
         for attribute in entity.attributes {
-            guard let raw = row.values[attribute.name] else { continue }
+            guard let raw = row[attribute.name] else { continue }
             let value = try coerced(raw, attribute, entity, requirePresent: true)
             assignments.append("\(Naming.quoted(attribute.columnName)) = \(value.isNull ? "NULL" : attribute.type.bindExpression(b.bind(value)))")
         }
         for (relationship, column) in foreignKeys(of: entity) {
-            guard let raw = row.values[relationship.name] else { continue }
+            guard let raw = row[relationship.name] else { continue }
             let value = try foreignKeyValue(raw, relationship, entity)
             assignments.append("\(Naming.quoted(column)) = \(value.isNull ? "NULL" : b.bind(value))")
         }
@@ -226,7 +244,11 @@ extension SQLRenderer {
     }
 
     func rejectUnknownKeys(_ row: RowValues, _ entity: EntityDescription) throws {
-        for key in row.values.keys.sorted() where entity.attribute(named: key) == nil {
+        // Only the keys that are not attributes, sorted (the error is the first one's): no sorted copy
+        // of every key of every row.
+        var others: [String] = []
+        row.forEachValue { key, _ in if entity.attribute(named: key) == nil { others.append(key) } }
+        for key in others.sorted() {
             guard let relationship = entity.relationship(named: key) else {
                 throw PGModelError(.unknownAttribute, "\(entity.name) has no stored property '\(key)'", model: entity.name, keyPath: key)
             }

@@ -11,6 +11,36 @@ struct CoreCodingTests {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
+    @Test func positionalRowValuesReadAndCodeAsTheirDictionary() throws {
+        let id = UUID(uuidString: "0193A1B2-0000-7000-8000-000000000002")!
+        let keys = RowKeys(["name", "note", "score"])
+        let positional = RowValues(entity: "Trip", id: id, keys: keys, values: [.string("Zoë 🚀"), .null, .double(-.greatestFiniteMagnitude)])
+        let named = RowValues(entity: "Trip", id: id, values: ["name": .string("Zoë 🚀"), "note": .null, "score": .double(-.greatestFiniteMagnitude)])
+        #expect(positional["name"] == .string("Zoë 🚀"))
+        #expect(positional["note"] == .null)
+        #expect(positional["missing"] == nil)
+        #expect(positional.values == named.values)
+        #expect(positional == named && named == positional)
+        #expect(positional.hashValue == named.hashValue)
+        #expect(positional.positionalValues?.keys === keys)
+        #expect(named.positionalValues == nil)
+        #expect(try json(positional) == json(named))
+        #expect(try JSONDecoder().decode(RowValues.self, from: JSONEncoder().encode(positional)) == named)
+        var seen: [String: PGValue] = [:]
+        positional.forEachValue { seen[$0] = $1 }
+        #expect(seen == named.values)
+        // Another value: a row kept by name from then on.
+        var changed = positional
+        changed.values["note"] = .string("n")
+        #expect(changed["note"] == .string("n") && changed["name"] == .string("Zoë 🚀"))
+        #expect(changed != positional)
+        #expect(changed.positionalValues == nil)
+        // Counts that differ keep what pairs up, by name.
+        let short = RowValues(entity: "Trip", id: id, keys: keys, values: [.string("a")])
+        #expect(short.values == ["name": .string("a")])
+        #expect(RowValues(entity: "Trip", id: id, keys: RowKeys([]), values: []).isEmpty)
+    }
+
     @Test func briefExampleFetchRequestDecodes() throws {
         let line = #"{"entity":"Trip","where":{"eq":[{"key":"destination"},{"value":"Paris"}]},"sort":[{"key":"startDate"}],"limit":10}"#
         let request = try JSONDecoder().decode(FetchRequest.self, from: Data(line.utf8))

@@ -1,0 +1,79 @@
+import Foundation
+import PGModelCore
+
+/// The rows a save inserts, built positionally: one array of values per model, their names shared by
+/// every model of the class (``RowKeys`` for the request, ``StoredKeys`` for the snapshot). The saved
+/// model's snapshot is the very array the request sent, so a save of many new models keeps one array
+/// per model, not a dictionary of hashed names (and not two copies).
+extension ModelContext {
+    /// What an insert stores of one model class: its stored properties, in declaration order.
+    final class InsertShape {
+        let rowKeys: RowKeys
+        let storedKeys: StoredKeys
+        /// The stored properties; `isForeignKey[i]` tells a to-one kept as a foreign key from an attribute.
+        let properties: [Schema.PropertyMetadata]
+        let isForeignKey: [Bool]
+
+        init(properties: [Schema.PropertyMetadata], isForeignKey: [Bool]) {
+            let names = properties.map(\.name)
+            self.rowKeys = RowKeys(names)
+            self.storedKeys = StoredKeys(names)
+            self.properties = properties
+            self.isForeignKey = isForeignKey
+        }
+    }
+
+    /// The inserted row of `model` and the snapshot it leaves once saved: every attribute, and every
+    /// to-one stored as a foreign key (a faulted one keeps its stored value). The same values as
+    /// `storedValues(of:in:keys: nil)`, by position.
+    ///
+    /// ```swift
+    /// let (row, snapshot) = try context.insertedRow(of: trip, in: container.schema)
+    /// row["name"]   // .string("Paris")
+    /// ```
+    func insertedRow(of model: any PersistentModel, in schema: Schema) throws -> (row: RowValues, snapshot: StoredValues) {
+        let type = Swift.type(of: model)
+        let shape = try insertShape(of: type, in: schema)
+        let data = model._$backingData
+        var values: [PGValue] = []
+        values.reserveCapacity(shape.properties.count)
+        for (property, isForeignKey) in zip(shape.properties, shape.isForeignKey) {
+            if isForeignKey {
+                values.append(data.faults.contains(property.name) ? data.storedValues[property.name] ?? .null : property.read(model) ?? .null)
+                continue
+            }
+            guard let value = property.read(model) else {
+                throw PGModelError(.internalError, "property '\(property.name)' of \(type._$entityName) could not be read",
+                                   model: type._$entityName, keyPath: property.name)
+            }
+            values.append(value)
+        }
+        return (RowValues(entity: type._$entityName, id: data.id, keys: shape.rowKeys, values: values),
+                StoredValues(keys: shape.storedKeys, values: values))
+    }
+
+    /// The ``InsertShape`` of `type`, worked out once per class and context.
+    private func insertShape(of type: any PersistentModel.Type, in schema: Schema) throws -> InsertShape {
+        if let known = insertShapes[ObjectIdentifier(type)] { return known }
+        guard let entity = schema.entity(for: type) else {
+            throw PGModelError(.unknownEntity, "\(type._$entityName) is not in this container's schema; add it to the ModelContainer", model: type._$entityName)
+        }
+        var properties: [Schema.PropertyMetadata] = []
+        var isForeignKey: [Bool] = []
+        for property in entity.properties where !property.isEphemeral {
+            if let relationship = property.relationship {
+                // To-many links are saved as join rows or as the other side's key.
+                guard !relationship.isToMany, let (_, storage) = self.storage(of: property.name, in: entity),
+                      case .foreignKey = storage else { continue }
+                properties.append(property)
+                isForeignKey.append(true)
+            } else {
+                properties.append(property)
+                isForeignKey.append(false)
+            }
+        }
+        let shape = InsertShape(properties: properties, isForeignKey: isForeignKey)
+        insertShapes[ObjectIdentifier(type)] = shape
+        return shape
+    }
+}
