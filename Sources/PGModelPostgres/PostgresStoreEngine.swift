@@ -198,6 +198,10 @@ public struct PostgresStoreEngine: Sendable {
     }
 
     /// The session scope `requester`'s statements need (see ``ConnectionScope``).
+    ///
+    /// ```swift
+    /// try await pool.withConnection(scope: engine.scope(for: requester), deadline: .seconds(30), operation: "fetch") { … }
+    /// ```
     public func scope(for requester: Requester) -> ConnectionScope {
         guard case .user(let user) = requester else { return .trusted }
         return ConnectionScope(userID: user.id, isAdmin: user.isAdmin, statementTimeout: statementTimeout)
