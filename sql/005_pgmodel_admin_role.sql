@@ -3,8 +3,8 @@
 -- per-statement boolean: with that arm, every user's fetch scanned the whole model table
 -- (measured: 6.6 ms for a user's 741 of 38,528 rows, 0.7 ms with the owner_id and id indexes).
 --
--- Every service transaction of an admin runs SET LOCAL ROLE pgmodel_admin; everyone else's runs
--- SET LOCAL ROLE pgmodel_app. pgmodel_admin is a member of pgmodel_app (it holds the same table
+-- Every service request of an admin runs as pgmodel_admin; everyone else's as pgmodel_app (the
+-- role of the pooled connection's session). pgmodel_admin is a member of pgmodel_app (it holds the same table
 -- privileges) and has no BYPASSRLS: its policies let it see every row only while the requesting user is an
 -- admin in pgmodel.users, so a connection that took the role for a non-admin sees nothing. Idempotent.
 

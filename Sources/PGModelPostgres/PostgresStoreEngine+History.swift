@@ -94,7 +94,7 @@ extension PostgresStoreEngine {
             if !isEnclosed { try await execute(SQLStatement(sql: "COMMIT"), on: connection) }
             return HistoryPage(transactions: records, isComplete: true)
         } catch {
-            if !isEnclosed { _ = try? await query(SQLStatement(sql: "ROLLBACK"), on: connection) }
+            if !isEnclosed { await rollback(on: connection) }
             throw PostgresErrorMapping.map(error)
         }
     }

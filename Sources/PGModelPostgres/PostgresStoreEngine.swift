@@ -18,8 +18,8 @@ import PostgresNIO
 public struct PostgresStoreEngine: Sendable {
     /// The PostgreSQL schema holding model tables.
     public let schemaName: String
-    /// PostgreSQL's own limit on each statement of a service user's request (`SET LOCAL
-    /// statement_timeout`): past it the database cancels the statement and the request fails with
+    /// PostgreSQL's own limit on each statement of a service user's request (`statement_timeout`, part
+    /// of the user's ``ConnectionScope``): past it the database cancels the statement and the request fails with
     /// `timeout`, while the connection stays usable. `nil` leaves the database's setting.
     public let statementTimeout: Duration?
     let logger: Logger
@@ -197,27 +197,37 @@ public struct PostgresStoreEngine: Sendable {
         }
     }
 
-    /// Runs `body` as `requester`: the direct store's statements as they are; a service user's inside a
-    /// transaction of their own (row-level security needs the role and settings, and `SET LOCAL` keeps
-    /// them from outliving the transaction, pooled connection or not).
+    /// The session scope `requester`'s statements need (see ``ConnectionScope``).
+    ///
+    /// ```swift
+    /// try await pool.withConnection(scope: engine.scope(for: requester), deadline: .seconds(30), operation: "fetch") { … }
+    /// ```
+    public func scope(for requester: Requester) -> ConnectionScope {
+        guard case .user(let user) = requester else { return .trusted }
+        return ConnectionScope(userID: user.id, isAdmin: user.isAdmin, statementTimeout: statementTimeout)
+    }
+
+    /// Runs `body` (reads) as `requester`. The direct store's statements and a service user's on a
+    /// pooled connection already in their scope (``SessionScope``) run as they are: under READ COMMITTED
+    /// a transaction adds nothing to reads. On any other connection a service user's statements run inside
+    /// a transaction of their own that takes on their identity with `set_config(…, true)`, which ends with it.
     func scoped<T>(_ requester: Requester, on connection: PostgresConnection, _ body: () async throws -> T) async throws -> T {
-        guard case .user = requester else { return try await body() }
+        guard case .user = requester, !SessionScope.holds(scope(for: requester), on: connection) else { return try await body() }
         return try await transaction(as: requester, on: connection, body)
     }
 
-    /// Inside an open transaction: `SET LOCAL ROLE pgmodel_app` (`pgmodel_admin` for an admin) and
-    /// `pgmodel.user_id` for a service user, whatever role the service logged in as (a superuser
-    /// included); nothing for the direct store.
+    /// Inside an open transaction: takes on `requester`'s identity for the rest of it — `set_config('role',
+    /// 'pgmodel_app', true)` (`pgmodel_admin` for an admin), `pgmodel.user_id` and `statement_timeout` for a
+    /// service user, whatever role the service logged in as (a superuser included); nothing for the direct
+    /// store, nor on a pooled connection whose session is already in the requester's scope.
     func enterScope(of requester: Requester, on connection: PostgresConnection) async throws {
-        guard let userID = requester.userID else { return }
+        let scope = scope(for: requester)
+        guard let userID = scope.userID, let role = scope.role, !SessionScope.holds(scope, on: connection) else { return }
         var sql = "SELECT set_config('role', $1, true), set_config('pgmodel.user_id', $2, true)"
-        let role = requester.isAdmin ? SQLRenderer.adminRole : SQLRenderer.applicationRole
         var binds: [PGValue] = [.string(role), .string(userID.uuidString.lowercased())]
-        if let statementTimeout {
-            let parts = statementTimeout.components
-            let milliseconds = max(1, parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000)
+        if let timeout = scope.statementTimeout {
             sql += ", set_config('statement_timeout', $3, true)"
-            binds.append(.string("\(milliseconds)ms"))
+            binds.append(.string(timeout))
         }
         try await execute(SQLStatement(sql: sql, binds: binds), on: connection)
     }
@@ -248,8 +258,19 @@ public struct PostgresStoreEngine: Sendable {
             try await execute(SQLStatement(sql: "COMMIT"), on: connection)
             return result
         } catch {
-            _ = try? await query(SQLStatement(sql: "ROLLBACK"), on: connection)
+            await rollback(on: connection)
             throw PostgresErrorMapping.map(error)
+        }
+    }
+
+    /// Ends a failed transaction. A connection whose ROLLBACK fails is in an unknown state (perhaps still
+    /// inside the transaction, where a later session-level `set_config` would be undone with it), so it
+    /// is closed and the pool never hands it out again.
+    func rollback(on connection: PostgresConnection) async {
+        do {
+            try await execute(SQLStatement(sql: "ROLLBACK"), on: connection)
+        } catch {
+            try? await connection.close()
         }
     }
 }

@@ -4,9 +4,9 @@ import Foundation
 /// settings of its SQL transaction, the owner of inserted rows and the history's user follow.
 ///
 /// The direct store (`postgres://`) is ``trusted``: it is the database owner's own connection and sees
-/// the whole database. The service runs each request as the logged-in ``user(_:)``: inside a
-/// transaction that runs `SET LOCAL ROLE pgmodel_app` and sets `pgmodel.user_id`, so row-level security
-/// decides every row it reads or writes, admins included.
+/// the whole database. The service runs each request as the logged-in ``user(_:)``: on a connection in
+/// the user's ``ConnectionScope`` (role `pgmodel_app`, `pgmodel.user_id`), so row-level security decides
+/// every row it reads or writes, admins included.
 ///
 /// ```swift
 /// let rows = try await engine.fetch(request, in: schema, as: .user(alice), on: connection)

@@ -131,8 +131,9 @@ $pgmodel$;
 -- PGModel sharing and row-level security: the role service requests run as, the functions the
 -- policies call, the shares table, and the policies of the system tables. Idempotent.
 --
--- Every service transaction runs SET LOCAL ROLE pgmodel_app and
--- set_config('pgmodel.user_id', <user id>, true). pgmodel_app has no BYPASSRLS, so every model,
+-- Every service request runs as pgmodel_app with pgmodel.user_id set to its user: session settings of
+-- the pooled connection it runs on (set_config(..., false), changed only between requests, never while
+-- one runs). pgmodel_app has no BYPASSRLS, so every model,
 -- join and history row it touches passes the policies below (and those the store creates with each
 -- model table). The database owner's own connections (the direct store, an admin's psql) see every row.
 
@@ -212,7 +213,8 @@ BEGIN
 END
 $pgmodel$;
 
--- The requesting service user, set per transaction by the service. NULL outside the service.
+-- The requesting service user, set by the service on the connection of each request. NULL outside
+-- the service, and for the service's own work ('' there).
 CREATE OR REPLACE FUNCTION pgmodel.current_user_id() RETURNS uuid
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $f$ SELECT nullif(current_setting('pgmodel.user_id', true), '')::uuid $f$;
@@ -504,8 +506,8 @@ $pgmodel$;
 -- per-statement boolean: with that arm, every user's fetch scanned the whole model table
 -- (measured: 6.6 ms for a user's 741 of 38,528 rows, 0.7 ms with the owner_id and id indexes).
 --
--- Every service transaction of an admin runs SET LOCAL ROLE pgmodel_admin; everyone else's runs
--- SET LOCAL ROLE pgmodel_app. pgmodel_admin is a member of pgmodel_app (it holds the same table
+-- Every service request of an admin runs as pgmodel_admin; everyone else's as pgmodel_app (the
+-- role of the pooled connection's session). pgmodel_admin is a member of pgmodel_app (it holds the same table
 -- privileges) and has no BYPASSRLS: its policies let it see every row only while the requesting user is an
 -- admin in pgmodel.users, so a connection that took the role for a non-admin sees nothing. Idempotent.
 

@@ -1,7 +1,7 @@
 import PGModelCore
 
 extension SQLRenderer {
-    /// The role every service transaction runs as (`SET LOCAL ROLE`): no BYPASSRLS, so the policies
+    /// The role every service request runs as (its connection's `role`): no BYPASSRLS, so the policies
     /// below decide every row it reads or writes.
     public static let applicationRole = "pgmodel_app"
 

@@ -38,7 +38,8 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// PostgreSQL connections reserved for checking passwords, apart from ``maxDatabaseConnections``:
     /// logins never wait behind data requests, and bcrypt work never takes more than these.
     public var maxLoginConnections = 2
-    /// PostgreSQL's limit on each statement of a request (`SET LOCAL statement_timeout`): the database
+    /// PostgreSQL's limit on each statement of a request (`statement_timeout`, part of the user's scope
+    /// on the pooled connection): the database
     /// cancels a runaway statement and the request is answered `timeout` with its connection intact.
     /// `nil` (the default) takes nine tenths of ``requestTimeout``, so the database stops first.
     public var statementTimeout: Duration?

@@ -13,10 +13,17 @@ import PostgresNIO
 /// synchronous callers may be blocking — and a database that is down fails the call at once with
 /// `connection_failed`. A lease that must wait for a busy pool gives up with `timeout` at its deadline.
 ///
+/// Every lease states its ``ConnectionScope`` (whose statements it runs). The pool remembers the scope each
+/// connection's session is in, prefers an idle connection already in the wanted one, and otherwise sets
+/// it with one statement before the lease's body runs — so a connection in one user's scope never runs
+/// anyone else's statement, and a user's repeated requests cost no extra round trip. While a lease runs,
+/// or after it failed, the remembered scope is forgotten, so it is set again rather than trusted.
+///
 /// ```swift
 /// let pool = ConnectionPool(configuration: configuration, maximumConnections: 8, eventLoopGroup: group)
-/// let rows = try await pool.withConnection(deadline: .seconds(30), operation: "fetch of Trip") { connection in
-///     try await engine.fetch(request, in: schema, as: .trusted, on: connection)
+/// let rows = try await pool.withConnection(scope: engine.scope(for: requester), deadline: .seconds(30),
+///                                          operation: "fetch of Trip") { connection in
+///     try await engine.fetch(request, in: schema, as: requester, on: connection)
 /// }
 /// ```
 package final class ConnectionPool: Sendable {
@@ -37,6 +44,10 @@ package final class ConnectionPool: Sendable {
         var nextID = 1
         /// What each leased connection is doing, for the notice a starved lease logs.
         var inFlight: [ObjectIdentifier: String] = [:]
+        /// The session scope of each connection known to be in one: idle connections, and new ones
+        /// (``ConnectionScope/trusted``). A leased connection has none until it comes back from a lease
+        /// that succeeded.
+        var scopes: [ObjectIdentifier: ConnectionScope] = [:]
 
         /// Resumes waiter `id` with `wakeUp` now (returned, to resume outside the lock) or when it starts waiting.
         mutating func deliver(_ wakeUp: WakeUp, to id: Int) -> CheckedContinuation<WakeUp, Never>? {
@@ -61,27 +72,52 @@ package final class ConnectionPool: Sendable {
         self.state = NIOLockedValueBox(State(machine: machine))
     }
 
-    /// Runs `body` on a pooled connection within `deadline`: waiting for a connection counts against it,
-    /// and past it the connection is closed (failing the statement in flight) and the call throws `timeout`.
-    package func withConnection<T: Sendable>(deadline timeout: TimeAmount, operation: String,
+    /// Runs `body` on a pooled connection in `scope` within `deadline`: waiting for a connection counts
+    /// against it, and past it the connection is closed (failing the statement in flight) and the call
+    /// throws `timeout`.
+    package func withConnection<T: Sendable>(scope: ConnectionScope, deadline timeout: TimeAmount, operation: String,
                                              _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let started = NIODeadline.now()
-        let connection = try await lease(until: started + timeout, operation: operation)
-        state.withLockedValue { $0.inFlight[ObjectIdentifier(connection)] = operation }
+        let connection = try await lease(scope: scope, until: started + timeout, operation: operation)
+        let key = ObjectIdentifier(connection)
+        let current = state.withLockedValue { state -> ConnectionScope? in
+            state.inFlight[key] = operation
+            return state.scopes.removeValue(forKey: key)
+        }
         let remaining = max(.milliseconds(1), (started + timeout) - NIODeadline.now())
+        let logger = logger
         do {
-            let result = try await ConnectionDeadline(remaining, operation: operation).run(on: connection, body)
-            release(connection, isUsable: !connection.isClosed)
+            let result = try await ConnectionDeadline(remaining, operation: operation).run(on: connection) { connection in
+                if current != scope {
+                    do {
+                        try await scope.apply(on: connection, logger: logger)
+                    } catch {
+                        throw ScopeNotSet(underlying: error)
+                    }
+                }
+                return try await SessionScope.$current.withValue(SessionScope(scope, of: connection)) { try await body(connection) }
+            }
+            release(connection, scope: scope, isUsable: !connection.isClosed)
             return result
         } catch let error as PGModelError where error.code == .timeout && error.sqlState == nil {
             // The deadline closed the connection; its channel may still be closing. (A timeout with a
             // SQLSTATE is PostgreSQL's statement_timeout: the connection is fine and the error says so.)
-            release(connection, isUsable: false)
+            release(connection, scope: nil, isUsable: false)
             throw ConnectionDeadline(timeout, operation: operation).timeoutError
+        } catch let failure as ScopeNotSet {
+            // The session's role and settings are unknown now: nobody may use this connection again.
+            release(connection, scope: nil, isUsable: false)
+            throw failure.underlying
         } catch {
-            release(connection, isUsable: !connection.isClosed)
+            // Scope forgotten (`nil`): the next lease sets it again rather than trust it.
+            release(connection, scope: nil, isUsable: !connection.isClosed)
             throw error
         }
+    }
+
+    /// The scope statement of a lease failed.
+    private struct ScopeNotSet: Error {
+        var underlying: any Error
     }
 
     /// Closes every idle connection and wakes every waiter with `connection_failed`; connections still
@@ -90,6 +126,7 @@ package final class ConnectionPool: Sendable {
         let (idle, waiters) = state.withLockedValue { state -> ([PostgresConnection], [CheckedContinuation<WakeUp, Never>]) in
             let (idleIDs, waiterIDs) = state.machine.close()
             let idle = idleIDs.compactMap { state.connections.removeValue(forKey: $0) }
+            for key in idleIDs { state.scopes[key] = nil }
             let waiters = waiterIDs.compactMap { state.deliver(.machine(.closed), to: $0) }
             return (idle, waiters)
         }
@@ -99,18 +136,22 @@ package final class ConnectionPool: Sendable {
 
     // MARK: Leasing
 
-    private func lease(until deadline: NIODeadline, operation: String) async throws -> PostgresConnection {
+    private func lease(scope: ConnectionScope, until deadline: NIODeadline, operation: String) async throws -> PostgresConnection {
         let (action, waiterID) = state.withLockedValue { state -> (Machine.LeaseAction, Int) in
             let id = state.nextID
             state.nextID += 1
             let connections = state.connections
+            let scopes = state.scopes
             var dropped: [ObjectIdentifier] = []
-            let action = state.machine.lease(waiterID: id) { key in
+            let action = state.machine.lease(waiterID: id, isUsable: { key in
                 if let connection = connections[key], !connection.isClosed { return true }
                 dropped.append(key)
                 return false
+            }, preferring: { scopes[$0] == scope })
+            for key in dropped {
+                state.connections[key] = nil
+                state.scopes[key] = nil
             }
-            for key in dropped { state.connections[key] = nil }
             return (action, id)
         }
         switch action {
@@ -175,6 +216,7 @@ package final class ConnectionPool: Sendable {
                 on: eventLoopGroup.any(), configuration: configuration.connection, id: id, logger: logger)
             state.withLockedValue { state in
                 state.connections[ObjectIdentifier(connection)] = connection
+                state.scopes[ObjectIdentifier(connection)] = .trusted
                 state.machine.connected()
             }
             return connection
@@ -191,10 +233,12 @@ package final class ConnectionPool: Sendable {
         }
     }
 
-    private func release(_ connection: PostgresConnection, isUsable: Bool) {
+    /// Gives `connection` back, in `scope` (`nil`: unknown, to be set again by the next lease).
+    private func release(_ connection: PostgresConnection, scope: ConnectionScope?, isUsable: Bool) {
         let key = ObjectIdentifier(connection)
         let (action, waiter) = state.withLockedValue { state -> (Machine.ReleaseAction, CheckedContinuation<WakeUp, Never>?) in
             state.inFlight[key] = nil
+            state.scopes[key] = scope
             let action = state.machine.release(key, isUsable: isUsable)
             switch action {
             case .keep:
@@ -203,9 +247,11 @@ package final class ConnectionPool: Sendable {
                 return (action, state.deliver(.machine(.use(key)), to: waiterID))
             case .wakeToConnect(let waiterID):
                 state.connections[key] = nil
+                state.scopes[key] = nil
                 return (action, state.deliver(.machine(.connect), to: waiterID))
             case .close, .discard:
                 state.connections[key] = nil
+                state.scopes[key] = nil
                 return (action, nil)
             }
         }

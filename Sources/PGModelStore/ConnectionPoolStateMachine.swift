@@ -66,9 +66,16 @@ package struct ConnectionPoolStateMachine<Connection: Equatable & Sendable>: Sen
     }
 
     /// A lease by `waiterID` (unique per lease). `isUsable` tells whether an idle connection still works;
-    /// one that does not is dropped and its slot reused.
-    package mutating func lease(waiterID: Int, isUsable: (Connection) -> Bool = { _ in true }) -> LeaseAction {
+    /// one that does not is dropped and its slot reused. The most recently used idle connection for which
+    /// `isPreferred` holds (one already in the lease's scope) is taken before any other idle one.
+    package mutating func lease(waiterID: Int, isUsable: (Connection) -> Bool = { _ in true },
+                                preferring isPreferred: (Connection) -> Bool = { _ in false }) -> LeaseAction {
         guard !isClosed else { return .closed }
+        while let index = idle.lastIndex(where: isPreferred) {
+            let connection = idle.remove(at: index)
+            if isUsable(connection) { return .use(connection) }
+            open -= 1
+        }
         while let connection = idle.popLast() {
             if isUsable(connection) { return .use(connection) }
             open -= 1

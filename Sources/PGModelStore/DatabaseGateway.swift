@@ -54,7 +54,7 @@ package final class DatabaseGateway: Sendable {
     /// Applies the system SQL once, then loads the registered entities: what a server does at start.
     @discardableResult
     package func loadRegisteredSchema() async throws -> SchemaDescription {
-        try await pool.withConnection(deadline: schemaTimeout, operation: "loading the schema") { connection in
+        try await pool.withConnection(scope: .trusted, deadline: schemaTimeout, operation: "loading the schema") { connection in
             try await self.bootstrapIfNeeded(on: connection)
             let schema = try await self.engine.loadSchema(on: connection)
             self.registry.replace(versions: try await self.engine.recordedVersions(on: connection))
@@ -70,7 +70,7 @@ package final class DatabaseGateway: Sendable {
     /// otherwise fails with `forbidden` naming the first difference; nothing is altered.
     package func prepare(_ schema: SchemaDescription, as requester: Requester) async throws -> SchemaDescription {
         try schema.validate()
-        return try await pool.withConnection(deadline: schemaTimeout, operation: "creating the schema") { connection in
+        return try await pool.withConnection(scope: .trusted, deadline: schemaTimeout, operation: "creating the schema") { connection in
             try await self.bootstrapIfNeeded(on: connection)
             guard requester.isAdmin else {
                 try await self.engine.checkVersion(of: schema, on: connection)
@@ -90,35 +90,35 @@ package final class DatabaseGateway: Sendable {
 
     package func fetch(_ request: FetchRequest, as requester: Requester) async throws -> [FetchedRow] {
         let schema = try await schema(covering: [request.entity])
-        return try await pool.withConnection(deadline: requestTimeout, operation: "fetch of \(request.entity)") {
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "fetch of \(request.entity)") {
             try await self.engine.fetch(request, in: schema, as: requester, on: $0)
         }
     }
 
     package func fetchTable(_ request: FetchRequest, as requester: Requester) async throws -> FetchedTable {
         let schema = try await schema(covering: [request.entity])
-        return try await pool.withConnection(deadline: requestTimeout, operation: "fetch of \(request.entity)") {
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "fetch of \(request.entity)") {
             try await self.engine.fetchTable(request, in: schema, as: requester, on: $0)
         }
     }
 
     package func count(_ request: FetchRequest, as requester: Requester) async throws -> Int {
         let schema = try await schema(covering: [request.entity])
-        return try await pool.withConnection(deadline: requestTimeout, operation: "count of \(request.entity)") {
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "count of \(request.entity)") {
             try await self.engine.count(request, in: schema, as: requester, on: $0)
         }
     }
 
     package func fetchIdentifiers(_ request: FetchRequest, as requester: Requester) async throws -> [RowReference] {
         let schema = try await schema(covering: [request.entity])
-        return try await pool.withConnection(deadline: requestTimeout, operation: "identifiers of \(request.entity)") {
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "identifiers of \(request.entity)") {
             try await self.engine.fetchIdentifiers(request, in: schema, as: requester, on: $0)
         }
     }
 
     package func save(_ request: SaveRequest, as requester: Requester) async throws -> SaveResult {
         let schema = try await schema(covering: request.entityNames)
-        return try await pool.withConnection(deadline: requestTimeout, operation: "save") {
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "save") {
             try await self.engine.save(request, in: schema, as: requester, on: $0)
         }
     }
@@ -126,33 +126,33 @@ package final class DatabaseGateway: Sendable {
     /// The shares of `record` the requester may see.
     package func shares(of record: RowReference, as requester: Requester) async throws -> [ModelShare] {
         let schema = try await schema(covering: [record.entity])
-        return try await pool.withConnection(deadline: requestTimeout, operation: "shares of \(record.entity)") {
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "shares of \(record.entity)") {
             try await self.engine.shares(of: record, in: schema, as: requester, on: $0)
         }
     }
 
     package func fetchHistory(_ request: HistoryRequest, as requester: Requester) async throws -> HistoryPage {
-        try await pool.withConnection(deadline: requestTimeout, operation: "history fetch") {
+        try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "history fetch") {
             try await self.engine.fetchHistory(request, as: requester, on: $0)
         }
     }
 
     package func deleteHistory(_ request: HistoryRequest, as requester: Requester) async throws -> Int {
-        try await pool.withConnection(deadline: requestTimeout, operation: "history delete") {
+        try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "history delete") {
             try await self.engine.deleteHistory(request, as: requester, on: $0)
         }
     }
 
     /// Checks a service user's credentials.
     package func authenticate(user: String, password: String) async throws -> AuthenticatedUser {
-        try await (loginPool ?? pool).withConnection(deadline: requestTimeout, operation: "login") {
+        try await (loginPool ?? pool).withConnection(scope: .trusted, deadline: requestTimeout, operation: "login") {
             try await self.engine.authenticate(user: user, password: password, on: $0)
         }
     }
 
     /// Drops the gateway's PostgreSQL schema and its registered entities (an in-memory store's end).
     package func dropSchema() async throws {
-        try await pool.withConnection(deadline: schemaTimeout, operation: "dropping the schema") {
+        try await pool.withConnection(scope: .trusted, deadline: schemaTimeout, operation: "dropping the schema") {
             try await self.engine.dropSchema(on: $0)
         }
     }

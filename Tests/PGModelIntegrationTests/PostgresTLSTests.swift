@@ -80,7 +80,7 @@ struct PostgresTLSTests {
         let pool = ConnectionPool(configuration: configuration, maximumConnections: 1,
                                   eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: ServerTestHarness.logger)
         let error = await #expect(throws: PGModelError.self) {
-            try await pool.withConnection(deadline: .seconds(10), operation: "test") { _ in }
+            try await pool.withConnection(scope: .trusted, deadline: .seconds(10), operation: "test") { _ in }
         }
         #expect(error?.code == .tlsFailed)
         #expect(error?.message.contains("not signed by a trusted certificate authority") == true)
@@ -93,7 +93,7 @@ struct PostgresTLSTests {
         let configuration = try PostgresStoreConfiguration.parse(try Self.url("sslmode=require"))
         let pool = ConnectionPool(configuration: configuration, maximumConnections: 1,
                                   eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: ServerTestHarness.logger)
-        let pooled = try await pool.withConnection(deadline: .seconds(10), operation: "test") { try await Self.encrypted(on: $0) }
+        let pooled = try await pool.withConnection(scope: .trusted, deadline: .seconds(10), operation: "test") { try await Self.encrypted(on: $0) }
         #expect(pooled)
         await pool.close()
 

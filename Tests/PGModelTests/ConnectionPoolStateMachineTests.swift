@@ -98,4 +98,25 @@ struct ConnectionPoolStateMachineTests {
         #expect(pool.release(11, isUsable: false) == .discard)
         #expect(pool.open == 0)
     }
+
+    @Test("a lease prefers the most recent idle connection it prefers (one in its scope), else the most recent idle one")
+    func preferredIdleConnection() {
+        var pool = Machine(maximum: 3, maximumIdle: 3)
+        for id in 1...3 { #expect(pool.lease(waiterID: id) == .connect) }
+        #expect(pool.release(10, isUsable: true) == .keep)
+        #expect(pool.release(11, isUsable: true) == .keep)
+        #expect(pool.release(12, isUsable: true) == .keep)
+        #expect(pool.lease(waiterID: 4, preferring: { $0 == 10 || $0 == 11 }) == .use(11))
+        #expect(pool.lease(waiterID: 5, preferring: { $0 == 99 }) == .use(12))
+        #expect(pool.idle == [10])
+        #expect(pool.release(12, isUsable: true) == .keep)
+        #expect(pool.release(11, isUsable: true) == .keep)
+        // A preferred connection that stopped working is dropped and the next one taken.
+        #expect(pool.lease(waiterID: 6, isUsable: { $0 != 12 }, preferring: { $0 == 10 || $0 == 12 }) == .use(10))
+        #expect(pool.idle == [11])
+        #expect(pool.open == 2)
+        #expect(pool.lease(waiterID: 7, preferring: { $0 == 10 }) == .use(11))
+        #expect(pool.lease(waiterID: 8) == .connect)
+        #expect(pool.lease(waiterID: 9, preferring: { _ in true }) == .wait)
+    }
 }

@@ -9,7 +9,7 @@ import PGModel
 // history log. Prints a Markdown table.
 //
 //   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick]
-//       [--point | --rls | --history | --fetch | --migration | --compare | --writes insert|update|delete N]
+//       [--point | --rls | --history | --fetch | --phases | --migration | --compare | --writes insert|update|delete N]
 //   env -u DATABASE_URL swift run -c release PGModelBenchmarks --in-memory [N]
 //
 // --compare runs issue 15's side-by-side suite instead (SuiteCommand.swift); scripts/benchmark.sh runs
@@ -155,6 +155,18 @@ func measureThroughput(observers count: Int, saves: Int, writers: Int = 1) throw
 
 if CommandLine.arguments.contains("--migration") {
     try runMigrationBenchmark(url: freshURL(), rows: quick ? 10_000 : 100_000)
+    exit(0)
+}
+
+// Where a service point fetch's time goes, step by step (ServicePhases.swift).
+if CommandLine.arguments.contains("--phases") {
+    guard let databaseURL = URL(string: base) else { exit(2) }
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        do { try await measureServicePhases(databaseURL: databaseURL, calls: quick ? 500 : 3000) } catch { print("phases failed: \(error)") }
+        done.signal()
+    }
+    done.wait()
     exit(0)
 }
 
