@@ -24,7 +24,7 @@ SELECT format('ALTER ROLE %I WITH LOGIN NOSUPERUSER NOBYPASSRLS NOREPLICATION CR
 -- lists the model tables alone. PGModel qualifies every name it uses.
 SELECT format('ALTER ROLE %I SET search_path = public', :'role')
 \gexec
--- The role every service request runs as (SET LOCAL ROLE): row-level security decides its rows.
+-- The role every service request runs as (set on the pooled connection): row-level security decides its rows.
 SELECT 'CREATE ROLE pgmodel_app NOLOGIN NOBYPASSRLS'
  WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'pgmodel_app')
 \gexec

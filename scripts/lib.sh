@@ -321,7 +321,7 @@ ALTER ROLE $PGM_ROLE WITH LOGIN NOSUPERUSER NOBYPASSRLS NOREPLICATION CREATEDB P
 -- The role shares its name with the system schema, so the default search path ("\$user", public)
 -- would put pgmodel's own tables beside the model tables in psql listings. PGModel qualifies every name.
 ALTER ROLE $PGM_ROLE SET search_path = public;
--- The role every service request runs as (SET LOCAL ROLE): row-level security decides its rows.
+-- The role every service request runs as (set on the pooled connection): row-level security decides its rows.
 DO \$\$
 BEGIN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'pgmodel_app') THEN

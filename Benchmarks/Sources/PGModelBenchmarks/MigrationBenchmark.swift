@@ -188,7 +188,7 @@ private func migrationStageLines(url: URL) async throws -> [String] {
     let schema = components.queryItems?.first { $0.name == "schema" }?.value ?? "public"
     let configuration = PostgresConnection.Configuration(
         host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-        password: components.password, database: String(components.path.dropFirst()), tls: .disable)
+        password: components.password, database: String(components.path.dropFirst()), tls: .disable).pgmodelSession()
     let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: Logger(label: "bench"))
     defer { Task { try? await connection.close() } }
     var lines: [String] = []

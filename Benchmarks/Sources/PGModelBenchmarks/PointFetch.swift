@@ -42,7 +42,7 @@ func measurePointFetch(url: URL, calls: Int) async throws -> PointFetchResult {
     }
     let configuration = PostgresConnection.Configuration(
         host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-        password: components.password, database: String(components.path.dropFirst()), tls: .disable)
+        password: components.password, database: String(components.path.dropFirst()), tls: .disable).pgmodelSession()
     let logger = Logger(label: "bench")
     let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
     let sql = "SELECT \"id\", \"entity\", \"key\", \"label\" FROM \"\(schema)\".\"bench_item\" WHERE \"key\" = $1 LIMIT 1"

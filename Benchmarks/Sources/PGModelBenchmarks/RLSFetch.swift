@@ -43,7 +43,7 @@ func measureRLSFetch(databaseURL: URL, rows: Int, rounds: Int) async throws -> R
     let logger = Logger(label: "bench")
     let configuration = PostgresConnection.Configuration(
         host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-        password: components.password, database: String(components.path.dropFirst()), tls: .disable)
+        password: components.password, database: String(components.path.dropFirst()), tls: .disable).pgmodelSession()
     let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
     let userName = "bench_" + UUID().uuidString.lowercased().prefix(8)
     _ = try await connection.query(PostgresQuery(

@@ -14,7 +14,7 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
     let logger = Logger(label: "bench.phases")
     let connection = try await PostgresConnection.connect(configuration: PostgresConnection.Configuration(
         host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-        password: components.password, database: String(components.path.dropFirst()), tls: .disable), id: 1, logger: logger)
+        password: components.password, database: String(components.path.dropFirst()), tls: .disable).pgmodelSession(), id: 1, logger: logger)
     let clock = ContinuousClock()
     func p50(_ label: String, _ body: () async throws -> Void) async throws {
         var samples: [Double] = []

@@ -34,7 +34,7 @@ struct SuiteTable: Sendable {
     }
 
     var connectionConfiguration: PostgresConnection.Configuration {
-        PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+        PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable).pgmodelSession()
     }
 
     /// `postgres://…` for psql: the same server and credentials, no PGModel parameters.
