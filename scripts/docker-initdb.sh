@@ -21,7 +21,7 @@ SELECT format('ALTER ROLE %I WITH LOGIN NOSUPERUSER NOBYPASSRLS NOREPLICATION CR
               :'role', :'password')
 \gexec
 -- The role shares its name with the system schema: keep "$user" out of its search path, so psql
--- lists the model tables alone. PGModel qualifies every name it uses.
+-- lists the model tables alone. PGModel's own sessions ask for the default path when they connect.
 SELECT format('ALTER ROLE %I SET search_path = public', :'role')
 \gexec
 -- The role every service request runs as (set on the pooled connection): row-level security decides its rows.

@@ -319,7 +319,8 @@ END
 \$\$;
 ALTER ROLE $PGM_ROLE WITH LOGIN NOSUPERUSER NOBYPASSRLS NOREPLICATION CREATEDB PASSWORD '$PGM_PASSWORD';
 -- The role shares its name with the system schema, so the default search path ("\$user", public)
--- would put pgmodel's own tables beside the model tables in psql listings. PGModel qualifies every name.
+-- would put pgmodel's own tables beside the model tables in psql listings. PGModel's own sessions ask
+-- for the default path when they connect.
 ALTER ROLE $PGM_ROLE SET search_path = public;
 -- The role every service request runs as (set on the pooled connection): row-level security decides its rows.
 DO \$\$
