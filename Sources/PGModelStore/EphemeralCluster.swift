@@ -90,7 +90,8 @@ package final class EphemeralCluster: Sendable {
         try owner.run(binaries.path("initdb"), ["-D", building + "/data", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8",
                                                "--no-sync", "-U", "postgres"])
         try startServer(data: building + "/data", socket: building, binaries: binaries, owner: owner)
-        defer { try? owner.run(binaries.path("pg_ctl"), ["-D", building + "/data", "-m", "fast", "-s", "-w", "stop"]) }
+        var isRunning = true
+        defer { if isRunning { try? owner.run(binaries.path("pg_ctl"), ["-D", building + "/data", "-m", "fast", "-s", "-w", "stop"]) } }
         // As scripts/lib.sh: the service's role is subject to row-level security (never SUPERUSER or
         // BYPASSRLS), with pgmodel_app and pgmodel_admin to switch to.
         let setup = [
@@ -106,7 +107,9 @@ package final class EphemeralCluster: Sendable {
         ]
         try owner.run(binaries.path("psql"), ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", building, "-U", "postgres",
                                              "-d", "postgres"] + setup.flatMap { ["-c", $0] })
+        // Stopped before the rename: a template must hold no postmaster.pid.
         try owner.run(binaries.path("pg_ctl"), ["-D", building + "/data", "-m", "fast", "-s", "-w", "stop"])
+        isRunning = false
         if rename(building, template) != 0, !FileManager.default.fileExists(atPath: template + "/data/PG_VERSION") {
             throw PGModelError(.connectionFailed, "the private PostgreSQL template could not be kept at \(template)")
         }

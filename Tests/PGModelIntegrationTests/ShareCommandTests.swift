@@ -19,21 +19,8 @@ struct ShareCommandTests {
 
     /// Runs `pgmodel` with `arguments`; returns the exit status, standard output and standard error.
     static func run(_ arguments: [String], removingEnvironment removed: Set<String> = []) async throws -> (status: Int32, output: String, error: String) {
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
-        if !removed.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.filter { !removed.contains($0.key) }
-        }
-        let output = Pipe(), error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let (out, err) = try await offCooperativePool {
-            (output.fileHandleForReading.readDataToEndOfFile(), error.fileHandleForReading.readDataToEndOfFile())
-        }
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        let environment = removed.isEmpty ? nil : ProcessInfo.processInfo.environment.filter { !removed.contains($0.key) }
+        return try await ExamplesTests.run(try executable(), arguments, replacingEnvironment: environment)
     }
 
     @Test("an admin shares, lists and revokes from the command line; bad input exits non-zero with a coded error")
