@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the package with its tests, runs the unit tests (no database), then the in-memory suite with no
-# database variables and no cluster started (it starts a private one), then the integration
+# database variables and no cluster started (it starts a private one), then the README's shell steps as
+# written (scripts/readme-steps.sh; not with DATABASE_URL), then the integration
 # tests against PostgreSQL: the embedded cluster, or DATABASE_URL / PGMODEL_TEST_DATABASE_URL,
 # then the model-graph and seed suites again in $PGMODEL_HASH_SEED_RUNS (default 8) more processes, each
 # with another hash seed, then the deadline tests (which stall PostgreSQL on purpose), then the
@@ -87,6 +88,26 @@ run_phase() {
     [ "$rc" -eq 0 ] || status=1
 }
 
+# Runs one phase that is a script, not a test target: one test, passed or failed.
+run_script_phase() {
+    local name="$1" log="$LOG_DIR/$1.log" rc
+    shift
+    phase_start=$SECONDS
+    echo "== $name ($*)"
+    set +e
+    "$@" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    set -e
+    if [ "$rc" -eq 0 ]; then
+        total_passed=$((total_passed + 1))
+        echo "== $name: 1 ok in $(elapsed)"
+    else
+        total_failed=$((total_failed + 1))
+        status=1
+        echo "$name Test \"$*\" failed after $(elapsed) (exit $rc)" | tee -a "$log"
+    fi
+}
+
 phase_start=$SECONDS
 echo "== swift build --build-tests"
 if ! swift build --build-tests; then
@@ -116,6 +137,10 @@ echo "== database ready ($(elapsed))"
 if [ -z "$external_database" ]; then
     export PGMODEL_RESTART_COMMAND="$PWD/scripts/pg.sh restart"
     export PGMODEL_RESILIENCE_ROUNDS="${PGMODEL_RESILIENCE_ROUNDS:-20}"
+fi
+# The README's shell steps, as a newcomer pastes them, on the scripts' own cluster.
+if [ -z "$external_database" ]; then
+    run_script_phase readme bash scripts/readme-steps.sh
 fi
 run_phase integration "$INTEGRATION_FILTER" "$ALONE_FILTER"
 for run in $(seq 1 "$HASH_SEED_RUNS"); do

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import PGModelCore
 import PGModelStore
 
@@ -24,6 +25,8 @@ public final class ModelContainer: Sendable {
     /// the first observer registers.
     let historyFeed: HistoryFeed
     private let mainContextBox: MainContextBox
+    /// What ``lastDeleteAllDataError`` reports.
+    let deleteAllDataError = NIOLockedValueBox<PGModelError?>(nil)
 
     /// A container for `forTypes`.
     public convenience init(for forTypes: any PersistentModel.Type..., migrationPlan: (any SchemaMigrationPlan.Type)? = nil,

@@ -11,7 +11,7 @@ import PGModelCore
 /// let v = "Paris".pgValue          // .string("Paris")
 /// let s = try String(pgValue: v)   // "Paris"
 /// ```
-public protocol PersistableAttribute: Codable {
+public protocol PersistableAttribute: Codable, SendableMetatype {
     /// The column's storage type.
     static var attributeType: AttributeType { get }
     /// Whether `nil` is a value of this type.
@@ -184,7 +184,7 @@ public struct AttributeCodec<Value>: Sendable {
     /// The codec of an enum stored as its raw value.
     @inlinable
     public static func rawRepresentable(_: Value.Type = Value.self) -> AttributeCodec
-    where Value: RawRepresentable, Value.RawValue: PersistableAttribute {
+    where Value: RawRepresentable & SendableMetatype, Value.RawValue: PersistableAttribute {
         AttributeCodec(attributeType: Value.RawValue.attributeType, isOptional: false,
                        encode: { $0.rawValue.pgValue },
                        decode: { stored in
@@ -199,7 +199,7 @@ public struct AttributeCodec<Value>: Sendable {
     /// The codec of an optional enum stored as its raw value.
     @inlinable
     public static func optionalRawRepresentable<Wrapped>(_: Wrapped.Type = Wrapped.self) -> AttributeCodec<Wrapped?>
-    where Wrapped: RawRepresentable, Wrapped.RawValue: PersistableAttribute {
+    where Wrapped: RawRepresentable & SendableMetatype, Wrapped.RawValue: PersistableAttribute {
         let inner = AttributeCodec<Wrapped>.rawRepresentable()
         return AttributeCodec<Wrapped?>(attributeType: inner.attributeType, isOptional: true,
                                         encode: { $0.map(inner.encode) ?? .null },
@@ -213,16 +213,16 @@ public struct AttributeCodec<Value>: Sendable {
 /// with `@Attribute(.transformable(by:))`.
 public enum _AttributeCodecs {
     @inlinable
-    public static func codec<V: RawRepresentable & Codable>(_: V.Type) -> AttributeCodec<V> where V.RawValue: PersistableAttribute {
+    public static func codec<V: RawRepresentable & Codable & SendableMetatype>(_: V.Type) -> AttributeCodec<V> where V.RawValue: PersistableAttribute {
         .rawRepresentable()
     }
     @inlinable
-    public static func codec<V: RawRepresentable & Codable>(_: V?.Type) -> AttributeCodec<V?> where V.RawValue: PersistableAttribute {
+    public static func codec<V: RawRepresentable & Codable & SendableMetatype>(_: V?.Type) -> AttributeCodec<V?> where V.RawValue: PersistableAttribute {
         AttributeCodec<V?>.optionalRawRepresentable(V.self)
     }
-    public static func codec<V: Codable>(_: V.Type) -> AttributeCodec<V> { .json() }
+    public static func codec<V: Codable & SendableMetatype>(_: V.Type) -> AttributeCodec<V> { .json() }
     /// A set iterates in a per-process hash order; stored sorted, equal sets store equal documents.
-    public static func codec<E: Codable & Comparable>(_: Set<E>.Type) -> AttributeCodec<Set<E>> {
+    public static func codec<E: Codable & Comparable & SendableMetatype>(_: Set<E>.Type) -> AttributeCodec<Set<E>> {
         let json = AttributeCodec<[E]>.json()
         return AttributeCodec<Set<E>>(attributeType: .json, isOptional: false,
                                       encode: { json.encode($0.sorted()) },
@@ -242,11 +242,11 @@ public enum _AttributeCodecs {
     @inlinable
     public static func codec<V: PersistableAttribute>(_: V.Type) -> AttributeCodec<V> { .attribute() }
     @inlinable
-    public static func codec<V: RawRepresentable>(_: V.Type) -> AttributeCodec<V> where V.RawValue: PersistableAttribute {
+    public static func codec<V: RawRepresentable & SendableMetatype>(_: V.Type) -> AttributeCodec<V> where V.RawValue: PersistableAttribute {
         .rawRepresentable()
     }
     @inlinable
-    public static func codec<V: RawRepresentable>(_: V?.Type) -> AttributeCodec<V?> where V.RawValue: PersistableAttribute {
+    public static func codec<V: RawRepresentable & SendableMetatype>(_: V?.Type) -> AttributeCodec<V?> where V.RawValue: PersistableAttribute {
         AttributeCodec<V?>.optionalRawRepresentable(V.self)
     }
 }
@@ -274,7 +274,7 @@ extension AttributeCodec {
     /// A Codable value as a `jsonb` document (keys sorted, so equal values store equal text); `nil` of an
     /// optional is SQL NULL. A `Set` or a dictionary with non-`String` keys *inside* the value encodes in
     /// hash order: give such a type an `encode(to:)` that sorts (a `Set` attribute itself is stored sorted).
-    public static func json(_: Value.Type = Value.self) -> AttributeCodec where Value: Codable {
+    public static func json(_: Value.Type = Value.self) -> AttributeCodec where Value: Codable & SendableMetatype {
         AttributeCodec(attributeType: .json, isOptional: Value.self is any _OptionalMarker.Type,
                        encode: { value in
                            let encoder = JSONEncoder()
@@ -320,11 +320,12 @@ extension AttributeCodec {
 
     /// The codec of a type PGModel cannot store unless `@Attribute(.transformable(by:))` says how.
     public static func unsupported(_: Value.Type = Value.self) -> AttributeCodec {
-        AttributeCodec(attributeType: .data, isOptional: Value.self is any _OptionalMarker.Type, isUnsupported: true,
-                       encode: { _ in .null },
-                       decode: { _ in
-                           throw PGModelError(.typeMismatch, "\(Value.self) is not storable; use @Attribute(.transformable(by:)) or make it Codable")
-                       })
+        // The name, not the metatype: a type PGModel cannot store may well have a metatype that is not
+        // Sendable (an isolated conformance), and these closures are.
+        let message = "\(Value.self) is not storable; use @Attribute(.transformable(by:)) or make it Codable"
+        return AttributeCodec(attributeType: .data, isOptional: Value.self is any _OptionalMarker.Type, isUnsupported: true,
+                              encode: { _ in .null },
+                              decode: { _ in throw PGModelError(.typeMismatch, message) })
     }
 }
 

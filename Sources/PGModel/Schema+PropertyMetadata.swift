@@ -32,8 +32,10 @@ extension Schema {
         public let canBeFault: Bool
         /// Attributes: the stored form. To-one relationships: the related model's id (`.null` for none);
         /// reading it resolves a fault, so callers skip faulted keys. To-many: `nil`.
-        let read: @Sendable (any PersistentModel) -> PGValue?
-        let write: @Sendable (any PersistentModel, PGValue) throws -> Void
+        /// Reads and writes the property on a model (``PropertyAccess``).
+        let access: any PropertyAccess
+        func read(_ model: any PersistentModel) -> PGValue? { access.read(model) }
+        func write(_ model: any PersistentModel, _ stored: PGValue) throws { try access.write(model, stored) }
         /// The Swift value a stored value stands for (history tombstones read attributes without a model).
         let decodeStored: @Sendable (PGValue) throws -> Any
         /// The stored form of the default value written in the class, if any (see
@@ -67,14 +69,7 @@ extension Schema {
                 self.isOptional = true
                 self.isUnsupported = false
                 self.canBeFault = true
-                self.read = { model in
-                    guard let model = model as? Model else { return nil }
-                    return (transformer.init().transformedValue(model[keyPath: keypath]) as? Data).map(PGValue.data) ?? .null
-                }
-                self.write = { model, stored in
-                    guard let model = model as? Model else { return }
-                    model[keyPath: keypath] = try Self.reverse(stored, with: transformer, as: Value.self, name: name)
-                }
+                self.access = TransformedAttributeAccess(name: name, keypath: keypath, transformer: transformer)
                 self.decodeStored = { try Self.reverse($0, with: transformer, as: Value.self, name: name) }
                 return
             }
@@ -87,16 +82,7 @@ extension Schema {
                 return value.isNull ? nil : value
             }
             self.canBeFault = codec.placeholder != nil
-            self.read = { model in
-                guard let model = model as? Model else { return nil }
-                return codec.encode(model[keyPath: keypath])
-            }
-            self.write = { model, stored in
-                guard let model = model as? Model else {
-                    throw PGModelError(.internalError, "property '\(name)' of \(Model.self) written on a \(type(of: model))")
-                }
-                model[keyPath: keypath] = try codec.decode(stored)
-            }
+            self.access = AttributeAccess(name: name, keypath: keypath, codec: codec)
             self.decodeStored = { try codec.decode($0) }
         }
 
@@ -120,35 +106,13 @@ extension Schema {
             self.attributeType = .uuid
             self.isOptional = codec.isOptional || codec.isToMany
             nonisolated(unsafe) let keypath = keypath
+            let access = RelationshipAccess(name: name, keypath: keypath, codec: codec)
             self.relationship = RelationshipMetadata(
                 destination: codec.destination, isToMany: codec.isToMany, isOptional: codec.isOptional, options: metadata,
-                models: { model in
-                    guard let model = model as? Model else { return [] }
-                    return codec.models(model[keyPath: keypath])
-                },
-                modelsOfValue: { value in
-                    guard let value = value as? Value else { return nil }
-                    return codec.models(value)
-                },
-                assign: { model, related in
-                    guard let model = model as? Model else {
-                        throw PGModelError(.internalError, "relationship '\(name)' of \(Model.self) written on a \(type(of: model))")
-                    }
-                    guard let value = codec.make(related) else {
-                        throw PGModelError(.typeMismatch, "relationship '\(name)' of \(Model.self) cannot hold \(related.map { "\(type(of: $0))" })", model: "\(Model.self)", keyPath: name)
-                    }
-                    model[keyPath: keypath] = value
-                })
-            self.read = { model in
-                guard !codec.isToMany, let model = model as? Model else { return nil }
-                return codec.models(model[keyPath: keypath]).first.map { .uuid($0._$backingData.id) } ?? .null
-            }
-            self.write = { _, _ in
-                throw PGModelError(.internalError, "relationship '\(name)' of \(Model.self) is not written from a stored value")
-            }
-            self.decodeStored = { stored in
-                throw PGModelError(.typeMismatch, "relationship '\(name)' of \(Model.self) has no stored value of its own", keyPath: name)
-            }
+                access: access)
+            self.access = access
+            let message = "relationship '\(name)' of \(Model.self) has no stored value of its own"
+            self.decodeStored = { _ in throw PGModelError(.typeMismatch, message, keyPath: name) }
         }
 
         /// The value a transformer's reverse transformation makes of stored `Data`.
@@ -189,19 +153,21 @@ extension Schema {
 
     /// What PGModel knows about a relationship property.
     public struct RelationshipMetadata: @unchecked Sendable {
-        // @unchecked: a metatype and @Sendable closures.
+        // @unchecked: a model metatype (immutable; see `Schema.types`).
         /// The declared destination class.
         public let destination: any PersistentModel.Type
         public let isToMany: Bool
         public let isOptional: Bool
         /// `@Relationship`'s options, if the property has them.
         public let options: Relationship?
+        /// Follows the relationship on a model (``RelationshipPropertyAccess``).
+        let access: any RelationshipPropertyAccess
         /// The related models (reads through the property: resolves a fault).
-        let models: @Sendable (any PersistentModel) -> [any PersistentModel]
+        func models(_ model: any PersistentModel) -> [any PersistentModel] { access.models(model) }
         /// The related models in a value of the property's type (`_$didChange(_:from:to:)` passes them).
-        let modelsOfValue: @Sendable (Any) -> [any PersistentModel]?
+        func modelsOfValue(_ value: Any) -> [any PersistentModel]? { access.modelsOfValue(value) }
         /// Sets the property to hold exactly `related`.
-        let assign: @Sendable (any PersistentModel, [any PersistentModel]) throws -> Void
+        func assign(_ model: any PersistentModel, _ related: [any PersistentModel]) throws { try access.assign(model, related) }
     }
 
     /// `@Attribute` options of a property.

@@ -8,7 +8,10 @@ import PGModelCore
 /// ```
 public final class Schema: Sendable, CustomStringConvertible {
     /// The model types, in the order given.
-    public let types: [any PersistentModel.Type]
+    // nonisolated(unsafe): a `@MainActor` model's metatype is not Sendable (its conformance is isolated),
+    // yet a schema is shared by every context; it only names the classes, and their models are used on
+    // their own context's isolation.
+    nonisolated(unsafe) public let types: [any PersistentModel.Type]
     /// Each type's entity.
     public let entities: [Entity]
     /// The schema version.
@@ -100,7 +103,8 @@ extension Schema {
         /// The class name.
         public let name: String
         /// The model type.
-        public let type: any PersistentModel.Type
+        // nonisolated(unsafe): as `Schema.types`.
+        nonisolated(unsafe) public let type: any PersistentModel.Type
         /// The stored properties (attributes and relationships), inherited ones first, in declaration order.
         public let properties: [PropertyMetadata]
         /// The parent class's entity name for a `@Model` subclass.

@@ -14,6 +14,9 @@ open class ValueTransformer {
     public required init() {}
     /// Whether `reverseTransformedValue(_:)` is supported; PGModel needs it to read values back.
     open class func allowsReverseTransformation() -> Bool { true }
+    /// The class of the stored form, as Foundation's transformers declare it. PGModel stores `Data`
+    /// whatever this says; it exists so transformers written for SwiftData compile unchanged.
+    open class func transformedValueClass() -> AnyClass { NSData.self }
     /// The stored form (`Data`) of `value`.
     open func transformedValue(_ value: Any?) -> Any? { value }
     /// The value of the stored form `value`.

@@ -36,7 +36,12 @@ public struct PostgresStoreEngine: Sendable {
 
     /// Applies the system SQL (schema `pgmodel`, users, entities, extensions). Idempotent; serialised
     /// across processes with an advisory lock so concurrent first starts do not race.
+    ///
+    /// A database where exactly these files were applied already, and whose roles are as they left them
+    /// for the connecting role, costs one read instead (``isBootstrapped(on:)``): every container, CLI
+    /// call and in-memory store starts with this, and the full script is some sixty statements.
     public func bootstrap(on connection: PostgresConnection) async throws {
+        if try await isBootstrapped(on: connection) { return }
         try await transaction(on: connection) {
             try await execute(SQLStatement(sql: "SELECT pg_advisory_xact_lock(\(Self.bootstrapLock))"), on: connection)
             for file in SystemSQL.files {
@@ -44,7 +49,17 @@ public struct PostgresStoreEngine: Sendable {
                     try await execute(SQLStatement(sql: statement), on: connection)
                 }
             }
+            try await execute(SQLStatement(sql: SystemSQL.markAppliedStatement), on: connection)
         }
+    }
+
+    /// Whether the system SQL of this build is in place for the connecting role: the marker the last full
+    /// bootstrap left on schema `pgmodel` names these exact files, and the role checks of the files' `DO`
+    /// blocks (which depend on who connects, not on the files) would pass without changing anything.
+    public func isBootstrapped(on connection: PostgresConnection) async throws -> Bool {
+        let rows = try await query(SQLStatement(sql: SystemSQL.isAppliedQuery, binds: [.string(SystemSQL.marker)]), on: connection)
+        guard let row = rows.first else { return false }
+        return try row.decode(Bool?.self) ?? false
     }
 
     /// Validates `schema` and creates or extends its tables, constraints and indexes; records each entity

@@ -87,10 +87,10 @@ enum PostgresValueCoding {
                 case (.text, .string(let v)): v.encode(into: &buffer, context: context)
                 case (.numeric, .decimal(let v)):
                     guard v.isFinite else { throw PGModelError(.typeMismatch, "a decimal value must be a finite number") }
-                    try v.encode(into: &buffer, context: context)
+                    v.encode(into: &buffer, context: context)
                 case (.timestamptz, .date(let v)): try Timestamp(v).encode(into: &buffer, context: context)
                 case (.uuid, .uuid(let v)): v.encode(into: &buffer, context: context)
-                case (.bytea, .data(let v)): try v.encode(into: &buffer, context: context)
+                case (.bytea, .data(let v)): v.encode(into: &buffer, context: context)
                 default:
                     throw PGModelError(.internalError, "a \(value.kindName) value in an array of \(array.element.rawValue)")
                 }

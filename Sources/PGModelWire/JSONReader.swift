@@ -141,8 +141,9 @@ struct JSONReader {
         return value
     }
 
-    /// A JSON number: an integer when it has no fraction or exponent and fits, else a double.
-    private mutating func number() throws -> PGValue {
+    /// A JSON number: an integer when it has no fraction or exponent and fits, else a double. `asDouble`
+    /// reads it as a double whatever its form: a tagged double's `-0` is negative zero, not the integer 0.
+    private mutating func number(asDouble: Bool = false) throws -> PGValue {
         skipSpace()
         let start = position
         var isInteger = true
@@ -155,7 +156,7 @@ struct JSONReader {
         }
         guard position > start else { throw Unexpected() }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
-        if isInteger, let integer = Int64(text) { return .int(integer) }
+        if isInteger, !asDouble, let integer = Int64(text) { return .int(integer) }
         guard let double = Double(text), double.isFinite else { throw Unexpected() }
         return .double(double)
     }
@@ -181,11 +182,8 @@ struct JSONReader {
             let value: PGValue
             switch tag {
             case "double":
-                switch try number() {
-                case .int(let i): value = .double(Double(i))
-                case .double(let d): value = .double(d)
-                default: throw Unexpected()
-                }
+                guard case .double(let d) = try number(asDouble: true) else { throw Unexpected() }
+                value = .double(d)
             case "date":
                 guard let date = PGValue.parseDate(try string()) else { throw Unexpected() }
                 value = .date(date)

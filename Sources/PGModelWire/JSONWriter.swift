@@ -96,6 +96,8 @@ struct JSONWriter {
             // Integral doubles are tagged so they come back as doubles, not ints (as PGValue encodes them).
             if d.rounded() == d && abs(d) < 1e15 {
                 raw("{\"double\":")
+                // Int64 has no negative zero; the sign is part of the value (1 / -0.0 is -inf).
+                if d == 0 && d.sign == .minus { byte(UInt8(ascii: "-")) }
                 integer(Int64(d))
                 byte(UInt8(ascii: "}"))
             } else {

@@ -56,7 +56,8 @@ struct EverydayAPITests {
             for room in 1...5 { context.insert(Booking(hotel: "Savoy", room: room, night: .now)) }
             try context.save()
             let before = try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).count
-            try container.deleteAllData()
+            container.deleteAllData()                  // Apple's signature: it does not throw
+            #expect(container.lastDeleteAllDataError == nil)
             let fresh = ModelContext(container)
             #expect(try fresh.fetchCount(FetchDescriptor<Booking>()) == 0)
             let history = try fresh.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>(
@@ -66,6 +67,30 @@ struct EverydayAPITests {
             #expect(deletes == 5)
         }
         await container.close()
+    }
+
+    @Test("erase() throws what deleteAllData() keeps in lastDeleteAllDataError, and deletes nothing then")
+    func eraseThrowsWhereDeleteAllDataRecords() async throws {
+        let writable = try await Self.container()
+        let url = try #require(writable.configurations.first?.url)
+        let readOnly = try await offCooperativePool {
+            let context = ModelContext(writable)
+            context.insert(Booking(hotel: "Savoy", room: 1, night: .now))
+            context.processPendingChanges()             // SwiftData's undo hook: nothing to do, nothing lost
+            #expect(context.hasChanges)
+            try context.save()
+            let readOnly = try ModelContainer(for: Booking.self, configurations: ModelConfiguration(url: url, allowsSave: false))
+            let refused = #expect(throws: PGModelError.self) { try readOnly.erase() }
+            #expect(refused?.code == .saveNotAllowed)
+            readOnly.deleteAllData()
+            #expect(readOnly.lastDeleteAllDataError?.code == .saveNotAllowed)
+            #expect(try context.fetchCount(FetchDescriptor<Booking>()) == 1)
+            try writable.erase()
+            #expect(try context.fetchCount(FetchDescriptor<Booking>()) == 0)
+            return readOnly
+        }
+        await readOnly.close()
+        await writable.close()
     }
 
     @Test("sectioned results list their titles and find a section's position")

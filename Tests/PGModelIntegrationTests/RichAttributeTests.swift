@@ -9,6 +9,9 @@ final class Hue: @unchecked Sendable {
 }
 
 final class HueTransformer: ValueTransformer {
+    // As transformers written for Apple's Foundation declare it; PGModel stores Data regardless.
+    override class func transformedValueClass() -> AnyClass { NSData.self }
+    override class func allowsReverseTransformation() -> Bool { true }
     override func transformedValue(_ value: Any?) -> Any? {
         (value as? Hue).map { Data(String($0.degrees).utf8) }
     }

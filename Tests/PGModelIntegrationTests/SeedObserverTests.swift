@@ -124,7 +124,7 @@ struct SeedObserverTests {
         }
         #expect(appTransactions.count == 2)
         var uploaded: [Int64] = []
-        for _ in 0..<400 where uploaded.count < 2 {
+        for _ in 0..<1200 where uploaded.count < 2 {   // up to a minute: CI runs every suite at once
             // Re-checked on the actor each time its observation ran; bounded, not a timing assumption.
             uploaded = await sync.uploaded
             if uploaded.count < 2 { try await Task.sleep(for: .milliseconds(50)) }

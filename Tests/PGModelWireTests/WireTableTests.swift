@@ -50,6 +50,21 @@ struct WireTableTests {
         #expect(String(decoding: fast, as: UTF8.self).hasPrefix(#"{"id":"page-1","ok":true,"table":{"rows":[[0,""#))
     }
 
+    @Test("negative zero keeps its sign through both writers and both readers")
+    func negativeZero() throws {
+        let table = FetchedTable(shapes: [.init(entity: "Reading", keys: ["value", "other"])],
+                                 rows: [.init(shape: 0, id: WireTest.tripID, values: [.double(-0.0), .double(0.0)])])
+        let response = Response(id: 1, .table(table))
+        func signs(_ decoded: Response?) -> [FloatingPointSign] {
+            guard case .success(.table(let table))? = decoded?.result else { return [] }
+            return table.rows.flatMap(\.values).compactMap { if case .double(let d) = $0 { d.sign } else { nil } }
+        }
+        for line in [try response.encodedLine(), try WireJSON.encodeLine(response)] {
+            #expect(signs(WireTable.decodeLine(line.dropLast())) == [.minus, .plus])
+            #expect(signs(try WireJSON.makeDecoder().decode(Response.self, from: line)) == [.minus, .plus])
+        }
+    }
+
     @Test("rows of a related fetch carry via after their values")
     func via() throws {
         let table = FetchedTable(shapes: [.init(entity: "Track", keys: ["album"])],
