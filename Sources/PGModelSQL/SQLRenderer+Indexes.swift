@@ -53,20 +53,25 @@ extension SQLRenderer {
     /// Creates `btree_gist` unless the database has it: GiST has no operator classes for plain numbers and
     /// timestamps without it. It is a "trusted" contrib extension, so the database owner (the role PGModel
     /// normally logs in as) may create it; it is created only when a schema first asks for an rtree index,
-    /// so stores without one never need it. A role that may not, or a server without contrib, gets an
-    /// error saying what an administrator runs instead.
+    /// so stores without one never need it. It goes where the system SQL's `pgcrypto` is, never into a
+    /// store's own schema by way of the search path: dropping that schema (the end of an in-memory
+    /// container) would take the extension, and every GiST index of the database, with it. A role that
+    /// may not create it, or a server without contrib (PostgreSQL 15 says `feature_not_supported`, older
+    /// ones `undefined_file`), gets an error saying what an administrator does.
     static let btreeGistStatement = """
-        DO $pgmodel$ BEGIN \
+        DO $pgmodel$ DECLARE ext_schema text; BEGIN \
         IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'btree_gist') THEN \
-        CREATE EXTENSION btree_gist; \
+        SELECT n.nspname INTO ext_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pgcrypto'; \
+        IF ext_schema IS NULL THEN CREATE EXTENSION btree_gist; \
+        ELSE EXECUTE format('CREATE EXTENSION btree_gist SCHEMA %I', ext_schema); END IF; \
         END IF; \
         EXCEPTION \
         WHEN insufficient_privilege THEN \
         RAISE EXCEPTION 'an rtree index (#Index .rtree) needs the PostgreSQL extension btree_gist, which this role may not create' \
         USING ERRCODE = 'insufficient_privilege', HINT = 'run CREATE EXTENSION btree_gist; in this database as its owner or a superuser'; \
-        WHEN undefined_file OR undefined_object THEN \
-        RAISE EXCEPTION 'an rtree index (#Index .rtree) needs the PostgreSQL extension btree_gist, which this server does not have' \
-        USING ERRCODE = 'undefined_object', HINT = 'install the PostgreSQL contrib package (postgresql-contrib), which also provides pgcrypto and unaccent'; \
+        WHEN undefined_file OR undefined_object OR feature_not_supported THEN \
+        RAISE EXCEPTION 'an rtree index (#Index .rtree) needs the PostgreSQL extension btree_gist, which this server does not have: install the PostgreSQL contrib package (postgresql-contrib)' \
+        USING ERRCODE = 'undefined_object'; \
         END $pgmodel$
         """
 }

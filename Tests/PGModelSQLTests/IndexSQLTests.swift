@@ -31,17 +31,19 @@ struct IndexSQLTests {
     }
 
     static let btreeGist = """
-        DO $pgmodel$ BEGIN \
+        DO $pgmodel$ DECLARE ext_schema text; BEGIN \
         IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'btree_gist') THEN \
-        CREATE EXTENSION btree_gist; \
+        SELECT n.nspname INTO ext_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pgcrypto'; \
+        IF ext_schema IS NULL THEN CREATE EXTENSION btree_gist; \
+        ELSE EXECUTE format('CREATE EXTENSION btree_gist SCHEMA %I', ext_schema); END IF; \
         END IF; \
         EXCEPTION \
         WHEN insufficient_privilege THEN \
         RAISE EXCEPTION 'an rtree index (#Index .rtree) needs the PostgreSQL extension btree_gist, which this role may not create' \
         USING ERRCODE = 'insufficient_privilege', HINT = 'run CREATE EXTENSION btree_gist; in this database as its owner or a superuser'; \
-        WHEN undefined_file OR undefined_object THEN \
-        RAISE EXCEPTION 'an rtree index (#Index .rtree) needs the PostgreSQL extension btree_gist, which this server does not have' \
-        USING ERRCODE = 'undefined_object', HINT = 'install the PostgreSQL contrib package (postgresql-contrib), which also provides pgcrypto and unaccent'; \
+        WHEN undefined_file OR undefined_object OR feature_not_supported THEN \
+        RAISE EXCEPTION 'an rtree index (#Index .rtree) needs the PostgreSQL extension btree_gist, which this server does not have: install the PostgreSQL contrib package (postgresql-contrib)' \
+        USING ERRCODE = 'undefined_object'; \
         END $pgmodel$
         """
 
