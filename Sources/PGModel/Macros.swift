@@ -110,7 +110,8 @@ public macro Transient() = #externalMacro(module: "PGModelMacros", type: "Transi
 public macro Unique<T>(_ constraints: [PartialKeyPath<T>]...) = #externalMacro(module: "PGModelMacros", type: "UniqueMacro")
 
 /// Declares database indexes on a model's properties. Write it inside the body of a `@Model` class;
-/// each array is one index (several properties make a compound index, in that order).
+/// each array is one binary (B-tree) index (several properties make a compound index, in that order).
+/// Key paths name stored properties of the model directly; a to-one relationship indexes its foreign key.
 ///
 /// ```swift
 /// @Model final class Trip {
@@ -120,5 +121,34 @@ public macro Unique<T>(_ constraints: [PartialKeyPath<T>]...) = #externalMacro(m
 ///     init(name: String, startDate: Date) { self.name = name; self.startDate = startDate }
 /// }
 /// ```
+///
+/// PostgreSQL names each index after its table and columns (`trip_name_start_date_idx`).
 @freestanding(declaration)
 public macro Index<T>(_ indices: [PartialKeyPath<T>]...) = #externalMacro(module: "PGModelMacros", type: "IndexMacro")
+
+/// Declares database indexes of a kind on a model's properties. Write it inside the body of a `@Model`
+/// class; each argument is one index:
+///
+/// - `.binary([...])`: a B-tree, as the key-path-array form makes (`trip_name_idx`).
+/// - `.rtree([...])`: an R-tree; in PostgreSQL a GiST index (`CREATE INDEX … USING gist`, named
+///   `trip_latitude_longitude_gist`), which serves ranges on several properties at once — a box of
+///   latitudes and longitudes, a window of dates and prices — whichever of them a predicate restricts.
+///   Numeric and `Date` attributes only (the macro explains what to write for any other); it needs the
+///   `btree_gist` extension, which PGModel creates when a schema first asks for an rtree index.
+///
+/// ```swift
+/// @Model final class Trip {
+///     #Index<Trip>(.binary([\.name]), .rtree([\.latitude, \.longitude]))
+///     var name: String
+///     var latitude: Double
+///     var longitude: Double
+///     init(name: String, latitude: Double, longitude: Double) {
+///         self.name = name; self.latitude = latitude; self.longitude = longitude
+///     }
+/// }
+/// ```
+///
+/// Changing an index's kind is a schema change: a migration drops the old index and creates the new one.
+@freestanding(declaration)
+public macro Index<T>(_ indices: Schema.Index<T>.Types<T>...) = #externalMacro(module: "PGModelMacros", type: "IndexMacro")
+    where T: PersistentModel

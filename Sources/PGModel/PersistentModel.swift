@@ -18,15 +18,15 @@ public protocol PersistentModel: AnyObject, Observable, Hashable, Identifiable {
     static var schemaMetadata: [Schema.PropertyMetadata] { get }
     /// Groups of property names unique together (`#Unique`); `@Model` generates it.
     static var _$uniquenessConstraints: [[String]] { get }
-    /// Groups of property names to index (`#Index`); `@Model` generates it.
-    static var _$indexes: [[String]] { get }
+    /// The indexes (`#Index`), each a kind and a group of property names; `@Model` generates it.
+    static var _$indexes: [Schema.IndexMetadata] { get }
     /// The `@Model` superclass of a model subclass (`BusinessTrip` → `Trip`); `@Model` generates it.
     static var _$superentity: (any PersistentModel.Type)? { get }
 }
 
 extension PersistentModel {
     public static var _$uniquenessConstraints: [[String]] { [] }
-    public static var _$indexes: [[String]] { [] }
+    public static var _$indexes: [Schema.IndexMetadata] { [] }
     public static var _$superentity: (any PersistentModel.Type)? { nil }
 
     /// The entity name: the class name.

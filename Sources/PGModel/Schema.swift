@@ -128,7 +128,7 @@ extension Schema {
                 name: name,
                 attributes: properties.filter { !$0.isRelationship && !$0.isEphemeral }.map(\.attributeDescription),
                 uniquenessConstraints: type._$uniquenessConstraints,
-                indexes: type._$indexes,
+                indexes: type._$indexes.map(\.indexDescription),
                 relationships: properties.compactMap { property in
                     guard let relationship = property.relationship else { return nil }
                     // An inherited relationship is the one its declaring class describes: its inverse

@@ -47,11 +47,12 @@ public struct SchemaDescription: Codable, Hashable, Sendable {
                     throw PGModelError(.invalidSchema, "attribute '\(attribute.name)' of \(entity.name) is declared twice", model: entity.name, keyPath: attribute.name)
                 }
             }
-            for group in entity.uniquenessConstraints + entity.indexes {
+            for group in entity.uniquenessConstraints + entity.indexes.map(\.attributes) {
                 for name in group where entity.attribute(named: name) == nil && entity.relationship(named: name) == nil {
                     throw PGModelError(.invalidSchema, "constraint on \(entity.name) names unknown attribute '\(name)'", model: entity.name, keyPath: name)
                 }
             }
+            try entity.validateIndexes()
         }
         try validateGraph()
     }
@@ -67,8 +68,8 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     public var attributes: [AttributeDescription]
     /// Groups of attribute names that are unique together (`@Attribute(.unique)` is a group of one).
     public var uniquenessConstraints: [[String]]
-    /// Groups of attribute names to index (`#Index`).
-    public var indexes: [[String]]
+    /// The indexes to create (`#Index`), each a group of attribute names and a kind.
+    public var indexes: [IndexDescription]
     /// Relationships, inherited ones included, in declaration order.
     public var relationships: [RelationshipDescription]
     /// The parent entity for a `@Model` subclass (`BusinessTrip` → `Trip`); `nil` for a hierarchy's root.
@@ -83,7 +84,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         tableName: String? = nil,
         attributes: [AttributeDescription],
         uniquenessConstraints: [[String]] = [],
-        indexes: [[String]] = [],
+        indexes: [IndexDescription] = [],
         relationships: [RelationshipDescription] = [],
         superentity: String? = nil
     ) {
@@ -121,7 +122,8 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         tableName = try c.decode(String.self, forKey: .tableName)
         attributes = try c.decode([AttributeDescription].self, forKey: .attributes)
         uniquenessConstraints = try c.decodeIfPresent([[String]].self, forKey: .uniquenessConstraints) ?? []
-        indexes = try c.decodeIfPresent([[String]].self, forKey: .indexes) ?? []
+        // Each index is an array of names (binary, the original form) or an object with a kind.
+        indexes = try c.decodeIfPresent([IndexDescription].self, forKey: .indexes) ?? []
         relationships = try c.decodeIfPresent([RelationshipDescription].self, forKey: .relationships) ?? []
         superentity = try c.decodeIfPresent(String.self, forKey: .superentity)
     }

@@ -60,7 +60,13 @@ extension SchemaDescription {
                 return differ(".\(relationship.name) is registered but not in this schema")
             }
             if have.uniquenessConstraints != wanted.uniquenessConstraints { return differ(" is registered with other uniqueness constraints") }
-            if have.indexes != wanted.indexes { return differ(" is registered with other indexes") }
+            if have.indexes != wanted.indexes {
+                // The same groups of another kind (.binary ↔ .rtree) are other PostgreSQL indexes too.
+                if have.indexes.map(\.attributes) == wanted.indexes.map(\.attributes) {
+                    return differ(" is registered with other index kinds")
+                }
+                return differ(" is registered with other indexes")
+            }
             return differ(" is registered differently")
         }
         return nil

@@ -24,25 +24,37 @@ public struct IndexMacro: DeclarationMacro {
     }
 }
 
+/// One `#Index` group: its kind as written (`binary` for an array literal) and its property names.
+struct IndexGroup: Equatable {
+    var kind: String
+    var names: [String]
+}
+
 /// Reads the property-name groups out of `#Unique` / `#Index` uses in a class body.
 struct ConstraintGroups {
     var uniqueness: [[String]] = []
-    var indexes: [[String]] = []
+    var indexes: [IndexGroup] = []
     var hasUniqueness = false
     var hasIndexes = false
     var diagnostics: [Diagnostic] = []
 
-    /// Collects every `#Unique` and `#Index` among `members`. `persisted` and `notPersisted` are the
-    /// class's own property names; a name in neither may be inherited and is left to the type checker.
-    init(members: MemberBlockItemListSyntax, model: String, persisted: Set<String>, notPersisted: Set<String>) {
+    /// The index kinds of `Schema.Index.Types`, as the `.binary(…)` / `.rtree(…)` arguments name them.
+    static let indexKinds: Set<String> = ["binary", "rtree"]
+
+    /// Collects every `#Unique` and `#Index` among `members`. `persisted` are the class's own persisted
+    /// properties and `notPersisted` the names of its other properties; a name in neither may be
+    /// inherited and is left to the type checker (and, for an rtree index, to the schema's validation).
+    init(members: MemberBlockItemListSyntax, model: String, persisted: [PersistedProperty], notPersisted: Set<String>) {
+        var byName: [String: PersistedProperty] = [:]
+        for property in persisted { byName[property.name] = property }
         for item in members {
             guard let expansion = item.decl.as(MacroExpansionDeclSyntax.self) else { continue }
             let macro = expansion.macroName.text
             guard macro == "Unique" || macro == "Index" else { continue }
-            let groups = parse(expansion, macro: macro, model: model, persisted: persisted, notPersisted: notPersisted)
+            let groups = parse(expansion, macro: macro, model: model, persisted: byName, notPersisted: notPersisted)
             if macro == "Unique" {
                 hasUniqueness = true
-                uniqueness += groups
+                uniqueness += groups.map(\.names)
             } else {
                 hasIndexes = true
                 indexes += groups
@@ -52,14 +64,15 @@ struct ConstraintGroups {
 
     private mutating func parse(
         _ expansion: MacroExpansionDeclSyntax, macro: String, model: String,
-        persisted: Set<String>, notPersisted: Set<String>
-    ) -> [[String]] {
-        var groups: [[String]] = []
+        persisted: [String: PersistedProperty], notPersisted: Set<String>
+    ) -> [IndexGroup] {
+        var groups: [IndexGroup] = []
         for argument in expansion.arguments {
-            guard argument.label == nil, let array = argument.expression.as(ArrayExprSyntax.self) else {
+            guard argument.label == nil, let parsed = Self.group(argument.expression, macro: macro) else {
                 diagnostics.append(Diagnostic(node: argument, message: ModelDiagnostic.constraintArgument(macro, model: model)))
                 continue
             }
+            let (kind, array) = parsed
             guard !array.elements.isEmpty else {
                 diagnostics.append(Diagnostic(node: array, message: ModelDiagnostic.constraintEmptyGroup(macro)))
                 continue
@@ -77,16 +90,34 @@ struct ConstraintGroups {
                     ))
                     continue
                 }
-                if notPersisted.contains(name) && !persisted.contains(name) {
+                if notPersisted.contains(name) && persisted[name] == nil {
                     diagnostics.append(Diagnostic(node: keyPath, message: ModelDiagnostic.constraintNotPersisted(macro, property: name, model: model)))
+                    continue
+                }
+                if kind == "rtree", let property = persisted[name], case .unsupported(let what) = RTreeTypeCheck.check(property) {
+                    diagnostics.append(Diagnostic(node: keyPath, message: ModelDiagnostic.rtreeUnsupported(property: name, model: model, what: what)))
                     continue
                 }
                 group.append(name)
             }
             // A group whose key paths were all rejected would become an empty constraint.
-            if !group.isEmpty { groups.append(group) }
+            if !group.isEmpty { groups.append(IndexGroup(kind: kind, names: group)) }
         }
         return groups
+    }
+
+    /// The kind and array literal of one argument: `[\.a, \.b]` is a binary group (and the only form
+    /// `#Unique` takes); `#Index` also takes `.binary([…])` and `.rtree([…])`, optionally qualified
+    /// (`Schema.Index<Trip>.Types<Trip>.rtree([…])`).
+    private static func group(_ expression: ExprSyntax, macro: String) -> (String, ArrayExprSyntax)? {
+        if let array = expression.as(ArrayExprSyntax.self) { return ("binary", array) }
+        guard macro == "Index", let call = expression.as(FunctionCallExprSyntax.self),
+              let member = call.calledExpression.as(MemberAccessExprSyntax.self),
+              indexKinds.contains(member.declName.baseName.text), member.declName.argumentNames == nil,
+              call.trailingClosure == nil, call.arguments.count == 1, let only = call.arguments.first, only.label == nil,
+              let array = only.expression.as(ArrayExprSyntax.self)
+        else { return nil }
+        return (member.declName.baseName.text, array)
     }
 
     /// `\.name` and `\Trip.name` give "name"; anything longer, optional-chained or subscripted gives nil.

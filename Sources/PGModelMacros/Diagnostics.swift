@@ -95,7 +95,14 @@ struct ModelDiagnostic: DiagnosticMessage {
     // MARK: #Unique and #Index
 
     static func constraintArgument(_ macro: String, model: String) -> Self {
-        Self("constraintArgument", "#\(macro) takes array literals of key paths, e.g. `#\(macro)<\(model)>([\\.name], [\\.name, \\.startDate])`.")
+        if macro == "Index" {
+            return Self("constraintArgument", "#Index takes array literals of key paths, e.g. `#Index<\(model)>([\\.name], [\\.name, \\.startDate])`, or index kinds, e.g. `#Index<\(model)>(.binary([\\.name]), .rtree([\\.latitude, \\.longitude]))`.")
+        }
+        return Self("constraintArgument", "#\(macro) takes array literals of key paths, e.g. `#\(macro)<\(model)>([\\.name], [\\.name, \\.startDate])`.")
+    }
+
+    static func rtreeUnsupported(property: String, model: String, what: String) -> Self {
+        Self("rtreeUnsupported", "#Index .rtree cannot cover '\(property)' of '\(model)', which is \(what): an R-tree index (a PostgreSQL GiST index) covers numeric and Date properties only. Index it with .binary([\\.\(property)]) instead.")
     }
 
     static func constraintEmptyGroup(_ macro: String) -> Self {

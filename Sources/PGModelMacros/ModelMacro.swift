@@ -47,7 +47,7 @@ extension ModelMacro: MemberMacro {
         }
         let constraints = ConstraintGroups(
             members: model.memberBlock.members, model: className,
-            persisted: persistedNames, notPersisted: otherNames.subtracting(persistedNames)
+            persisted: persisted, notPersisted: otherNames.subtracting(persistedNames)
         )
         constraints.diagnostics.forEach(context.diagnose)
 
@@ -78,7 +78,7 @@ extension ModelMacro: MemberMacro {
                 members.append("\(raw: access)static var _$uniquenessConstraints: [[String]] { \(raw: literal(constraints.uniqueness)) }")
             }
             if constraints.hasIndexes {
-                members.append("\(raw: access)static var _$indexes: [[String]] { \(raw: literal(constraints.indexes)) }")
+                members.append("\(raw: access)static var _$indexes: [PGModel.Schema.IndexMetadata] { \(raw: literal(constraints.indexes)) }")
             }
             return members
 
@@ -94,7 +94,7 @@ extension ModelMacro: MemberMacro {
                 rooted,
                 "\(raw: overridable)class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: rootedName)(rootedAt: Self.self)\n}",
                 "\(raw: overridable)class var _$uniquenessConstraints: [[String]] { \(raw: literal(constraints.uniqueness)) }",
-                "\(raw: overridable)class var _$indexes: [[String]] { \(raw: literal(constraints.indexes)) }",
+                "\(raw: overridable)class var _$indexes: [PGModel.Schema.IndexMetadata] { \(raw: literal(constraints.indexes)) }",
                 "\(raw: overridable)class var _$superentity: (any PGModel.PersistentModel.Type)? { nil }",
             ]
 
@@ -128,7 +128,7 @@ extension ModelMacro: MemberMacro {
                 members.append("\(raw: overridable)class var _$uniquenessConstraints: [[String]] { super._$uniquenessConstraints + \(raw: literal(constraints.uniqueness)) }")
             }
             if constraints.hasIndexes {
-                members.append("\(raw: overridable)class var _$indexes: [[String]] { super._$indexes + \(raw: literal(constraints.indexes)) }")
+                members.append("\(raw: overridable)class var _$indexes: [PGModel.Schema.IndexMetadata] { super._$indexes + \(raw: literal(constraints.indexes)) }")
             }
             return members
         }
@@ -211,6 +211,11 @@ extension ModelMacro: MemberMacro {
 
     private static func literal(_ groups: [[String]]) -> String {
         "[" + groups.map { "[" + $0.map(stringLiteral).joined(separator: ", ") + "]" }.joined(separator: ", ") + "]"
+    }
+
+    /// `[.binary(["name"]), .rtree(["latitude", "longitude"])]`: `Schema.IndexMetadata` values.
+    private static func literal(_ groups: [IndexGroup]) -> String {
+        "[" + groups.map { ".\($0.kind)([" + $0.names.map(stringLiteral).joined(separator: ", ") + "])" }.joined(separator: ", ") + "]"
     }
 
     private static func stringLiteral(_ text: String) -> String {

@@ -11,6 +11,7 @@ extension SQLRenderer {
     public func createStatements() -> [String] {
         let roots = schema.entities.filter { $0.superentity == nil }
         var statements = ["CREATE SCHEMA IF NOT EXISTS \(Naming.quoted(schemaName))"]
+        if needsBTreeGist(schema.entities) { statements.append(Self.btreeGistStatement) }
         for root in roots { statements += tableStatements(root) }
         for root in roots { statements += foreignKeyStatements(root) }
         statements += joinTableStatements()
@@ -29,7 +30,9 @@ extension SQLRenderer {
     /// ```
     public func createStatements(for entity: EntityDescription) -> [String] {
         if entity.superentity != nil, schema.entity(named: entity.name) != nil { return viewStatements(entity) }
-        return ["CREATE SCHEMA IF NOT EXISTS \(Naming.quoted(schemaName))"] + tableStatements(entity)
+        let hierarchy = [entity] + schema.entityNames(inHierarchyOf: entity.name).compactMap { schema.entity(named: $0) }
+        let extensions = needsBTreeGist(hierarchy) ? [Self.btreeGistStatement] : []
+        return ["CREATE SCHEMA IF NOT EXISTS \(Naming.quoted(schemaName))"] + extensions + tableStatements(entity)
     }
 
     /// The table of `root`'s hierarchy: system columns, every class's attributes (a column only some classes
@@ -78,15 +81,7 @@ extension SQLRenderer {
                 statements += uniquenessStatements(root.tableName, columns)
             }
         }
-        seenGroups = []
-        for c in classes {
-            for group in c.indexes where !seenGroups.contains(group) {
-                seenGroups.append(group)
-                let columns = group.compactMap { constraintColumn($0, of: c) }
-                let name = objectName(root.tableName, columns, suffix: "idx")
-                statements.append("CREATE INDEX IF NOT EXISTS \(Naming.quoted(name)) ON \(table) (\(columns.map(Naming.quoted).joined(separator: ", ")))")
-            }
-        }
+        statements += indexStatements(root, classes: classes)
         let names = classes.map(\.name)
         let description = names.count == 1 ? "PGModel entity \(root.name)" : "PGModel entities \(names.joined(separator: ", ")) (column entity names the class)"
         statements.append("COMMENT ON TABLE \(table) IS \(literal(description))")

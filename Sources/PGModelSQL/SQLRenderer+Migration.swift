@@ -5,7 +5,8 @@ extension SQLRenderer {
     /// schema, in the order they must run inside the migration's transaction:
     ///
     /// 1. subclass views dropped (they are recreated last); renamed attributes (`originalName`) renamed in
-    ///    place; constraints and indexes that no longer exist dropped; column types changed; columns that
+    ///    place; constraints and indexes that no longer exist dropped (an index whose kind changed has
+    ///    another name, so it is dropped too); column types changed; columns that
     ///    became optional lose `NOT NULL`; a new non-optional column with a default is added with
     ///    `DEFAULT` (PostgreSQL keeps it in the catalog: no table rewrite);
     /// 2. ``createStatements()``: new tables, columns, join tables, constraints (a new uniqueness
@@ -158,8 +159,9 @@ extension SQLRenderer {
                 constraints.insert(objectName(tableName, columns, suffix: "key"))
                 indexes.insert(objectName(tableName, columns, suffix: "unowned_key"))
             }
-            for group in c.indexes {
-                indexes.insert(objectName(tableName, group.compactMap { constraintColumn($0, of: c) }, suffix: "idx"))
+            for index in c.indexes {
+                // A kind is part of the name: an index whose kind changed is dropped and created anew.
+                indexes.insert(indexColumns(index, of: c, tableName: tableName).name)
             }
         }
         for (relationship, _) in schema.tableForeignKeys(ofRoot: root) {

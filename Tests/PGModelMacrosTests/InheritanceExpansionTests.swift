@@ -96,7 +96,7 @@ final class InheritanceExpansionTests: XCTestCase {
                     [["name"]]
                 }
 
-                class var _$indexes: [[String]] {
+                class var _$indexes: [PGModel.Schema.IndexMetadata] {
                     []
                 }
 
@@ -264,8 +264,8 @@ final class InheritanceExpansionTests: XCTestCase {
                     super._$uniquenessConstraints + [["name", "company"]]
                 }
 
-                public override class var _$indexes: [[String]] {
-                    super._$indexes + [["company"]]
+                public override class var _$indexes: [PGModel.Schema.IndexMetadata] {
+                    super._$indexes + [.binary(["company"])]
                 }
             }
             """,
@@ -380,8 +380,8 @@ final class InheritanceExpansionTests: XCTestCase {
                     BusinessTrip.self
                 }
 
-                override class var _$indexes: [[String]] {
-                    super._$indexes + [["lounge"]]
+                override class var _$indexes: [PGModel.Schema.IndexMetadata] {
+                    super._$indexes + [.binary(["lounge"])]
                 }
             }
             open class PersonalTrip: Archive.Trip {
@@ -469,7 +469,7 @@ final class InheritanceExpansionTests: XCTestCase {
             \(persisted("name", "String"))
                 init(name: String) { self.name = name }
 
-            \(generatedMembers("Trip", [("name", "String", nil)], indexes: #"[["name"]]"#))
+            \(generatedMembers("Trip", [("name", "String", nil)], indexes: #"[.binary(["name"])]"#))
             }
 
             extension Trip: PGModel.PersistentModel {

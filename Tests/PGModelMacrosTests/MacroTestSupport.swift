@@ -126,15 +126,15 @@ func generatedMembers(
     switch shape {
     case .final:
         if let uniqueness { member("\(access)static var _$uniquenessConstraints: [[String]]", uniqueness) }
-        if let indexes { member("\(access)static var _$indexes: [[String]]", indexes) }
+        if let indexes { member("\(access)static var _$indexes: [PGModel.Schema.IndexMetadata]", indexes) }
     case .base:
         member("\(overridable)class var _$uniquenessConstraints: [[String]]", uniqueness ?? "[]")
-        member("\(overridable)class var _$indexes: [[String]]", indexes ?? "[]")
+        member("\(overridable)class var _$indexes: [PGModel.Schema.IndexMetadata]", indexes ?? "[]")
         member("\(overridable)class var _$superentity: (any PGModel.PersistentModel.Type)?", "nil")
     case .subclass(let superclass):
         member("\(overridable)override class var _$superentity: (any PGModel.PersistentModel.Type)?", "\(superclass).self")
         if let uniqueness { member("\(overridable)override class var _$uniquenessConstraints: [[String]]", "super._$uniquenessConstraints + \(uniqueness)") }
-        if let indexes { member("\(overridable)override class var _$indexes: [[String]]", "super._$indexes + \(indexes)") }
+        if let indexes { member("\(overridable)override class var _$indexes: [PGModel.Schema.IndexMetadata]", "super._$indexes + \(indexes)") }
     }
     return lines.joined(separator: "\n")
 }

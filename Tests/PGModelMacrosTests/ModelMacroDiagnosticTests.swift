@@ -453,7 +453,7 @@ final class ModelMacroDiagnosticTests: XCTestCase {
             \(persisted("name", "String"))
                 init() { name = "" }
 
-            \(generatedMembers("Trip", [("name", "String", nil)], indexes: #"[["name"]]"#))
+            \(generatedMembers("Trip", [("name", "String", nil)], indexes: #"[.binary(["name"])]"#))
             }
 
             extension Trip: PGModel.PersistentModel {
@@ -527,7 +527,7 @@ final class ModelMacroDiagnosticTests: XCTestCase {
             }
             """,
             diagnostics: [DiagnosticSpec(
-                message: #"#Index takes array literals of key paths, e.g. `#Index<Trip>([\.name], [\.name, \.startDate])`."#,
+                message: #"#Index takes array literals of key paths, e.g. `#Index<Trip>([\.name], [\.name, \.startDate])`, or index kinds, e.g. `#Index<Trip>(.binary([\.name]), .rtree([\.latitude, \.longitude]))`."#,
                 line: 2, column: 18
             )],
             macroSpecs: modelMacroSpecs

@@ -193,8 +193,8 @@ final class ModelMacroExpansionTests: XCTestCase {
                     [["name", "startDate"]]
                 }
 
-                static var _$indexes: [[String]] {
-                    [["startDate"], ["name", "startDate"]]
+                static var _$indexes: [PGModel.Schema.IndexMetadata] {
+                    [.binary(["startDate"]), .binary(["name", "startDate"])]
                 }
             }
 
@@ -294,7 +294,7 @@ final class ModelMacroExpansionTests: XCTestCase {
                     []
                 }
 
-                open class var _$indexes: [[String]] {
+                open class var _$indexes: [PGModel.Schema.IndexMetadata] {
                     []
                 }
 
@@ -397,7 +397,7 @@ final class ModelMacroExpansionTests: XCTestCase {
                     []
                 }
 
-                class var _$indexes: [[String]] {
+                class var _$indexes: [PGModel.Schema.IndexMetadata] {
                     []
                 }
 
@@ -663,7 +663,7 @@ final class ModelMacroExpansionTests: XCTestCase {
                     []
                 }
 
-                class var _$indexes: [[String]] {
+                class var _$indexes: [PGModel.Schema.IndexMetadata] {
                     []
                 }
 
@@ -700,7 +700,7 @@ final class ModelMacroExpansionTests: XCTestCase {
                 init(email: String, name: String) { self.email = email; self.name = name }
 
             \(generatedMembers("Person", [("email", "String", nil), ("name", "String", nil)],
-                               uniqueness: #"[["email"]]"#, indexes: #"[["name"]]"#))
+                               uniqueness: #"[["email"]]"#, indexes: #"[.binary(["name"])]"#))
             }
 
             extension Person: PGModel.PersistentModel {
@@ -872,8 +872,8 @@ final class ModelMacroExpansionTests: XCTestCase {
                     [["name", "startDate", "endDate"], ["code"], ["destination"]]
                 }
 
-                class var _$indexes: [[String]] {
-                    [["name"], ["startDate"], ["endDate"], ["name", "startDate", "endDate"]]
+                class var _$indexes: [PGModel.Schema.IndexMetadata] {
+                    [.binary(["name"]), .binary(["startDate"]), .binary(["endDate"]), .binary(["name", "startDate", "endDate"])]
                 }
 
                 class var _$superentity: (any PGModel.PersistentModel.Type)? {
@@ -1030,7 +1030,7 @@ final class ModelMacroExpansionTests: XCTestCase {
                         []
                     }
 
-                    class var _$indexes: [[String]] {
+                    class var _$indexes: [PGModel.Schema.IndexMetadata] {
                         []
                     }
 

@@ -427,7 +427,7 @@ struct ModelMacroCompileTests {
 
     @Test func uniqueAndIndexGroups() {
         #expect(SampleTripsSchemaV3.Trip._$uniquenessConstraints == [["name", "startDate", "endDate"]])
-        #expect(SampleTripsSchemaV3.Trip._$indexes == [["name"], ["startDate"], ["endDate"], ["name", "startDate", "endDate"]])
+        #expect(SampleTripsSchemaV3.Trip._$indexes == [.binary(["name"]), .binary(["startDate"]), .binary(["endDate"]), .binary(["name", "startDate", "endDate"])])
         let entity = Schema.Entity(SampleTripsSchemaV3.Trip.self).entityDescription
         #expect(entity.uniquenessConstraints == [["name", "startDate", "endDate"]])
         #expect(entity.indexes.count == 4)

@@ -93,6 +93,40 @@ struct RequestCodingTests {
         #expect(code(badPermission) == .invalidField)
     }
 
+    @Test("register: an index is an array of names (binary, the original form) or an object with its kind")
+    func registerIndexKinds() throws {
+        let attributes = #"[{"name":"name","columnName":"name","type":"string"},{"name":"latitude","columnName":"latitude","type":"double"},"#
+            + #"{"name":"longitude","columnName":"longitude","type":"double"}]"#
+        // What clients sent before index kinds existed, the Python example among them.
+        let old = try WireTest.decode(#"{"id":1,"op":"register","schema":{"version":"1.0.0","entities":[{"name":"Trip","tableName":"trip","attributes":"#
+            + attributes + #","uniquenessConstraints":[],"indexes":[["name"],["latitude","longitude"]]}]}}"#).get()
+        guard case .register(let oldSchema) = old.operation else { Issue.record("not a register: \(old)"); return }
+        #expect(oldSchema.entities.first?.indexes == [IndexDescription(["name"]), IndexDescription(["latitude", "longitude"], kind: .binary)])
+
+        let new = try WireTest.decode(#"{"id":2,"op":"register","schema":{"version":"1.0.0","entities":[{"name":"Trip","tableName":"trip","attributes":"#
+            + attributes + #","indexes":[{"kind":"binary","attributes":["name"]},{"kind":"rtree","attributes":["latitude","longitude"]}]}]}}"#).get()
+        guard case .register(let newSchema) = new.operation else { Issue.record("not a register: \(new)"); return }
+        let kinds = [IndexDescription(["name"]), IndexDescription(["latitude", "longitude"], kind: .rtree)]
+        #expect(newSchema.entities.first?.indexes == kinds)
+
+        // Encoding: binary stays the original array, so unchanged schemas encode (and fingerprint) as before.
+        var entity = try #require(newSchema.entities.first)
+        let line = try WireTest.text(Request(id: 3, operation: .register(SchemaDescription(entities: [entity]))).encodedLine())
+        #expect(line.contains(#""indexes":[["name"],{"attributes":["latitude","longitude"],"kind":"rtree"}]"#))
+        entity.indexes = [["name"], ["latitude", "longitude"]]
+        let binaryLine = try WireTest.text(Request(id: 4, operation: .register(SchemaDescription(entities: [entity]))).encodedLine())
+        #expect(binaryLine.contains(#""indexes":[["name"],["latitude","longitude"]]"#))
+        #expect(try Request.decode(line: Data(line.utf8)).get() == Request(id: 3, operation: .register(newSchema)))
+
+        // An unknown kind or a malformed index is the client's error, naming the field.
+        let unknown = WireTest.failure(#"{"id":5,"op":"register","schema":{"version":"1.0.0","entities":[{"name":"Trip","tableName":"trip","attributes":[],"#
+            + #""indexes":[{"kind":"hash","attributes":["name"]}]}]}}"#)
+        #expect(unknown?.error.code == .invalidField)
+        let number = WireTest.failure(#"{"id":6,"op":"register","schema":{"version":"1.0.0","entities":[{"name":"Trip","tableName":"trip","attributes":[],"#
+            + #""indexes":[7]}]}}"#)
+        #expect(number?.error.code == .invalidField)
+    }
+
     @Test("every operation survives encode → decode", arguments: everyOperation)
     func roundTrip(operation: Request.Operation) throws {
         for id: RequestID in [1, -7, "req-1", .int(Int64.max)] {
