@@ -13,11 +13,11 @@ import Testing
 /// history only into their own transaction.
 @Suite("History integrity")
 struct HistoryIntegrityTests {
-    static let memo = EntityDescription(name: "Memo", attributes: [
+    static let memo: EntityDescription = EntityDescription(name: "Memo", attributes: [
         AttributeDescription(name: "text", type: .string),
         AttributeDescription(name: "rank", type: .int64),
     ])
-    let schema = SchemaDescription(entities: [Self.memo])
+    let schema: SchemaDescription = SchemaDescription(entities: [HistoryIntegrityTests.memo])
     let logger: Logger = {
         var logger = Logger(label: "pgmodel.test.integrity")
         logger.logLevel = .warning
@@ -55,6 +55,37 @@ struct HistoryIntegrityTests {
             }
             let one = try #require(page.last?.changes.first)
             #expect(Set(changes.map(shape)) == [shape(one)], "a bulk insert's change is a one-row insert's change")
+        }
+    }
+
+    /// Chunks are built while the previous one runs (StatementPipeline): still one statement per chunk, in
+    /// order, and a chunk that fails while the next is built is the error the save reports.
+    @Test func aPipelinedBulkSaveSendsItsChunksInOrderAndReportsTheFirstFailure() async throws {
+        try await withStore { engine, c, _ in
+            let rows = (0..<25_000).map(memo)
+            let counter = PostgresStoreEngine.StatementCounter()
+            try await PostgresStoreEngine.$statementCounter.withValue(counter) {
+                _ = try await engine.save(SaveRequest(inserts: rows), in: schema, as: .trusted, on: c)
+            }
+            let kinds = counter.statements.map { sql -> String in
+                if sql.hasPrefix("INSERT INTO \"pgmodel\".\"changes\"") { return "changes" }
+                if sql.hasPrefix("INSERT INTO \"pgmodel\".\"transactions\"") { return "transaction" }
+                if sql.hasPrefix("INSERT") { return "rows" }
+                return sql.hasPrefix("SELECT pg_notify") ? "notify" : sql
+            }
+            #expect(kinds == ["BEGIN", "rows", "rows", "rows", "transaction", "changes", "changes", "changes", "notify", "COMMIT"])
+            #expect(try await engine.count(FetchRequest(entity: "Memo"), in: schema, as: .trusted, on: c) == 25_000)
+            let saved = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions
+            #expect(saved.first?.changes.map(\.id) == rows.map(\.id))
+            // The first chunk breaks the primary key while the second is built: that is the error, and
+            // nothing of the save stays.
+            var failing = (0..<10_500).map(memo)
+            failing[2].id = failing[0].id
+            await #expect { _ = try await engine.save(SaveRequest(inserts: failing), in: schema, as: .trusted, on: c) } throws: {
+                ($0 as? PGModelError)?.code == .uniqueViolation && ($0 as? PGModelError)?.model == "Memo"
+            }
+            #expect(try await engine.count(FetchRequest(entity: "Memo"), in: schema, as: .trusted, on: c) == 25_000)
+            #expect(try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions.count == 1)
         }
     }
 
