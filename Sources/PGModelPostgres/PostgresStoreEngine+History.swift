@@ -8,20 +8,29 @@ extension PostgresStoreEngine {
     /// transaction, so history commits (or rolls back) with the data. The transaction's position (its
     /// token) is assigned at COMMIT by the `pgmodel_assign_position` trigger, under the store's commit
     /// lock. A save that wrote nothing writes no history.
-    func writeHistory(_ log: HistoryLog, request: SaveRequest, as requester: Requester, on connection: PostgresConnection) async throws {
-        guard !log.isEmpty else { return }
+    func writeHistory(_ log: HistoryLog, request: SaveRequest, as requester: Requester, on connection: PostgresConnection,
+                      _ pipeline: inout StatementPipeline) async throws {
+        guard !log.isEmpty else { return try await pipeline.drain() }
         let sql = HistorySQL(schemaName: schemaName)
+        // At most `historyChunkSize` changes a statement, each chunk built while the statement before it
+        // runs (the first while the save's last write may still run): bounds the binds' memory, and the
+        // client's work overlaps the server's.
+        func chunk(at start: Int) throws -> HistoryChangeColumns {
+            try log.columns(encoder: Self.historyEncoder, in: start..<min(start + Self.historyChunkSize, log.count))
+        }
+        var columns = try chunk(at: 0)
+        try await pipeline.drain()
         let rows = try await query(sql.insertTransaction(author: request.author, userID: requester.newRowOwner, userName: requester.userName, joining: isEnclosed), on: connection)
         guard let id = try rows.first?.decode(Int64.self) else {
             throw PGModelError(.internalError, "writing the history transaction of schema \(schemaName) returned no id")
         }
-        // At most `historyChunkSize` changes a statement, built as they are sent: bounds the binds' memory.
         var start = 0
         while start < log.count {
-            let end = min(start + Self.historyChunkSize, log.count)
-            try await execute(sql.insertChanges(transactionID: id, columns: try log.columns(encoder: Self.historyEncoder, in: start..<end)), on: connection)
-            start = end
+            try await pipeline.send(sql.insertChanges(transactionID: id, columns: columns), self, on: connection)
+            start = min(start + Self.historyChunkSize, log.count)
+            if start < log.count { columns = try chunk(at: start) }
         }
+        try await pipeline.drain()
         try await execute(sql.notify(payload: sql.notifyPayload(entities: log.entities)), on: connection)
     }
 

@@ -46,16 +46,24 @@ extension PostgresStoreEngine {
                 }
             }
             let owners = try await insertOwners(request, renderer, requester, connection)
-            let outcomes = try await applyInserts(request, owners, renderer, requester, connection)
-            // History and remapped ids in the request's order, as if each row had been inserted in turn.
-            for (row, outcome) in zip(request.inserts, outcomes) {
-                switch outcome {
-                case .inserted(let owner):
-                    history.record(.insert, row.entity, row.id, owner: owner)
-                case .merged(let existing, let owner):
-                    if existing != row.id { result.remappedIdentifiers[row.id] = existing }
-                    history.record(.update, row.entity, existing, owner: owner, values: row.values)
+            // Inserts without RETURNING leave their last statement in flight while history is gathered
+            // and its first chunk built; every statement that reads rows waits for it first.
+            var pipeline = StatementPipeline()
+            do {
+                let outcomes = try await applyInserts(request, owners, renderer, requester, connection, &pipeline)
+                // History and remapped ids in the request's order, as if each row had been inserted in turn.
+                for (row, outcome) in zip(request.inserts, outcomes) {
+                    switch outcome {
+                    case .inserted(let owner):
+                        history.record(.insert, row.entity, row.id, owner: owner)
+                    case .merged(let existing, let owner):
+                        if existing != row.id { result.remappedIdentifiers[row.id] = existing }
+                        history.record(.update, row.entity, existing, owner: owner, values: row.values)
+                    }
                 }
+                if !request.links.isEmpty || !request.shares.isEmpty { try await pipeline.drain() }
+            } catch {
+                throw await pipeline.settle(after: error)
             }
             if !request.links.isEmpty {
                 var sourceOwners = owners
@@ -70,7 +78,11 @@ extension PostgresStoreEngine {
             // A share or revocation writes the grantee's audience events, so the history's own doorbell
             // names the classes it makes appear or disappear; a new permission changes nothing visible.
             try await applyShares(request.shares, renderer, requester, connection, &history)
-            try await writeHistory(history, request: request, as: requester, on: connection)
+            do {
+                try await writeHistory(history, request: request, as: requester, on: connection, &pipeline)
+            } catch {
+                throw await pipeline.settle(after: error)
+            }
             return result
         }
     }
@@ -90,8 +102,10 @@ extension PostgresStoreEngine {
     /// one-row statement, so a one-model save costs what it always did. A row the set-based insert skipped
     /// (it met a uniqueness constraint) takes the one-row path: SwiftData's upsert, or the error.
     /// Foreign keys are checked at commit, so the order of the groups does not matter.
+    /// A statement without RETURNING goes through `pipeline`: the next chunk is built while it runs, and
+    /// the last one may still run when this returns.
     private func applyInserts(_ request: SaveRequest, _ owners: [UUID: UUID?], _ renderer: SQLRenderer, _ requester: Requester,
-                              _ connection: PostgresConnection) async throws -> [InsertOutcome] {
+                              _ connection: PostgresConnection, _ pipeline: inout StatementPipeline) async throws -> [InsertOutcome] {
         let rows = request.inserts
         var outcomes = [InsertOutcome](repeating: .inserted(owner: nil), count: rows.count)
         var rowOwners = [UUID?](repeating: nil, count: rows.count)
@@ -127,15 +141,17 @@ extension PostgresStoreEngine {
                 let statement = chunk.count > 1
                     ? try renderer.insert(chunk.map { rows[$0] }, owners: chunk.map { rowOwners[$0] }, upserting: key.upserting) : nil
                 guard let statement else {
+                    try await pipeline.drain()
                     for i in chunk { outcomes[i] = try await insertOne(rows[i], owner: rowOwners[i], upserting: key.upserting, renderer, connection) }
                     continue
                 }
                 // Without a uniqueness constraint every row is inserted or the statement fails: no ids back.
                 guard renderer.insertReturnsIDs(of: Set(chunk.lazy.map { rows[$0].entity }), upserting: key.upserting) else {
-                    try await execute(statement, on: connection, model: model)
+                    try await pipeline.send(statement, self, on: connection, model: model)
                     for i in chunk { outcomes[i] = .inserted(owner: rowOwners[i]) }
                     continue
                 }
+                try await pipeline.drain()
                 var inserted = Set<UUID>(minimumCapacity: chunk.count)
                 for row in try await query(statement, on: connection, model: model) { inserted.insert(try row.decode(UUID.self)) }
                 for i in chunk {

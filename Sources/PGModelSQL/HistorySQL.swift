@@ -125,7 +125,8 @@ public struct HistorySQL: Sendable {
         return b.statement
     }
 
-    /// `DELETE` of the matching committed transactions (their changes cascade), returning each deleted token.
+    /// `DELETE` of the matching committed transactions (the `pgmodel_transactions_delete` trigger deletes their
+    /// changes in the same statement), returning each deleted token.
     public func deleteTransactions(_ filter: HistoryFilter) -> SQLStatement {
         var b = SQLBuilder()
         let conditions = visibleConditions(filter, &b)

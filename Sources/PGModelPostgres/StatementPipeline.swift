@@ -1,0 +1,46 @@
+import PGModelCore
+import PGModelSQL
+import PostgresNIO
+
+/// At most one statement of a save in flight while the caller builds the next one (issue 15): in a large
+/// save, building and encoding a chunk's arrays (client work) overlaps PostgreSQL's work on the previous
+/// chunk, where one after the other they added up. Statements still run one at a time in the order they
+/// are sent, and each waits for the one before it, so the first failure is the one rethrown (a later
+/// statement would only fail with "current transaction is aborted"). Only for statements whose rows
+/// nobody reads.
+///
+/// ```swift
+/// var pipeline = StatementPipeline()
+/// for chunk in chunks { try await pipeline.send(build(chunk), engine, on: connection) }
+/// try await pipeline.drain()   // before any other statement, and before the transaction ends
+/// ```
+struct StatementPipeline {
+    private var inFlight: Task<Void, any Error>?
+
+    /// Waits for the statement in flight (rethrowing its error), then starts `statement`.
+    mutating func send(_ statement: SQLStatement, _ engine: PostgresStoreEngine, on connection: PostgresConnection,
+                       model: String? = nil) async throws {
+        try await drain()
+        // An unstructured task inherits the task-locals (the statement counter, the deadline's watch).
+        inFlight = Task { try await engine.execute(statement, on: connection, model: model) }
+    }
+
+    /// Waits for the statement in flight, if any, and rethrows its error.
+    mutating func drain() async throws {
+        guard let task = inFlight else { return }
+        inFlight = nil
+        // The task is not a child: a cancelled save cancels it explicitly.
+        try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
+
+    /// After `error` ended the caller's work: waits for the statement in flight and returns the error to
+    /// report, the statement's own when it failed (it was sent before whatever failed after it).
+    mutating func settle(after error: any Error) async -> any Error {
+        do {
+            try await drain()
+            return error
+        } catch let earlier {
+            return earlier
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import Logging
+import NIOPosix
+import PGModelCore
+import PGModelSQL
+@testable import PGModelPostgres
+import PostgresNIO
+import Testing
+
+/// `pgmodel.changes.transaction_id` is checked by statement triggers instead of a per-row foreign key
+/// (sql/008_pgmodel_history_integrity.sql, issue 15): history still records what it did, a change still
+/// needs its transaction, deleting history still deletes its changes, and a service user still writes
+/// history only into their own transaction.
+@Suite("History integrity")
+struct HistoryIntegrityTests {
+    static let memo: EntityDescription = EntityDescription(name: "Memo", attributes: [
+        AttributeDescription(name: "text", type: .string),
+        AttributeDescription(name: "rank", type: .int64),
+    ])
+    let schema: SchemaDescription = SchemaDescription(entities: [HistoryIntegrityTests.memo])
+    let logger: Logger = {
+        var logger = Logger(label: "pgmodel.test.integrity")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    func withStore(_ body: (PostgresStoreEngine, PostgresConnection, String) async throws -> Void) async throws {
+        try await EngineTestStore.with(schema, prefix: "hi", logger: logger, body)
+    }
+
+    func memo(_ i: Int) -> RowValues {
+        RowValues(entity: "Memo", id: .v7(), values: ["text": .string("m\(i)"), "rank": .int(Int64(i))])
+    }
+
+    func count(_ engine: PostgresStoreEngine, _ c: PostgresConnection, changesOf ids: [Int64]) async throws -> Int64 {
+        let rows = try await engine.query(SQLStatement(sql: "SELECT count(*) FROM pgmodel.changes WHERE transaction_id = ANY ($1::text::bigint[])",
+                                                       binds: [.string("{" + ids.map(String.init).joined(separator: ",") + "}")]), on: c)
+        return try rows.first?.decode(Int64.self) ?? -1
+    }
+
+    @Test func aBulkSaveRecordsWhatOneRowSavesRecord() async throws {
+        try await withStore { engine, c, _ in
+            let bulk = (0..<1_500).map(memo)
+            _ = try await engine.save(SaveRequest(inserts: bulk, author: "bulk"), in: schema, as: .trusted, on: c)
+            let single = (0..<3).map(memo)
+            for row in single { _ = try await engine.save(SaveRequest(inserts: [row], author: "one"), in: schema, as: .trusted, on: c) }
+            let page = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions
+            #expect(page.map(\.author) == ["bulk", "one", "one", "one"])
+            let changes = try #require(page.first?.changes)
+            // One insert per row, in the request's order (change ids ascend with it).
+            #expect(changes.map(\.id) == bulk.map(\.id))
+            #expect(changes.map(\.changeIdentifier) == changes.map(\.changeIdentifier).sorted())
+            func shape(_ change: HistoryChangeRecord) -> String {
+                "\(change.kind) \(change.entity) \(change.updatedAttributes) \(change.values) \(change.tombstone)"
+            }
+            let one = try #require(page.last?.changes.first)
+            #expect(Set(changes.map(shape)) == [shape(one)], "a bulk insert's change is a one-row insert's change")
+        }
+    }
+
+    /// Chunks are built while the previous one runs (StatementPipeline): still one statement per chunk, in
+    /// order, and a chunk that fails while the next is built is the error the save reports.
+    @Test func aPipelinedBulkSaveSendsItsChunksInOrderAndReportsTheFirstFailure() async throws {
+        try await withStore { engine, c, _ in
+            let rows = (0..<25_000).map(memo)
+            let counter = PostgresStoreEngine.StatementCounter()
+            try await PostgresStoreEngine.$statementCounter.withValue(counter) {
+                _ = try await engine.save(SaveRequest(inserts: rows), in: schema, as: .trusted, on: c)
+            }
+            let kinds = counter.statements.map { sql -> String in
+                if sql.hasPrefix("INSERT INTO \"pgmodel\".\"changes\"") { return "changes" }
+                if sql.hasPrefix("INSERT INTO \"pgmodel\".\"transactions\"") { return "transaction" }
+                if sql.hasPrefix("INSERT") { return "rows" }
+                return sql.hasPrefix("SELECT pg_notify") ? "notify" : sql
+            }
+            #expect(kinds == ["BEGIN", "rows", "rows", "rows", "transaction", "changes", "changes", "changes", "notify", "COMMIT"])
+            #expect(try await engine.count(FetchRequest(entity: "Memo"), in: schema, as: .trusted, on: c) == 25_000)
+            let saved = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions
+            #expect(saved.first?.changes.map(\.id) == rows.map(\.id))
+            // The first chunk breaks the primary key while the second is built: that is the error, and
+            // nothing of the save stays.
+            var failing = (0..<10_500).map(memo)
+            failing[2].id = failing[0].id
+            await #expect { _ = try await engine.save(SaveRequest(inserts: failing), in: schema, as: .trusted, on: c) } throws: {
+                ($0 as? PGModelError)?.code == .uniqueViolation && ($0 as? PGModelError)?.model == "Memo"
+            }
+            #expect(try await engine.count(FetchRequest(entity: "Memo"), in: schema, as: .trusted, on: c) == 25_000)
+            #expect(try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions.count == 1)
+        }
+    }
+
+    @Test func deletingHistoryDeletesItsChanges() async throws {
+        try await withStore { engine, c, _ in
+            for i in 0..<3 {
+                _ = try await engine.save(SaveRequest(inserts: (0..<(10 * (i + 1))).map(memo)), in: schema, as: .trusted, on: c)
+            }
+            let all = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions
+            #expect(all.count == 3)
+            guard all.count == 3 else { return }
+            #expect(try await count(engine, c, changesOf: all.map(\.transactionIdentifier)) == 60)
+            #expect(try await engine.deleteHistory(HistoryRequest(filter: .token(.lessOrEqual, all[1].token)), as: .trusted, on: c) == 2)
+            #expect(try await count(engine, c, changesOf: all.prefix(2).map(\.transactionIdentifier)) == 0)
+            #expect(try await count(engine, c, changesOf: [all[2].transactionIdentifier]) == 30)
+        }
+    }
+
+    @Test func aChangeNeedsItsTransaction() async throws {
+        try await withStore { engine, c, _ in
+            let insert = SQLStatement(sql: """
+                INSERT INTO pgmodel.changes (transaction_id, entity, row_id, kind) VALUES ($1::text::bigint, 'Memo', $2::text::uuid, 'insert')
+                """, binds: [.string("-1"), .string(UUID.v7().uuidString)])
+            await #expect { try await engine.transaction(on: c) { try await engine.execute(insert, on: c) } } throws: {
+                ($0 as? PGModelError)?.sqlState == "23503"
+            }
+            // A transaction with changes keeps its id.
+            _ = try await engine.save(SaveRequest(inserts: [memo(0)]), in: schema, as: .trusted, on: c)
+            let id = try #require(try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions.first?.transactionIdentifier)
+            let renumber = SQLStatement(sql: "UPDATE pgmodel.transactions SET id = -id WHERE id = $1::text::bigint", binds: [.string(String(id))])
+            await #expect { try await engine.transaction(on: c) { try await engine.execute(renumber, on: c) } } throws: {
+                ($0 as? PGModelError)?.sqlState == "23503"
+            }
+        }
+    }
+
+    @Test func aServiceUserWritesHistoryOnlyIntoTheirOwnTransactionAndRowsOnlyAsThemselves() async throws {
+        try await withStore { engine, c, _ in
+            let suffix = UUID().uuidString.prefix(8).lowercased()
+            let alice = try await engine.createUser(name: "hi_alice_\(suffix)", password: "x", isAdmin: false, on: c)
+            let bob = try await engine.createUser(name: "hi_bob_\(suffix)", password: "x", isAdmin: false, on: c)
+            // Their own bulk saves record their history.
+            _ = try await engine.save(SaveRequest(inserts: (0..<50).map(memo)), in: schema, as: .user(alice), on: c)
+            _ = try await engine.save(SaveRequest(inserts: (0..<50).map(memo)), in: schema, as: .user(bob), on: c)
+            let hers = try await engine.fetchHistory(HistoryRequest(), as: .user(alice), on: c).transactions
+            #expect(hers.count == 1 && hers.first?.changes.count == 50)
+            let bobs = try #require(try await engine.fetchHistory(HistoryRequest(), as: .user(bob), on: c).transactions.first)
+            // Alice cannot add a change to Bob's history transaction, nor to one of hers of another SQL transaction.
+            for target in [bobs.transactionIdentifier, try #require(hers.first?.transactionIdentifier)] {
+                let forged = SQLStatement(sql: """
+                    INSERT INTO pgmodel.changes (transaction_id, entity, row_id, kind, owner_id) \
+                    VALUES ($1::text::bigint, 'Memo', $2::text::uuid, 'insert', $3::text::uuid)
+                    """, binds: [.string(String(target)), .string(UUID.v7().uuidString), .string(alice.id.uuidString)])
+                await #expect { try await engine.transaction(as: .user(alice), on: c) { try await engine.execute(forged, on: c) } } throws: {
+                    ($0 as? PGModelError)?.sqlState == "42501"
+                }
+            }
+            // Nor insert a row for Bob through the set-based insert: row-level security checks every row.
+            let renderer = try SQLRenderer(schema: schema, schemaName: engine.schemaName)
+            let rows = (0..<20).map(memo)
+            let statement = try #require(try renderer.insert(rows, owners: rows.indices.map { $0 == 7 ? bob.id : alice.id }, upserting: false))
+            await #expect { try await engine.transaction(as: .user(alice), on: c) { try await engine.execute(statement, on: c) } } throws: {
+                ($0 as? PGModelError)?.sqlState == "42501"
+            }
+            #expect(try await engine.fetch(FetchRequest(entity: "Memo"), in: schema, as: .user(alice), on: c).count == 50)
+        }
+    }
+}
+
+/// A database whose history was written before sql/008 (changes with a foreign key to their transaction)
+/// is upgraded in place: the foreign key gives way to the triggers, history is kept, and a second start
+/// changes nothing. In a scratch database of its own.
+@Suite("History integrity: upgrading from the foreign key")
+struct HistoryIntegrityUpgradeTests {
+    @Test func anOldStoreKeepsItsHistoryAndItsGuarantees() async throws {
+        var logger = Logger(label: "pgmodel.test.integrity-upgrade")
+        logger.logLevel = .warning
+        let base = try PostgresStoreConfiguration.parse(try TestDatabase.url()).connection
+        let admin = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: base, id: 30, logger: logger)
+        let database = "pgmodel_upgrade_" + ServerTestHarness.uniqueSuffix()
+        _ = try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(database)"), logger: logger).collect()
+        do {
+            var scratch = base
+            scratch.database = database
+            let c = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: scratch, id: 31, logger: logger)
+            func strings(_ sql: String) async throws -> [String] {
+                try await c.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect().map { try $0.decode(String.self) }
+            }
+            let foreignKeys = "SELECT conname::text FROM pg_constraint WHERE conrelid = 'pgmodel.changes'::regclass AND contype = 'f'"
+            let triggers = "SELECT tgname::text FROM pg_trigger WHERE tgrelid IN ('pgmodel.changes'::regclass, 'pgmodel.transactions'::regclass) AND NOT tgisinternal ORDER BY 1"
+            // The layout before: the system files up to 007, and history written under the foreign key.
+            for file in SystemSQL.files where file.name < "008" {
+                for statement in SQLScript.statements(file.sql) { _ = try await c.query(PostgresQuery(unsafeSQL: statement), logger: logger).collect() }
+            }
+            #expect(try await strings(foreignKeys) == ["changes_transaction_id_fkey"])
+            let old = try await strings("""
+                WITH t AS (INSERT INTO pgmodel.transactions (schema_name, author) VALUES ('public', 'old') RETURNING id)
+                INSERT INTO pgmodel.changes (transaction_id, entity, row_id, kind) SELECT t.id, 'Memo', gen_random_uuid(), 'insert' FROM t, generate_series(1, 3)
+                RETURNING transaction_id::text
+                """)
+            #expect(old.count == 3)
+            // This build starts, twice: the second start finds everything in place.
+            let engine = PostgresStoreEngine(schemaName: "public", logger: logger)
+            try await engine.bootstrap(on: c)
+            #expect(try await strings(foreignKeys).isEmpty)
+            let installed = try await strings(triggers)
+            #expect(installed == ["pgmodel_assign_position", "pgmodel_changes_transaction", "pgmodel_changes_transaction_update",
+                                  "pgmodel_transactions_delete", "pgmodel_transactions_id", "pgmodel_transactions_truncate"])
+            let policies = try await strings("SELECT with_check FROM pg_policies WHERE schemaname = 'pgmodel' AND tablename = 'changes' AND cmd = 'INSERT' ORDER BY policyname")
+            #expect(policies.count == 2 && policies.allSatisfy { $0.contains("own_transaction_id") }, "\(policies)")
+            try await engine.bootstrap(on: c)
+            #expect(try await strings(triggers) == installed)
+            // The old history is readable, and deleting it deletes its changes.
+            let schema = SchemaDescription(entities: [HistoryIntegrityTests.memo])
+            try await engine.prepare(schema, on: c)
+            let history = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions
+            #expect(history.map(\.author) == ["old"] && history.first?.changes.count == 3)
+            #expect(try await engine.deleteHistory(HistoryRequest(), as: .trusted, on: c) == 1)
+            #expect(try await strings("SELECT count(*)::text FROM pgmodel.changes") == ["0"])
+            try await c.close()
+        } catch {
+            _ = try? await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(database) WITH (FORCE)"), logger: logger).collect()
+            try? await admin.close()
+            throw error
+        }
+        _ = try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(database) WITH (FORCE)"), logger: logger).collect()
+        try await admin.close()
+    }
+}
