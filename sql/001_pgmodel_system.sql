@@ -1,5 +1,6 @@
 -- PGModel system objects: schema "pgmodel" with users, registered entities and schema versions.
--- Idempotent: applied by the store on every connect, by scripts/ and by docker-compose's init.
+-- Idempotent: applied by the store at start (unless schema pgmodel's comment says these exact files are in
+-- place: docs/ADMIN.md), by scripts/ and by docker-compose's init.
 -- Model tables themselves are created from registered schemas by the store, not here.
 
 CREATE SCHEMA IF NOT EXISTS pgmodel;
