@@ -247,6 +247,30 @@ public struct PostgresStoreEngine: Sendable {
         try await execute(SQLStatement(sql: sql, binds: binds), on: connection)
     }
 
+    /// Sends `statement` without waiting for it (``StatementPipeline``); ``finish(_:model:)`` awaits it.
+    func start(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) throws -> EventLoopFuture<PostgresQueryResult> {
+        Self.statementCounter?.record(statement.sql)
+        do {
+            return connection.query(try PostgresValueCoding.query(statement), logger: logger)
+        } catch {
+            throw PostgresErrorMapping.map(error, model: model)
+        }
+    }
+
+    /// Awaits a statement ``start(_:on:model:)`` sent: through the deadline's watch when there is one, as
+    /// ``query(_:on:model:)`` does.
+    static func finish(_ result: EventLoopFuture<PostgresQueryResult>, model: String?) async throws {
+        do {
+            if let watch = StatementWatch.current {
+                _ = try await watch.await(result)
+            } else {
+                _ = try await result.get()
+            }
+        } catch {
+            throw PostgresErrorMapping.map(error, model: model)
+        }
+    }
+
     func execute(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) async throws {
         _ = try await query(statement, on: connection, model: model)
     }

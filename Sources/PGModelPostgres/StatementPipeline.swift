@@ -14,23 +14,26 @@ import PostgresNIO
 /// for chunk in chunks { try await pipeline.send(build(chunk), engine, on: connection) }
 /// try await pipeline.drain()   // before any other statement, and before the transaction ends
 /// ```
+///
+/// The statement in flight is PostgresNIO's future for it, not a Swift task: the query is written to the
+/// connection's channel at once, and nothing waits for a thread of Swift's cooperative pool, which a
+/// process full of blocking SwiftData calls may have none of to spare (a task there once left saves
+/// "idle in transaction" until their deadline).
 struct StatementPipeline {
-    private var inFlight: Task<Void, any Error>?
+    private var inFlight: (result: EventLoopFuture<PostgresQueryResult>, model: String?)?
 
     /// Waits for the statement in flight (rethrowing its error), then starts `statement`.
     mutating func send(_ statement: SQLStatement, _ engine: PostgresStoreEngine, on connection: PostgresConnection,
                        model: String? = nil) async throws {
         try await drain()
-        // An unstructured task inherits the task-locals (the statement counter, the deadline's watch).
-        inFlight = Task { try await engine.execute(statement, on: connection, model: model) }
+        inFlight = (try engine.start(statement, on: connection, model: model), model)
     }
 
     /// Waits for the statement in flight, if any, and rethrows its error.
     mutating func drain() async throws {
-        guard let task = inFlight else { return }
+        guard let (result, model) = inFlight else { return }
         inFlight = nil
-        // The task is not a child: a cancelled save cancels it explicitly.
-        try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        try await PostgresStoreEngine.finish(result, model: model)
     }
 
     /// After `error` ended the caller's work: waits for the statement in flight and returns the error to
