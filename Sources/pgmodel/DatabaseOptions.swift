@@ -9,7 +9,7 @@ import PGModelPostgres
 /// ```
 struct DatabaseOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "PostgreSQL URL: postgres://user:password@host:port/database[?schema=name&sslmode=verify-full&sslrootcert=path]. Defaults to $DATABASE_URL, else the local cluster scripts/pg.sh starts (postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel).",
+        "PostgreSQL URL: postgres://user:password@host:port/database[?schema=name&sslmode=verify-full&sslrootcert=path]. Defaults to $DATABASE_URL, else the local cluster scripts/pg.sh starts in this checkout (postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel, or the port it took).",
         valueName: "url"))
     var databaseURL: String?
 
@@ -18,8 +18,8 @@ struct DatabaseOptions: ParsableArguments {
     var schema: String?
 
     /// The local cluster `scripts/pg.sh start` (and `scripts/run.sh`) runs: what a README command pasted
-    /// on the developer's machine talks to when nothing else is said.
-    static let localClusterURL = "postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel"
+    /// on the developer's machine talks to when nothing else is said (``LocalCluster``).
+    static var localClusterURL: String { LocalCluster.url }
 
     /// The URL the user gave (option, then environment), or `nil`.
     var explicitURL: String? {

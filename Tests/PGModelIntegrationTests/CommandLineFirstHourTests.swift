@@ -17,6 +17,22 @@ struct CommandLineFirstHourTests {
         #expect(!result.error.contains("not-the-password-7f3a"))
     }
 
+    @Test("without DATABASE_URL the CLI finds the checkout's cluster on the port it took, not only 55432")
+    func findsTheCheckoutsClusterPort() async throws {
+        // A checkout whose cluster (by the scripts' marker) took port 9, where nothing answers: the error
+        // names the port the CLI read from postmaster.pid.
+        let checkout = FileManager.default.temporaryDirectory.appendingPathComponent("pgmodel-cli-\(UUID().uuidString)")
+        let data = checkout.appendingPathComponent(".pgdata")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: checkout) }
+        try Data("PGModel cluster\n".utf8).write(to: data.appendingPathComponent("PGMODEL_CLUSTER"))
+        try Data("4242\n\(data.path)\n1700000000\n9\n/tmp\n127.0.0.1\n".utf8).write(to: data.appendingPathComponent("postmaster.pid"))
+        let result = try await ShareCommandTests.run(["user", "list"], removingEnvironment: ["DATABASE_URL", "PGMODEL_TEST_DATABASE_URL"],
+                                                     directory: checkout)
+        #expect(result.status != 0)
+        #expect(result.error.contains("127.0.0.1:9 "), "\(result.error)")
+    }
+
     @Test("pgmodel status --server works without DATABASE_URL")
     func statusWithoutDatabase() async throws {
         let service = try await TestService.shared()

@@ -10,9 +10,10 @@ struct ExamplesTests {
     /// URLs travel in the environment, as the examples ask.
     static func run(_ executable: URL, _ arguments: [String] = [], environment: [String: String] = [:],
                     replacingEnvironment: [String: String]? = nil,
-                    input: String? = nil) async throws -> (status: Int32, output: String, error: String) {
+                    input: String? = nil, directory: URL? = nil) async throws -> (status: Int32, output: String, error: String) {
         let process = Process()
         process.executableURL = executable
+        if let directory { process.currentDirectoryURL = directory }
         process.arguments = arguments
         process.environment = (replacingEnvironment ?? ProcessInfo.processInfo.environment).merging(environment) { $1 }
         let output = Pipe(), error = Pipe(), stdin = Pipe()

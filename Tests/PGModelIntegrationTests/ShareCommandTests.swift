@@ -18,9 +18,10 @@ struct ShareCommandTests {
     }
 
     /// Runs `pgmodel` with `arguments`; returns the exit status, standard output and standard error.
-    static func run(_ arguments: [String], removingEnvironment removed: Set<String> = []) async throws -> (status: Int32, output: String, error: String) {
+    static func run(_ arguments: [String], removingEnvironment removed: Set<String> = [],
+                    directory: URL? = nil) async throws -> (status: Int32, output: String, error: String) {
         let environment = removed.isEmpty ? nil : ProcessInfo.processInfo.environment.filter { !removed.contains($0.key) }
-        return try await ExamplesTests.run(try executable(), arguments, replacingEnvironment: environment)
+        return try await ExamplesTests.run(try executable(), arguments, replacingEnvironment: environment, directory: directory)
     }
 
     @Test("an admin shares, lists and revokes from the command line; bad input exits non-zero with a coded error")
