@@ -123,13 +123,14 @@ struct LoginSecurityTests {
         try await ServerTestHarness.withRunningServer(loginTimeout: .seconds(1), configure: {
             $0.databaseURL = (try? LoginTestDatabase.url) ?? ""
         }) { _, port async throws in
+            // Every password check waits on the lock for longer than the login timeout. Taken before the
+            // clients connect: the login timeout runs from the connection, and taking the lock can itself
+            // take a second while CI runs every suite at once.
+            let lock = try await LoginTestDatabase.lockUsers()
             let client = try await RawProtocolClient.connect(port: port)
             defer { Task { await client.close() } }
             let failing = try await RawProtocolClient.connect(port: port)
             defer { Task { await failing.close() } }
-
-            // Every password check waits on the lock for longer than the login timeout.
-            let lock = try await LoginTestDatabase.lockUsers()
             try await client.sendLine(#"{"id":1,"op":"hello","user":"\#(user.name)","password":"secret","protocol":1}"#)
             try await failing.sendLine(#"{"id":1,"op":"hello","user":"\#(user.name)","password":"wrong","protocol":1}"#)
             try await Task.sleep(for: .milliseconds(1500))
