@@ -161,16 +161,7 @@ struct HistoryIntegrityTests {
 @Suite("History integrity: upgrading from the foreign key")
 struct HistoryIntegrityUpgradeTests {
     @Test func anOldStoreKeepsItsHistoryAndItsGuarantees() async throws {
-        var logger = Logger(label: "pgmodel.test.integrity-upgrade")
-        logger.logLevel = .warning
-        let base = try PostgresStoreConfiguration.parse(try TestDatabase.url()).connection
-        let admin = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: base, id: 30, logger: logger)
-        let database = "pgmodel_upgrade_" + ServerTestHarness.uniqueSuffix()
-        _ = try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(database)"), logger: logger).collect()
-        do {
-            var scratch = base
-            scratch.database = database
-            let c = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: scratch, id: 31, logger: logger)
+        try await ScratchDatabase.with(label: "pgmodel.test.integrity-upgrade") { c, logger in
             func strings(_ sql: String) async throws -> [String] {
                 try await c.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect().map { try $0.decode(String.self) }
             }
@@ -205,13 +196,6 @@ struct HistoryIntegrityUpgradeTests {
             #expect(history.map(\.author) == ["old"] && history.first?.changes.count == 3)
             #expect(try await engine.deleteHistory(HistoryRequest(), as: .trusted, on: c) == 1)
             #expect(try await strings("SELECT count(*)::text FROM pgmodel.changes") == ["0"])
-            try await c.close()
-        } catch {
-            _ = try? await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(database) WITH (FORCE)"), logger: logger).collect()
-            try? await admin.close()
-            throw error
         }
-        _ = try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(database) WITH (FORCE)"), logger: logger).collect()
-        try await admin.close()
     }
 }

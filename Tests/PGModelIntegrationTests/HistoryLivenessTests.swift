@@ -148,16 +148,7 @@ struct HistoryLivenessTests {
 struct HistoryPositionUpgradeTests {
     @Test("old transactions keep their xid as position; new saves come after every old token")
     func oldTokensResume() async throws {
-        var logger = Logger(label: "pgmodel.test.upgrade")
-        logger.logLevel = .warning
-        let base = try PostgresStoreConfiguration.parse(try TestDatabase.url()).connection
-        let admin = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: base, id: 20, logger: logger)
-        let database = "pgmodel_upgrade_" + ServerTestHarness.uniqueSuffix()
-        _ = try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(database)"), logger: logger).collect()
-        do {
-            var scratch = base
-            scratch.database = database
-            let c = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: scratch, id: 21, logger: logger)
+        try await ScratchDatabase.with(label: "pgmodel.test.upgrade") { c, logger in
             // The layout before positions: the system files up to 003, and history written with xid tokens.
             for file in SystemSQL.files where file.name < "004" {
                 for statement in SQLScript.statements(file.sql) { _ = try await c.query(PostgresQuery(unsafeSQL: statement), logger: logger).collect() }
@@ -181,13 +172,6 @@ struct HistoryPositionUpgradeTests {
             // A reader holding the first old token resumes with the second and the new save, nothing skipped.
             let resumed = try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, oldTokens[0])), as: .trusted, on: c).transactions
             #expect(resumed.map(\.author) == ["old-2", "new"])
-            try await c.close()
-        } catch {
-            _ = try? await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(database) WITH (FORCE)"), logger: logger).collect()
-            try? await admin.close()
-            throw error
         }
-        _ = try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(database) WITH (FORCE)"), logger: logger).collect()
-        try await admin.close()
     }
 }
