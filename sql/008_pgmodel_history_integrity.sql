@@ -79,9 +79,10 @@ $f$;
 
 -- The writer's own history transaction of this SQL transaction (NULL when it has none): what the insert
 -- policies compare transaction_id with, once per statement.
+-- plpgsql so its plan is kept for the session (see current_user_is_admin in 003).
 CREATE OR REPLACE FUNCTION pgmodel.own_transaction_id() RETURNS bigint
-    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-    AS $f$ SELECT t.id FROM pgmodel.transactions t WHERE t.xid = pg_current_xact_id() AND t.user_id = pgmodel.current_user_id() $f$;
+    LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $f$ BEGIN RETURN (SELECT t.id FROM pgmodel.transactions t WHERE t.xid = pg_current_xact_id() AND t.user_id = pgmodel.current_user_id()); END $f$;
 
 DO $pgmodel$
 BEGIN

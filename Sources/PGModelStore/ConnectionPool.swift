@@ -147,7 +147,10 @@ package final class ConnectionPool: Sendable {
                 if let connection = connections[key], !connection.isClosed { return true }
                 dropped.append(key)
                 return false
-            }, preferring: { scopes[$0] == scope })
+            }, rank: { key in
+                // A scope change costs a round trip; another event loop costs two thread wake-ups.
+                (scopes[key] == scope ? 2 : 0) + (connections[key]?.eventLoop.inEventLoop == true ? 1 : 0)
+            })
             for key in dropped {
                 state.connections[key] = nil
                 state.scopes[key] = nil

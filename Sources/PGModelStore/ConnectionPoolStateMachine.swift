@@ -70,13 +70,26 @@ package struct ConnectionPoolStateMachine<Connection: Equatable & Sendable>: Sen
     /// `isPreferred` holds (one already in the lease's scope) is taken before any other idle one.
     package mutating func lease(waiterID: Int, isUsable: (Connection) -> Bool = { _ in true },
                                 preferring isPreferred: (Connection) -> Bool = { _ in false }) -> LeaseAction {
+        lease(waiterID: waiterID, isUsable: isUsable, rank: { isPreferred($0) ? 1 : 0 })
+    }
+
+    /// A lease by `waiterID` (unique per lease). `isUsable` tells whether an idle connection still works;
+    /// one that does not is dropped and its slot reused. Among idle connections the highest `rank` wins,
+    /// and among equal ranks the most recently used: the pool ranks a connection already in the lease's
+    /// scope (saves a round trip) above one on the caller's own event loop (saves two thread wake-ups).
+    package mutating func lease(waiterID: Int, isUsable: (Connection) -> Bool = { _ in true },
+                                rank: (Connection) -> Int) -> LeaseAction {
         guard !isClosed else { return .closed }
-        while let index = idle.lastIndex(where: isPreferred) {
-            let connection = idle.remove(at: index)
-            if isUsable(connection) { return .use(connection) }
-            open -= 1
-        }
-        while let connection = idle.popLast() {
+        while !idle.isEmpty {
+            var best = idle.count - 1
+            var bestRank = rank(idle[best])
+            var index = best - 1
+            while index >= 0 {
+                let candidate = rank(idle[index])
+                if candidate > bestRank { best = index; bestRank = candidate }
+                index -= 1
+            }
+            let connection = idle.remove(at: best)
             if isUsable(connection) { return .use(connection) }
             open -= 1
         }

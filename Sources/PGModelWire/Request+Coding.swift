@@ -15,7 +15,7 @@ extension Request: Codable {
         // checked first: a bad byte anywhere gets the same answer.
         guard String(data: line, encoding: .utf8) != nil else { return .failure(invalidUTF8) }
         do {
-            return .success(try WireJSON.makeDecoder().decode(Request.self, from: line))
+            return .success(try WireJSON.sharedDecoder.decode(Request.self, from: line))
         } catch let failure as RequestDecodingFailure {
             return .failure(failure)
         } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {

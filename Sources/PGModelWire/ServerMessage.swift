@@ -26,7 +26,7 @@ public enum ServerMessage: Hashable, Sendable {
         // A fetch's `table` answer is read by hand; anything else (or a table that is not well formed)
         // by the general decoder, which also names what is wrong.
         if let response = WireTable.decodeLine(line) { return .response(response) }
-        let decoder = WireJSON.makeDecoder()
+        let decoder = WireJSON.sharedDecoder
         do {
             if try decoder.decode(Probe.self, from: line).isEvent {
                 return .event(try decoder.decode(Event.self, from: line))

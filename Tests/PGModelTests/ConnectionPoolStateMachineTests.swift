@@ -119,4 +119,18 @@ struct ConnectionPoolStateMachineTests {
         #expect(pool.lease(waiterID: 8) == .connect)
         #expect(pool.lease(waiterID: 9, preferring: { _ in true }) == .wait)
     }
+
+    @Test func theHighestRankedIdleConnectionWinsAndTiesGoToTheMostRecent() {
+        var pool = ConnectionPoolStateMachine<Int>(maximum: 4, maximumIdle: 4)
+        for id in 1...4 { #expect(pool.lease(waiterID: id) == .connect) }
+        for connection in [10, 11, 12, 13] { #expect(pool.release(connection, isUsable: true) == .keep) }
+        // Scope (2) outranks the caller's event loop (1); the pool's own order breaks ties.
+        let rank: (Int) -> Int = { [10: 2, 11: 1, 12: 3, 13: 0][$0] ?? 0 }
+        #expect(pool.lease(waiterID: 5, rank: rank) == .use(12))
+        #expect(pool.lease(waiterID: 6, rank: rank) == .use(10))
+        #expect(pool.lease(waiterID: 7, rank: { _ in 0 }) == .use(13))
+        #expect(pool.lease(waiterID: 8, rank: rank) == .use(11))
+        #expect(pool.idle.isEmpty)
+        #expect(pool.lease(waiterID: 9, rank: rank) == .wait)
+    }
 }

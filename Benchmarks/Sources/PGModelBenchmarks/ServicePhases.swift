@@ -1,6 +1,10 @@
 import Foundation
 import Logging
+import PGModel
 import PGModelCore
+import PGModelServer
+import PGModelPostgres
+import PGModelStore
 import PGModelWire
 import PostgresNIO
 
@@ -51,5 +55,54 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
         _ = try await Deadline(.seconds(30), operation: "'fetch'").run { 1 }
     }
     try await p50("one hop to a new task and back (`await Task { }.value`)") { _ = await Task { 1 }.value }
+
+    // The same point fetch whole, below the models: the direct store's and the service's `fetchTable`,
+    // and the service's `ping` (a round trip that never reaches PostgreSQL), all awaited from a task.
+    let schema = "bench_phases_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(8)
+    guard var schemaURL = URLComponents(url: databaseURL, resolvingAgainstBaseURL: false) else { return }
+    schemaURL.queryItems = [URLQueryItem(name: "schema", value: schema)]
+    guard let directURL = schemaURL.url else { return }
+    let container = try ModelContainer(for: BenchProduct.self, configurations: ModelConfiguration(url: directURL))
+    let seed = ModelContext(container)
+    for i in 0..<2000 {
+        seed.insert(BenchProduct(name: "product \(i)", category: "category \(i % 20)", price: Double(i), quantity: i, created: Date(),
+                                 active: true, note: nil, score: 1, rank: i))
+    }
+    try seed.save()
+    let userName = "bench_" + UUID().uuidString.lowercased().prefix(8)
+    _ = try await connection.query(PostgresQuery(
+        unsafeSQL: "INSERT INTO pgmodel.users (name, password_hash, is_admin) VALUES ($1, crypt('secret', gen_salt('bf', 4)), true)",
+        binds: { var b = PostgresBindings(); b.append(userName); return b }()), logger: logger).collect()
+    var serverURL = URLComponents(url: databaseURL, resolvingAgainstBaseURL: false)
+    serverURL?.queryItems = nil
+    var quiet = Logger(label: "bench.server")
+    quiet.logLevel = .error
+    let server = try LineServer(configuration: LineServerConfiguration(
+        databaseURL: serverURL?.url?.absoluteString ?? databaseURL.absoluteString, host: "127.0.0.1", port: 0, schemaName: schema), logger: quiet)
+    let running = Task { try await server.run() }
+    let port = try await server.listeningPort()
+    guard let remoteURL = URL(string: "pgmodel://\(userName):secret@127.0.0.1:\(port)") else { return }
+    let remote = try RemoteModelStore(url: remoteURL)
+    let direct = PostgresModelStore(configuration: try PostgresStoreConfiguration.parse(directURL.absoluteString),
+                                    eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+    let description = container.schema.schemaDescription
+    try await direct.prepare(description)
+    try await remote.prepare(description)
+    let entity = description.entities.first { $0.name.contains("BenchProduct") }?.name ?? "BenchProduct"
+    var key = 0
+    func point() -> FetchRequest {
+        key = (key + 7919) % 2000
+        return FetchRequest(entity: entity, predicate: .compare(.equal, .key("rank"), .value(.int(Int64(key)))))
+    }
+    try await p50("service `ping` round trip (in-process server, loopback TCP)") { try await remote.ping() }
+    try await p50("direct store `fetchTable`, point by an indexed column") {
+        guard try await direct.fetchTable(point()).rows.count == 1 else { throw PGModelError(.internalError, "direct point") }
+    }
+    try await p50("service `fetchTable`, point by an indexed column") {
+        guard try await remote.fetchTable(point()).rows.count == 1 else { throw PGModelError(.internalError, "service point") }
+    }
+    await remote.close()
+    await direct.close()
+    running.cancel()
     try await connection.close()
 }
