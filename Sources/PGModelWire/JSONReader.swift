@@ -6,12 +6,12 @@ import PGModelCore
 struct JSONReader {
     struct Unexpected: Error {}
 
-    private let bytes: UnsafeRawBufferPointer
-    private var position = 0
+    let bytes: UnsafeRawBufferPointer
+    var position = 0
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
-    private mutating func skipSpace() {
+    mutating func skipSpace() {
         while position < bytes.count {
             switch bytes[position] {
             case 0x20, 0x09, 0x0A, 0x0D: position += 1
@@ -20,25 +20,25 @@ struct JSONReader {
         }
     }
 
-    private mutating func peek() throws -> UInt8 {
+    mutating func peek() throws -> UInt8 {
         skipSpace()
         guard position < bytes.count else { throw Unexpected() }
         return bytes[position]
     }
 
-    private mutating func expect(_ b: UInt8) throws {
+    mutating func expect(_ b: UInt8) throws {
         guard try peek() == b else { throw Unexpected() }
         position += 1
     }
 
     /// Consumes `b` if it comes next.
-    private mutating func take(_ b: UInt8) throws -> Bool {
+    mutating func take(_ b: UInt8) throws -> Bool {
         guard try peek() == b else { return false }
         position += 1
         return true
     }
 
-    private mutating func literal(_ text: StaticString) throws {
+    mutating func literal(_ text: StaticString) throws {
         let count = text.utf8CodeUnitCount
         guard position + count <= bytes.count else { throw Unexpected() }
         let matches = text.withUTF8Buffer { expected in

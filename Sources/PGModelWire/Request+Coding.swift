@@ -11,6 +11,12 @@ extension Request: Codable {
     /// let parsed = Request.decode(line: Data(#"{"id":1,"op":"ping"}"#.utf8))   // .success(Request(id: 1, operation: .ping))
     /// ```
     public static func decode(line: Data) -> Result<Request, RequestDecodingFailure> {
+        if let request = RequestFastDecoder.decode(line) { return .success(request) }
+        return decodeInGeneral(line: line)
+    }
+
+    /// What ``decode(line:)-(Data)`` does with a line the fast reader declines: every request, every error.
+    static func decodeInGeneral(line: Data) -> Result<Request, RequestDecodingFailure> {
         // The decoder checks UTF-8 only in the strings it reads (and may repair some), so the whole line is
         // checked first: a bad byte anywhere gets the same answer.
         guard String(data: line, encoding: .utf8) != nil else { return .failure(invalidUTF8) }
@@ -41,7 +47,8 @@ extension Request: Codable {
     /// let parsed = Request.decode(line: ByteBuffer(string: #"{"id":1,"op":"ping"}"#))
     /// ```
     public static func decode(line: ByteBuffer) -> Result<Request, RequestDecodingFailure> {
-        decode(line: Data(line.readableBytesView))
+        if let request = line.withUnsafeReadableBytes({ RequestFastDecoder.decode($0) }) { return .success(request) }
+        return decodeInGeneral(line: Data(line.readableBytesView))
     }
 
     /// This request as one line, `"\n"` included.
