@@ -57,7 +57,11 @@ extension Request: Codable {
     /// let data = try Request(id: 1, operation: .ping).encodedLine()
     /// ```
     public func encodedLine() throws -> Data {
-        try WireJSON.encodeLine(self)
+        if var line = RequestFastEncoder.encode(self) {
+            line.append(0x0A)
+            return line
+        }
+        return try WireJSON.encodeLine(self)
     }
 
     public init(from decoder: any Decoder) throws {

@@ -17,7 +17,7 @@ struct RequestFastDecoderTests {
         }
     }
 
-    static let names = ["title", "rank", "owner.name", "ünïcode", "a b", "x\u{1F600}", "id"]
+    static let names = ["title", "rank", "owner.name", "ünïcode", "a b", "x\u{1F600}", "id", "line\u{2028}sep", "del\u{7F}", "a/b"]
 
     static func value(_ g: inout Generator) -> PGValue {
         switch g.next(9) {
@@ -82,6 +82,21 @@ struct RequestFastDecoderTests {
         }
         // Most generated requests are in the fast reader's subset: it is really used.
         #expect(answered > 1000, "answered \(answered)")
+    }
+
+    @Test func whereTheFastWriterAnswersItWritesJSONEncodersBytes() throws {
+        var g = Generator(state: 16)
+        var answered = 0
+        for id in 0..<3000 {
+            let request = Self.request(&g, id: id)
+            let general = try WireJSON.sharedEncoder.encode(request)
+            guard let fast = RequestFastEncoder.encode(request) else { continue }
+            answered += 1
+            #expect(fast == general, "\(String(decoding: fast, as: UTF8.self)) != \(String(decoding: general, as: UTF8.self))")
+            #expect(RequestFastDecoder.decode(fast) == request)
+        }
+        #expect(answered > 1000, "answered \(answered)")
+        #expect(try Request(id: 3, operation: .ping).encodedLine() == Data(#"{"id":3,"op":"ping"}"#.utf8 + [0x0A]))
     }
 
     @Test func theCommonShapesAreReadByHand() {

@@ -38,7 +38,7 @@ struct LargeTableBenchmark {
         let admin = try await table.connect()
         let schema = SuiteTable.freshSchema("large")
         let url = table.storeURL(schema: schema)
-        let container = try blocking { try ModelContainer(for: BenchRecord.self, configurations: ModelConfiguration(url: url)) }
+        let container = try blocking { try ModelContainer(for: BenchRecord.self, configurations: SuiteTable.configuration(url)) }
         var result = Result(rows: rows)
         do {
             let entity = try await entityName(container: container, schema: schema, admin: admin)

@@ -38,7 +38,7 @@ struct MemoryProbe: Sendable {
             let rows = RecordRow.make(count: count)
             let schema = SuiteTable.freshSchema("save")
             let url = table.storeURL(schema: schema)
-            let container = try blocking { try ModelContainer(for: BenchRecord.self, configurations: ModelConfiguration(url: url)) }
+            let container = try blocking { try ModelContainer(for: BenchRecord.self, configurations: SuiteTable.configuration(url)) }
             let baseline = highWaterMarkKB()
             let start = clock.now
             try blocking {
@@ -55,7 +55,7 @@ struct MemoryProbe: Sendable {
             return MemoryProbe(seconds: durationSeconds(elapsed), baselineKB: baseline, peakKB: peak, rows: count)
         case "enumerate", "fetch":
             let url = table.storeURL(schema: arguments[1])
-            let container = try blocking { try ModelContainer(for: BenchRecord.self, configurations: ModelConfiguration(url: url)) }
+            let container = try blocking { try ModelContainer(for: BenchRecord.self, configurations: SuiteTable.configuration(url)) }
             let baseline = highWaterMarkKB()
             let start = clock.now
             let count = try blocking {

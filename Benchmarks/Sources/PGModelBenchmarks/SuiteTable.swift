@@ -44,6 +44,14 @@ struct SuiteTable: Sendable {
         try await PostgresConnection.connect(configuration: connectionConfiguration, id: id, logger: SuiteTable.logger)
     }
 
+    /// The configuration of the suite's large-table and save containers: one fetch of a million rows
+    /// takes longer than the default 30 s deadline on a loaded 2-core machine.
+    static func configuration(_ url: URL) -> ModelConfiguration {
+        var configuration = ModelConfiguration(url: url)
+        configuration.requestTimeout = .seconds(600)
+        return configuration
+    }
+
     /// PGModel's store URL for `schema`.
     func storeURL(schema: String) -> URL {
         var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!

@@ -1,0 +1,153 @@
+import Foundation
+import PGModelCore
+
+/// Writes the requests a client sends most — `ping`, and `fetch`, `count` and `ids` with a simple
+/// predicate — by hand, byte for byte as `JSONEncoder` with sorted keys writes them, and declines
+/// everything else (``Request/encodedLine()`` then uses `JSONEncoder`).
+///
+/// `JSONEncoder` spends ~11 µs on a 120-byte fetch line. The subset is ``RequestFastDecoder``'s, and a
+/// test compares this writer's bytes with `JSONEncoder`'s on thousands of generated requests.
+///
+/// ```swift
+/// let line = RequestFastEncoder.encode(Request(id: 7, operation: .count(FetchRequest(entity: "Trip"))))
+/// // {"entity":"Trip","id":7,"op":"count"}
+/// ```
+enum RequestFastEncoder {
+    private struct Declined: Error {}
+
+    /// The line without its `"\n"`, or nil when the request is outside the subset.
+    static func encode(_ request: Request) -> Data? {
+        var writer = JSONWriter()
+        writer.reserve(160)
+        do {
+            switch request.operation {
+            case .ping:
+                writer.raw("{\"id\":")
+                try id(request.id, &writer)
+                writer.raw(",\"op\":\"ping\"}")
+            case .fetch(let fetch):
+                try self.fetch(fetch, id: request.id, op: "fetch", format: false, &writer)
+            case .fetchTable(let fetch):
+                try self.fetch(fetch, id: request.id, op: "fetch", format: true, &writer)
+            case .count(let fetch):
+                try self.fetch(fetch, id: request.id, op: "count", format: false, &writer)
+            case .ids(let fetch):
+                try self.fetch(fetch, id: request.id, op: "ids", format: false, &writer)
+            default:
+                return nil
+            }
+        } catch {
+            return nil
+        }
+        return writer.data
+    }
+
+    /// The keys in `JSONEncoder`'s sorted order: entity, format, id, limit, offset, op, properties, sort, where.
+    private static func fetch(_ fetch: FetchRequest, id requestID: RequestID, op: StaticString, format: Bool,
+                              _ writer: inout JSONWriter) throws {
+        guard fetch.identifiers == nil, fetch.related == nil, fetch.after == nil else { throw Declined() }
+        writer.raw("{\"entity\":")
+        try string(fetch.entity, &writer)
+        if format { writer.raw(",\"format\":\"table\"") }
+        writer.raw(",\"id\":")
+        try id(requestID, &writer)
+        if let limit = fetch.limit {
+            writer.raw(",\"limit\":")
+            writer.integer(Int64(limit))
+        }
+        if let offset = fetch.offset {
+            writer.raw(",\"offset\":")
+            writer.integer(Int64(offset))
+        }
+        writer.raw(",\"op\":\"")
+        writer.raw(op)
+        writer.byte(UInt8(ascii: "\""))
+        if let properties = fetch.properties {
+            writer.raw(",\"properties\":[")
+            for (index, name) in properties.enumerated() {
+                if index > 0 { writer.byte(UInt8(ascii: ",")) }
+                try string(name, &writer)
+            }
+            writer.byte(UInt8(ascii: "]"))
+        }
+        if !fetch.sort.isEmpty {
+            writer.raw(",\"sort\":[")
+            for (index, key) in fetch.sort.enumerated() {
+                guard key.field == nil else { throw Declined() }
+                if index > 0 { writer.byte(UInt8(ascii: ",")) }
+                writer.raw("{\"key\":")
+                try string(key.key, &writer)
+                if !key.ascending { writer.raw(",\"order\":\"reverse\"") }
+                writer.byte(UInt8(ascii: "}"))
+            }
+            writer.byte(UInt8(ascii: "]"))
+        }
+        if let predicate = fetch.predicate {
+            writer.raw(",\"where\":")
+            try expression(predicate, depth: 0, &writer)
+        }
+        writer.byte(UInt8(ascii: "}"))
+    }
+
+    private static func id(_ id: RequestID, _ writer: inout JSONWriter) throws {
+        switch id {
+        case .int(let number): writer.integer(number)
+        case .string(let text): try string(text, &writer)
+        }
+    }
+
+    /// Strings that need no escape: `JSONEncoder`'s escapes are left to it.
+    private static func string(_ text: String, _ writer: inout JSONWriter) throws {
+        guard !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            throw Declined()
+        }
+        writer.string(text)
+    }
+
+    private static func expression(_ expression: QueryExpression, depth: Int, _ writer: inout JSONWriter) throws {
+        guard depth < RequestFastDecoder.maximumDepth else { throw Declined() }
+        switch expression {
+        case .key(let name):
+            writer.raw("{\"key\":")
+            try string(name, &writer)
+            writer.byte(UInt8(ascii: "}"))
+        case .value(let value):
+            writer.raw("{\"value\":")
+            switch value {
+            case .null, .bool, .int, .uuid, .date: try writer.value(value)
+            case .string(let text): try string(text, &writer)
+            case .double, .decimal, .data: throw Declined()
+            }
+            writer.byte(UInt8(ascii: "}"))
+        case .compare(let op, let lhs, let rhs):
+            writer.raw("{\"")
+            op.rawValue.utf8.forEach { writer.byte($0) }
+            writer.raw("\":")
+            try list([lhs, rhs], depth: depth, &writer)
+            writer.byte(UInt8(ascii: "}"))
+        case .and(let operands):
+            writer.raw("{\"and\":")
+            try list(operands, depth: depth, &writer)
+            writer.byte(UInt8(ascii: "}"))
+        case .or(let operands):
+            writer.raw("{\"or\":")
+            try list(operands, depth: depth, &writer)
+            writer.byte(UInt8(ascii: "}"))
+        case .not(let operand):
+            writer.raw("{\"not\":")
+            try self.expression(operand, depth: depth + 1, &writer)
+            writer.byte(UInt8(ascii: "}"))
+        default:
+            throw Declined()
+        }
+    }
+
+    private static func list(_ operands: [QueryExpression], depth: Int, _ writer: inout JSONWriter) throws {
+        writer.byte(UInt8(ascii: "["))
+        for (index, operand) in operands.enumerated() {
+            if index > 0 { writer.byte(UInt8(ascii: ",")) }
+            try expression(operand, depth: depth + 1, &writer)
+        }
+        writer.byte(UInt8(ascii: "]"))
+    }
+}
