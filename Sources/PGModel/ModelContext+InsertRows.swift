@@ -13,13 +13,19 @@ extension ModelContext {
         /// The stored properties; `isForeignKey[i]` tells a to-one kept as a foreign key from an attribute.
         let properties: [Schema.PropertyMetadata]
         let isForeignKey: [Bool]
+        /// How each property is read: only this, not a copy of each ``Schema/PropertyMetadata`` (its
+        /// strings and closures) per property and model (issue 15).
+        let accesses: [any PropertyAccess]
+        let entityName: String
 
-        init(properties: [Schema.PropertyMetadata], isForeignKey: [Bool]) {
+        init(properties: [Schema.PropertyMetadata], isForeignKey: [Bool], entityName: String) {
             let names = properties.map(\.name)
             self.rowKeys = RowKeys(names)
             self.storedKeys = StoredKeys(names)
             self.properties = properties
             self.isForeignKey = isForeignKey
+            self.accesses = properties.map(\.access)
+            self.entityName = entityName
         }
     }
 
@@ -37,18 +43,19 @@ extension ModelContext {
         let data = model._$backingData
         var values: [PGValue] = []
         values.reserveCapacity(shape.properties.count)
-        for (property, isForeignKey) in zip(shape.properties, shape.isForeignKey) {
-            if isForeignKey {
-                values.append(data.faults.contains(property.name) ? data.storedValues[property.name] ?? .null : property.read(model) ?? .null)
+        for (i, access) in shape.accesses.enumerated() {
+            if shape.isForeignKey[i] {
+                let name = shape.rowKeys.names[i]
+                values.append(data.faults.contains(name) ? data.storedValues[name] ?? .null : access.read(model) ?? .null)
                 continue
             }
-            guard let value = property.read(model) else {
-                throw PGModelError(.internalError, "property '\(property.name)' of \(type._$entityName) could not be read",
-                                   model: type._$entityName, keyPath: property.name)
+            guard let value = access.read(model) else {
+                throw PGModelError(.internalError, "property '\(shape.rowKeys.names[i])' of \(shape.entityName) could not be read",
+                                   model: shape.entityName, keyPath: shape.rowKeys.names[i])
             }
             values.append(value)
         }
-        return (RowValues(entity: type._$entityName, id: data.id, keys: shape.rowKeys, values: values),
+        return (RowValues(entity: shape.entityName, id: data.id, keys: shape.rowKeys, values: values),
                 StoredValues(keys: shape.storedKeys, values: values))
     }
 
@@ -72,7 +79,7 @@ extension ModelContext {
                 isForeignKey.append(false)
             }
         }
-        let shape = InsertShape(properties: properties, isForeignKey: isForeignKey)
+        let shape = InsertShape(properties: properties, isForeignKey: isForeignKey, entityName: type._$entityName)
         insertShapes[ObjectIdentifier(type)] = shape
         return shape
     }

@@ -61,7 +61,9 @@ extension RowValues {
             var entity: String
         }
         enum Position {
-            case attribute(AttributeDescription)
+            /// Only what the check of a value reads: copying an ``AttributeDescription`` (its strings)
+            /// for every value cost more than the check.
+            case attribute(AttributeType, isOptional: Bool)
             case foreignKey
             /// A repeated name: ``forEachValue(_:)`` skips it.
             case skipped
@@ -86,9 +88,9 @@ extension RowValues {
         for (position, value) in zip(positions, values) {
             switch position {
             case .skipped: continue
-            case .attribute(let attribute):
-                if value.isNull && !attribute.isOptional { return try validate(against: schema) }
-                guard let coerced = attribute.type.coerce(value), (try? coerced.validateBindable(model: entity, keyPath: attribute.name)) != nil else {
+            case .attribute(let type, let isOptional):
+                if value.isNull && !isOptional { return try validate(against: schema) }
+                guard let coerced = type.coerce(value), (try? coerced.validateBindable(model: nil, keyPath: nil)) != nil else {
                     return try validate(against: schema)
                 }
             case .foreignKey:
@@ -108,7 +110,7 @@ extension RowValues {
             if keys.positions[name] != i {
                 positions.append(.skipped)
             } else if let attribute = entity.attribute(named: name) {
-                positions.append(.attribute(attribute))
+                positions.append(.attribute(attribute.type, isOptional: attribute.isOptional))
             } else if let relationship = entity.relationship(named: name), case .foreignKey = schema.storage(of: relationship, in: entity) {
                 positions.append(.foreignKey)
             } else {

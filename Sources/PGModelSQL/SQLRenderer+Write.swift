@@ -132,13 +132,23 @@ extension SQLRenderer {
                     found = known
                 } else {
                     try rejectUnknownKeys(row, entity)
-                    found = InsertPositions(attributes: plan.attributes.map { keys.positions[$0.attribute.name] },
+                    found = InsertPositions(attributes: plan.attributes.map {
+                                                InsertPositions.Fill(column: $0.column, position: keys.positions[$0.attribute.name],
+                                                                     type: $0.attribute.type, isOptional: $0.attribute.isOptional)
+                                            },
                                             foreignKeys: plan.foreignKeys.map { keys.positions[$0.relationship.name] })
                     positions[key] = found
                 }
                 last = (key, found)
-                for ((column, attribute), position) in zip(plan.attributes, found.attributes) {
-                    attributeValues[column].append(try coerced(position.map { values[$0] }, attribute, entity, requirePresent: true))
+                for (i, fill) in found.attributes.enumerated() {
+                    let value = fill.position.map { values[$0] }
+                    // What `coerced` does, without copying the attribute's description for every value;
+                    // anything it would reject goes through it for its error.
+                    if let value, !(value.isNull && !fill.isOptional), let result = fill.type.coerce(value) {
+                        attributeValues[fill.column].append(result)
+                    } else {
+                        attributeValues[fill.column].append(try coerced(value, plan.attributes[i].attribute, entity, requirePresent: true))
+                    }
                 }
                 for ((column, relationship), position) in zip(plan.foreignKeys, found.foreignKeys) {
                     foreignKeyValues[column].append(try foreignKeyValue(position.map { values[$0] }, relationship, entity))
@@ -450,6 +460,13 @@ struct PositionsKey: Hashable {
 
 /// Where each of an ``InsertPlan``'s properties is in rows with one ``RowKeys`` (nil: the rows have no such value).
 struct InsertPositions {
-    let attributes: [Int?]
+    /// An attribute of the plan (at the same index), with what coercing its value needs.
+    struct Fill {
+        let column: Int
+        let position: Int?
+        let type: AttributeType
+        let isOptional: Bool
+    }
+    let attributes: [Fill]
     let foreignKeys: [Int?]
 }
