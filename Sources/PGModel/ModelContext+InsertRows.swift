@@ -29,15 +29,15 @@ extension ModelContext {
         }
     }
 
-    /// The inserted row of `model` and the snapshot it leaves once saved: every attribute, and every
-    /// to-one stored as a foreign key (a faulted one keeps its stored value). The same values as
-    /// `storedValues(of:in:keys: nil)`, by position.
+    /// The inserted row of `model` and the names of the snapshot it leaves once saved (``snapshot(of:keys:)``):
+    /// every attribute, and every to-one stored as a foreign key (a faulted one keeps its stored value).
+    /// The same values as `storedValues(of:in:keys: nil)`, by position.
     ///
     /// ```swift
-    /// let (row, snapshot) = try context.insertedRow(of: trip, in: container.schema)
+    /// let (row, keys) = try context.insertedRow(of: trip, in: container.schema)
     /// row["name"]   // .string("Paris")
     /// ```
-    func insertedRow(of model: any PersistentModel, in schema: Schema) throws -> (row: RowValues, snapshot: StoredValues) {
+    func insertedRow(of model: any PersistentModel, in schema: Schema) throws -> (row: RowValues, snapshotKeys: StoredKeys) {
         let type = Swift.type(of: model)
         let shape = try insertShape(of: type, in: schema)
         let data = model._$backingData
@@ -55,8 +55,16 @@ extension ModelContext {
             }
             values.append(value)
         }
-        return (RowValues(entity: shape.entityName, id: data.id, keys: shape.rowKeys, values: values),
-                StoredValues(keys: shape.storedKeys, values: values))
+        return (RowValues(entity: shape.entityName, id: data.id, keys: shape.rowKeys, values: values), shape.storedKeys)
+    }
+
+    /// The snapshot a saved inserted row leaves: its very values, by the names `keys` gives its row's
+    /// ``RowKeys`` (the request keeps the values; no second array of snapshots is held meanwhile).
+    static func snapshot(of row: RowValues, keys: [ObjectIdentifier: StoredKeys]) -> StoredValues {
+        guard let (rowKeys, values) = row.positionalValues, let storedKeys = keys[ObjectIdentifier(rowKeys)] else {
+            return StoredValues(row.values)
+        }
+        return StoredValues(keys: storedKeys, values: values)
     }
 
     /// The ``InsertShape`` of `type`, worked out once per class and context.

@@ -27,25 +27,28 @@ struct HistoryLog {
     /// Where each of ``changes`` is, by row id.
     private var index: [UUID: Int] = [:]
     /// Inserted rows, kept small (issue 15: a 100,000-model save kept 112 bytes and an index entry per
-    /// insert, 17 MB of its peak): an insert never merges with a later change of its row, so it needs
+    /// insert, 17 MB of its peak; now 24 bytes): an insert never merges with a later change of its row, so it needs
     /// no entry to merge into, only its id to be found, which ``insertIndex`` gives once it is asked.
     private var inserts: [InsertedRow] = []
     /// Each inserted row's position in ``inserts``: built only when a change arrives after inserts
     /// (a merged upsert, a link), so a save of new rows alone never builds it.
     private var insertIndex: [UUID: Int]?
-    /// The classes of ``inserts``, each once.
+    /// The classes and owners of ``inserts``, each once (a save has a few of each).
     private var insertedEntities: [String] = []
     private var insertedEntityIndex: [String: Int32] = [:]
+    private var insertedOwners: [UUID?] = []
+    private var insertedOwnerIndex: [UUID?: Int32] = [:]
     /// The order of row changes: runs of ``changes`` and of ``inserts``, as they were recorded.
     private var runs: [(isInsert: Bool, count: Int)] = []
     /// Records appearing or disappearing for a user because of a share or revocation: kept apart from
     /// the row changes, which they neither merge with nor replace.
     private var audienceEvents: [Entry] = []
 
+    /// 24 bytes.
     private struct InsertedRow {
         var id: UUID
-        var owner: UUID?
         var entity: Int32
+        var owner: Int32
     }
 
     /// How many row changes there are (not audience events).
@@ -80,7 +83,7 @@ struct HistoryLog {
         guard runs[cursor.run].isInsert else { return changes[cursor.changesBefore + offset] }
         let row = inserts[cursor.insertsBefore + offset]
         return Entry(entity: insertedEntities[Int(row.entity)], row_id: row.id, kind: HistoryChangeRecord.Kind.insert.rawValue,
-                     owner_id: row.owner, updated_attributes: [], new_values: nil, tombstone: nil, audience: nil)
+                     owner_id: insertedOwners[Int(row.owner)], updated_attributes: [], new_values: nil, tombstone: nil, audience: nil)
     }
 
     private mutating func appendRun(isInsert: Bool) {
@@ -165,8 +168,14 @@ struct HistoryLog {
                 insertedEntities.append(entity)
                 insertedEntityIndex[entity] = entityIndex
             }
+            let ownerIndex: Int32
+            if let known = insertedOwnerIndex[owner] { ownerIndex = known } else {
+                ownerIndex = Int32(insertedOwners.count)
+                insertedOwners.append(owner)
+                insertedOwnerIndex[owner] = ownerIndex
+            }
             if insertIndex != nil { insertIndex?[id] = inserts.count }
-            inserts.append(InsertedRow(id: id, owner: owner, entity: entityIndex))
+            inserts.append(InsertedRow(id: id, entity: entityIndex, owner: ownerIndex))
             appendRun(isInsert: true)
             return
         }
