@@ -31,6 +31,14 @@ final class RandomBits: @unchecked Sendable {
     private var words = [UInt64](repeating: 0, count: 512)
     private var next = 512
 
+    private init() {
+        #if canImport(Glibc)
+        // A child forked without exec would otherwise draw the very ids its parent draws next: it
+        // starts with an empty pool (it has one thread then, so no lock is needed).
+        pthread_atfork(nil, nil) { RandomBits.shared.next = Int.max / 2 }
+        #endif
+    }
+
     /// Two fresh 64-bit random words.
     func pair() -> (UInt64, UInt64) {
         lock.withLock {
