@@ -264,10 +264,13 @@ extension ModelContext {
     func insertReachableGraph() {
         var frontier = inserted.models + changed.models
         var visited = Set<ObjectIdentifier>()
+        var classes = RelationshipsByClass()
         while let model = frontier.popLast() {
-            guard visited.insert(ObjectIdentifier(model)).inserted else { continue }
+            // A model of a class without relationships reaches nothing (most of a bulk insert).
+            let relationships = classes.relationships(of: model)
+            guard !relationships.isEmpty, visited.insert(ObjectIdentifier(model)).inserted else { continue }
             let data = model._$backingData
-            for property in ModelGraph.entity(for: type(of: model)).relationships where !data.faults.contains(property.name) {
+            for property in relationships where !data.faults.contains(property.name) {
                 guard let relationship = property.relationship else { continue }
                 for related in relationship.models(model) where related._$backingData.state == .detached {
                     insert(related)
@@ -279,20 +282,27 @@ extension ModelContext {
 
     /// Checks `minimumModelCount` / `maximumModelCount` and non-optional to-ones of pending models.
     func validateRelationshipCounts() throws {
-        for model in inserted.models + changed.models {
-            let data = model._$backingData
-            let entity = ModelGraph.entity(for: type(of: model))
-            for property in entity.relationships where !data.faults.contains(property.name) {
-                guard let relationship = property.relationship,
-                      data.state == .inserted || data.changedKeys.contains(property.name),
-                      let description = entity.relationshipDescription(named: property.name) else { continue }
-                let count = relationship.models(model).count
-                if let minimum = description.minimumModelCount, count < minimum {
-                    throw PGModelError(.relationshipCount, "\(entity.name).\(property.name) holds \(count) models, fewer than its minimumModelCount \(minimum)", model: entity.name, keyPath: property.name)
-                }
-                if let maximum = description.maximumModelCount, count > maximum {
-                    throw PGModelError(.relationshipCount, "\(entity.name).\(property.name) holds \(count) models, more than its maximumModelCount \(maximum)", model: entity.name, keyPath: property.name)
-                }
+        var classes = RelationshipsByClass()
+        for models in [inserted.models, changed.models] {
+            for model in models where !classes.relationships(of: model).isEmpty {
+                try validateRelationshipCounts(of: model)
+            }
+        }
+    }
+
+    private func validateRelationshipCounts(of model: any PersistentModel) throws {
+        let data = model._$backingData
+        let entity = ModelGraph.entity(for: type(of: model))
+        for property in entity.relationships where !data.faults.contains(property.name) {
+            guard let relationship = property.relationship,
+                  data.state == .inserted || data.changedKeys.contains(property.name),
+                  let description = entity.relationshipDescription(named: property.name) else { continue }
+            let count = relationship.models(model).count
+            if let minimum = description.minimumModelCount, count < minimum {
+                throw PGModelError(.relationshipCount, "\(entity.name).\(property.name) holds \(count) models, fewer than its minimumModelCount \(minimum)", model: entity.name, keyPath: property.name)
+            }
+            if let maximum = description.maximumModelCount, count > maximum {
+                throw PGModelError(.relationshipCount, "\(entity.name).\(property.name) holds \(count) models, more than its maximumModelCount \(maximum)", model: entity.name, keyPath: property.name)
             }
         }
     }
@@ -369,4 +379,19 @@ struct RelationshipLoad {
     var wanted: [UUID: UUID] = [:]
     /// Foreign-key storage: partners found registered (held strongly until assigned).
     var loaded: [UUID: any PersistentModel] = [:]
+}
+
+/// The relationships of each model's class, looked up once per run of models of one class: the graph
+/// walks of a save visit every pending model, and ``ModelGraph/entity(for:)`` (a lock and a copy of the
+/// entity) per model was a noticeable share of a bulk insert (issue 15).
+struct RelationshipsByClass {
+    private var last: (type: ObjectIdentifier, relationships: [Schema.PropertyMetadata])?
+
+    mutating func relationships(of model: any PersistentModel) -> [Schema.PropertyMetadata] {
+        let type = Swift.type(of: model)
+        if let last, last.type == ObjectIdentifier(type) { return last.relationships }
+        let relationships = ModelGraph.entity(for: type).relationships
+        last = (ObjectIdentifier(type), relationships)
+        return relationships
+    }
 }

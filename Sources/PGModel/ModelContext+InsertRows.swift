@@ -13,43 +13,58 @@ extension ModelContext {
         /// The stored properties; `isForeignKey[i]` tells a to-one kept as a foreign key from an attribute.
         let properties: [Schema.PropertyMetadata]
         let isForeignKey: [Bool]
+        /// How each property is read: only this, not a copy of each ``Schema/PropertyMetadata`` (its
+        /// strings and closures) per property and model (issue 15).
+        let accesses: [any PropertyAccess]
+        let entityName: String
 
-        init(properties: [Schema.PropertyMetadata], isForeignKey: [Bool]) {
+        init(properties: [Schema.PropertyMetadata], isForeignKey: [Bool], entityName: String) {
             let names = properties.map(\.name)
             self.rowKeys = RowKeys(names)
             self.storedKeys = StoredKeys(names)
             self.properties = properties
             self.isForeignKey = isForeignKey
+            self.accesses = properties.map(\.access)
+            self.entityName = entityName
         }
     }
 
-    /// The inserted row of `model` and the snapshot it leaves once saved: every attribute, and every
-    /// to-one stored as a foreign key (a faulted one keeps its stored value). The same values as
-    /// `storedValues(of:in:keys: nil)`, by position.
+    /// The inserted row of `model` and the names of the snapshot it leaves once saved (``snapshot(of:keys:)``):
+    /// every attribute, and every to-one stored as a foreign key (a faulted one keeps its stored value).
+    /// The same values as `storedValues(of:in:keys: nil)`, by position.
     ///
     /// ```swift
-    /// let (row, snapshot) = try context.insertedRow(of: trip, in: container.schema)
+    /// let (row, keys) = try context.insertedRow(of: trip, in: container.schema)
     /// row["name"]   // .string("Paris")
     /// ```
-    func insertedRow(of model: any PersistentModel, in schema: Schema) throws -> (row: RowValues, snapshot: StoredValues) {
+    func insertedRow(of model: any PersistentModel, in schema: Schema) throws -> (row: RowValues, snapshotKeys: StoredKeys) {
         let type = Swift.type(of: model)
         let shape = try insertShape(of: type, in: schema)
         let data = model._$backingData
         var values: [PGValue] = []
         values.reserveCapacity(shape.properties.count)
-        for (property, isForeignKey) in zip(shape.properties, shape.isForeignKey) {
-            if isForeignKey {
-                values.append(data.faults.contains(property.name) ? data.storedValues[property.name] ?? .null : property.read(model) ?? .null)
+        for (i, access) in shape.accesses.enumerated() {
+            if shape.isForeignKey[i] {
+                let name = shape.rowKeys.names[i]
+                values.append(data.faults.contains(name) ? data.storedValues[name] ?? .null : access.read(model) ?? .null)
                 continue
             }
-            guard let value = property.read(model) else {
-                throw PGModelError(.internalError, "property '\(property.name)' of \(type._$entityName) could not be read",
-                                   model: type._$entityName, keyPath: property.name)
+            guard let value = access.read(model) else {
+                throw PGModelError(.internalError, "property '\(shape.rowKeys.names[i])' of \(shape.entityName) could not be read",
+                                   model: shape.entityName, keyPath: shape.rowKeys.names[i])
             }
             values.append(value)
         }
-        return (RowValues(entity: type._$entityName, id: data.id, keys: shape.rowKeys, values: values),
-                StoredValues(keys: shape.storedKeys, values: values))
+        return (RowValues(entity: shape.entityName, id: data.id, keys: shape.rowKeys, values: values), shape.storedKeys)
+    }
+
+    /// The snapshot a saved inserted row leaves: its very values, by the names `keys` gives its row's
+    /// ``RowKeys`` (the request keeps the values; no second array of snapshots is held meanwhile).
+    static func snapshot(of row: RowValues, keys: [ObjectIdentifier: StoredKeys]) -> StoredValues {
+        guard let (rowKeys, values) = row.positionalValues, let storedKeys = keys[ObjectIdentifier(rowKeys)] else {
+            return StoredValues(row.values)
+        }
+        return StoredValues(keys: storedKeys, values: values)
     }
 
     /// The ``InsertShape`` of `type`, worked out once per class and context.
@@ -72,7 +87,7 @@ extension ModelContext {
                 isForeignKey.append(false)
             }
         }
-        let shape = InsertShape(properties: properties, isForeignKey: isForeignKey)
+        let shape = InsertShape(properties: properties, isForeignKey: isForeignKey, entityName: type._$entityName)
         insertShapes[ObjectIdentifier(type)] = shape
         return shape
     }

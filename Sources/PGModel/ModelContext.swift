@@ -140,8 +140,9 @@ public final class ModelContext {
         var inserted: [any PersistentModel]
         var changed: [any PersistentModel]
         var deleted: [any PersistentModel]
-        /// The snapshot each of ``inserted`` leaves once saved, in its order.
-        var insertedValues: [StoredValues]
+        /// The snapshot names of each ``RowKeys`` of `request.inserts`, whose rows are the snapshots
+        /// ``inserted`` leave once saved, in its order (``ModelContext/snapshot(of:keys:)``).
+        var insertedKeys: [ObjectIdentifier: StoredKeys]
         var updatedValues: [UUID: [String: PGValue]]
         /// ``mutationCount`` when the request was built: a different count at the end means the app
         /// changed the context while an async save was suspended.
@@ -164,12 +165,13 @@ public final class ModelContext {
         let schema = container.schema
         var request = SaveRequest(author: author)
         request.batchDeletes = batchDeletes
-        var insertedValues: [StoredValues] = []
-        insertedValues.reserveCapacity(inserted.models.count)
+        var insertedKeys: [ObjectIdentifier: StoredKeys] = [:]
         request.inserts.reserveCapacity(inserted.models.count)
         for model in inserted.models {
-            let (row, snapshot) = try insertedRow(of: model, in: schema)
-            insertedValues.append(snapshot)
+            let (row, snapshotKeys) = try insertedRow(of: model, in: schema)
+            if let (rowKeys, _) = row.positionalValues, insertedKeys[ObjectIdentifier(rowKeys)] == nil {
+                insertedKeys[ObjectIdentifier(rowKeys)] = snapshotKeys
+            }
             request.inserts.append(row)
             request.links += linkChanges(of: model, isInsert: true)
         }
@@ -191,7 +193,7 @@ public final class ModelContext {
         }
         request.shares = pendingShares.map(\.change)
         return PreparedSave(request: request, inserted: inserted.models, changed: changed.models, deleted: deleted.models,
-                            insertedValues: insertedValues, updatedValues: updatedValues, mutationCount: mutationCount)
+                            insertedKeys: insertedKeys, updatedValues: updatedValues, mutationCount: mutationCount)
     }
 
     /// Marks what `prepared` wrote as saved. Changes the app made after the request was built (while an
@@ -203,7 +205,8 @@ public final class ModelContext {
             let data = model._$backingData
             let oldID = data.id
             let wasDeletedMeanwhile = data.state != .inserted
-            data.storedValues = i < prepared.insertedValues.count ? prepared.insertedValues[i] : StoredValues()
+            data.storedValues = i < prepared.request.inserts.count
+                ? Self.snapshot(of: prepared.request.inserts[i], keys: prepared.insertedKeys) : StoredValues()
             if !interleaved { recordSavedLinks(of: model) }
             data.state = .persisted
             if let existing = result.remappedIdentifiers[oldID] {

@@ -144,7 +144,13 @@ extension URL: PersistableAttribute {
 extension Optional: PersistableAttribute where Wrapped: PersistableAttribute {
     public static var attributeType: AttributeType { Wrapped.attributeType }
     public static var isOptional: Bool { true }
-    public var pgValue: PGValue { self.map(\.pgValue) ?? .null }
+    // A switch, not `map(\.pgValue)`: a key path in this generic context is built anew on every call.
+    public var pgValue: PGValue {
+        switch self {
+        case .some(let wrapped): return wrapped.pgValue
+        case .none: return .null
+        }
+    }
     public init(pgValue: PGValue) throws {
         self = pgValue.isNull ? nil : try Wrapped(pgValue: pgValue)
     }

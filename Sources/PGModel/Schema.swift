@@ -120,13 +120,16 @@ extension Schema {
             var seen = Set<String>()
             let properties = type.schemaMetadata.filter { seen.insert($0.name).inserted }
             self.properties = properties
+            let attributes = properties.filter { !$0.isRelationship && !$0.isEphemeral }
+            self.attributes = attributes
+            self.relationships = properties.filter(\.isRelationship)
             self.superentityName = type._$superentity?._$entityName
             var index: [String: Int] = [:]
             for (i, property) in properties.enumerated() { index[property.name] = i }
             self.propertyIndex = index
             self.entityDescription = EntityDescription(
                 name: name,
-                attributes: properties.filter { !$0.isRelationship && !$0.isEphemeral }.map(\.attributeDescription),
+                attributes: attributes.map(\.attributeDescription),
                 uniquenessConstraints: type._$uniquenessConstraints,
                 indexes: type._$indexes.map(\.indexDescription),
                 relationships: properties.compactMap { property in
@@ -144,10 +147,11 @@ extension Schema {
             )
         }
 
-        /// Stored attributes (not relationships, not `.ephemeral`).
-        public var attributes: [PropertyMetadata] { properties.filter { !$0.isRelationship && !$0.isEphemeral } }
-        /// Relationship properties.
-        public var relationships: [PropertyMetadata] { properties.filter(\.isRelationship) }
+        /// Stored attributes (not relationships, not `.ephemeral`). Kept, not filtered on each read: the
+        /// save path reads them once per model, and filtering copied every property each time (issue 15).
+        public let attributes: [PropertyMetadata]
+        /// Relationship properties (kept, as ``attributes``).
+        public let relationships: [PropertyMetadata]
 
         /// The stored property whose key path is `keyPath`.
         public func property(for keyPath: AnyKeyPath) -> PropertyMetadata? {

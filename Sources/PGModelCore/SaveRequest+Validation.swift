@@ -10,7 +10,10 @@ extension SaveRequest {
     /// try SaveRequest(inserts: [RowValues(entity: "Trip", id: id, values: ["name": .string("Paris")])]).validate(against: schema)
     /// ```
     public func validate(against schema: SchemaDescription) throws {
-        for row in inserts { try row.validate(against: schema) }
+        // Inserted rows of one class share their names (``RowKeys``): each name is looked up once per
+        // class, not once per row (issue 15: a 100,000-model save looked every name up 100,000 times).
+        var plans: [RowValues.KeysPlan.Key: RowValues.KeysPlan] = [:]
+        for row in inserts { try row.validate(against: schema, plans: &plans) }
         for row in updates { try row.validate(against: schema) }
         for reference in deletes { _ = try schema.requireEntity(reference.entity) }
         for change in links {
@@ -48,6 +51,73 @@ extension RowValues {
             for (key, value) in values.sorted(by: { $0.key < $1.key }) { try Self.validate(key, value, entity, schema) }
             throw error
         }
+    }
+
+    /// What each position of a ``RowKeys`` names in one class: resolved once, then every row of the
+    /// class with those keys checks only its values.
+    struct KeysPlan {
+        struct Key: Hashable {
+            var keys: ObjectIdentifier
+            var entity: String
+        }
+        enum Position {
+            /// Only what the check of a value reads: copying an ``AttributeDescription`` (its strings)
+            /// for every value cost more than the check.
+            case attribute(AttributeType, isOptional: Bool)
+            case foreignKey
+            /// A repeated name: ``forEachValue(_:)`` skips it.
+            case skipped
+        }
+        /// Nil when a name is not stored in this row: the row takes the full check, which reports it.
+        var positions: [Position]?
+    }
+
+    /// ``validate(against:)``, with the names of a positional row resolved once per keys and class.
+    /// Any error is reported by the full check, so it is the one ``validate(against:)`` reports.
+    func validate(against schema: SchemaDescription, plans: inout [KeysPlan.Key: KeysPlan]) throws {
+        guard let (keys, values) = positionalValues else { return try validate(against: schema) }
+        let key = KeysPlan.Key(keys: ObjectIdentifier(keys), entity: entity)
+        let plan: KeysPlan
+        if let known = plans[key] {
+            plan = known
+        } else {
+            plan = Self.plan(keys, entity, schema)
+            plans[key] = plan
+        }
+        guard let positions = plan.positions, positions.count == values.count else { return try validate(against: schema) }
+        for (position, value) in zip(positions, values) {
+            switch position {
+            case .skipped: continue
+            case .attribute(let type, let isOptional):
+                if value.isNull && !isOptional { return try validate(against: schema) }
+                guard let coerced = type.coerce(value), (try? coerced.validateBindable(model: nil, keyPath: nil)) != nil else {
+                    return try validate(against: schema)
+                }
+            case .foreignKey:
+                switch value {
+                case .null, .uuid: continue
+                case .string(let text) where UUID(uuidString: text) != nil: continue
+                default: return try validate(against: schema)
+                }
+            }
+        }
+    }
+
+    private static func plan(_ keys: RowKeys, _ entityName: String, _ schema: SchemaDescription) -> KeysPlan {
+        guard let entity = schema.entity(named: entityName) else { return KeysPlan(positions: nil) }
+        var positions: [KeysPlan.Position] = []
+        for (i, name) in keys.names.enumerated() {
+            if keys.positions[name] != i {
+                positions.append(.skipped)
+            } else if let attribute = entity.attribute(named: name) {
+                positions.append(.attribute(attribute.type, isOptional: attribute.isOptional))
+            } else if let relationship = entity.relationship(named: name), case .foreignKey = schema.storage(of: relationship, in: entity) {
+                positions.append(.foreignKey)
+            } else {
+                return KeysPlan(positions: nil)
+            }
+        }
+        return KeysPlan(positions: positions)
     }
 
     /// Checks one value of a row of `entity`.

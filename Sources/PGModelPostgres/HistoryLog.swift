@@ -22,17 +22,77 @@ struct HistoryLog {
         var audience_only: Bool = false
     }
 
+    /// Row changes other than plain inserts, in ``runs``' order.
     private var changes: [Entry] = []
+    /// Where each of ``changes`` is, by row id.
     private var index: [UUID: Int] = [:]
+    /// Inserted rows, kept small (issue 15: a 100,000-model save kept 112 bytes and an index entry per
+    /// insert, 17 MB of its peak; now 24 bytes): an insert never merges with a later change of its row, so it needs
+    /// no entry to merge into, only its id to be found, which ``insertIndex`` gives once it is asked.
+    private var inserts: [InsertedRow] = []
+    /// Each inserted row's position in ``inserts``: built only when a change arrives after inserts
+    /// (a merged upsert, a link), so a save of new rows alone never builds it.
+    private var insertIndex: [UUID: Int]?
+    /// The classes and owners of ``inserts``, each once (a save has a few of each).
+    private var insertedEntities: [String] = []
+    private var insertedEntityIndex: [String: Int32] = [:]
+    private var insertedOwners: [UUID?] = []
+    private var insertedOwnerIndex: [UUID?: Int32] = [:]
+    /// The order of row changes: runs of ``changes`` and of ``inserts``, as they were recorded.
+    private var runs: [(isInsert: Bool, count: Int)] = []
     /// Records appearing or disappearing for a user because of a share or revocation: kept apart from
     /// the row changes, which they neither merge with nor replace.
     private var audienceEvents: [Entry] = []
 
+    /// 24 bytes.
+    private struct InsertedRow {
+        var id: UUID
+        var entity: Int32
+        var owner: Int32
+    }
+
+    /// How many row changes there are (not audience events).
+    private var rowChangeCount: Int { changes.count + inserts.count }
+
     /// Every change to write: row changes, then audience events.
-    var entries: [Entry] { changes + audienceEvents }
+    var entries: [Entry] { (0..<count).map(entry(at:)) }
 
     /// How many changes there are to write: row changes and audience events.
-    var count: Int { changes.count + audienceEvents.count }
+    var count: Int { rowChangeCount + audienceEvents.count }
+
+    /// The change at `position` of every change to write (row changes in their order, then audience events).
+    private func entry(at position: Int) -> Entry {
+        var cursor = Cursor()
+        return entry(at: position, &cursor)
+    }
+
+    /// Where the last lookup was in ``runs``: reading changes in order walks the runs once.
+    private struct Cursor {
+        var run = 0, runStart = 0, changesBefore = 0, insertsBefore = 0
+    }
+
+    private func entry(at position: Int, _ cursor: inout Cursor) -> Entry {
+        guard position < rowChangeCount else { return audienceEvents[position - rowChangeCount] }
+        if position < cursor.runStart { cursor = Cursor() }
+        while position >= cursor.runStart + runs[cursor.run].count {
+            if runs[cursor.run].isInsert { cursor.insertsBefore += runs[cursor.run].count } else { cursor.changesBefore += runs[cursor.run].count }
+            cursor.runStart += runs[cursor.run].count
+            cursor.run += 1
+        }
+        let offset = position - cursor.runStart
+        guard runs[cursor.run].isInsert else { return changes[cursor.changesBefore + offset] }
+        let row = inserts[cursor.insertsBefore + offset]
+        return Entry(entity: insertedEntities[Int(row.entity)], row_id: row.id, kind: HistoryChangeRecord.Kind.insert.rawValue,
+                     owner_id: insertedOwners[Int(row.owner)], updated_attributes: [], new_values: nil, tombstone: nil, audience: nil)
+    }
+
+    private mutating func appendRun(isInsert: Bool) {
+        if let last = runs.last, last.isInsert == isInsert {
+            runs[runs.count - 1].count += 1
+        } else {
+            runs.append((isInsert, 1))
+        }
+    }
 
     /// The changes at `range` of every change to write (row changes, then audience events) as columns of
     /// one set-based statement. Only values and tombstones are JSON, each encoded on its own with
@@ -45,22 +105,26 @@ struct HistoryLog {
             if values.isEmpty { return "{}" }
             return String(decoding: try encoder.encode(values), as: UTF8.self)
         }
+        var cursor = Cursor()
         for i in range {
-            let entry = i < changes.count ? changes[i] : audienceEvents[i - changes.count]
-            columns.append(entity: entry.entity, rowID: entry.row_id, kind: entry.kind, owner: entry.owner_id,
-                           updatedAttributes: entry.updated_attributes, newValues: try json(entry.new_values),
-                           tombstone: try json(entry.tombstone), audience: entry.audience, audienceOnly: entry.audience_only)
+            let change = entry(at: i, &cursor)
+            columns.append(entity: change.entity, rowID: change.row_id, kind: change.kind, owner: change.owner_id,
+                           updatedAttributes: change.updated_attributes, newValues: try json(change.new_values),
+                           tombstone: try json(change.tombstone), audience: change.audience, audienceOnly: change.audience_only)
         }
         return columns
     }
 
-    var isEmpty: Bool { changes.isEmpty && audienceEvents.isEmpty }
+    var isEmpty: Bool { changes.isEmpty && inserts.isEmpty && audienceEvents.isEmpty }
 
-    /// Makes room for `count` row changes at once: a bulk save's log then never holds an outgrown copy
-    /// of itself while it doubles.
-    mutating func reserveCapacity(_ count: Int) {
-        changes.reserveCapacity(count)
-        index.reserveCapacity(count)
+    /// Makes room for `inserts` more inserted rows and `others` more other row changes at once: a bulk
+    /// save's log then never holds an outgrown copy of itself while it doubles.
+    mutating func reserveCapacity(inserts: Int, others: Int) {
+        if inserts > 0 { self.inserts.reserveCapacity(self.inserts.count + inserts) }
+        if others > 0 {
+            changes.reserveCapacity(changes.count + others)
+            index.reserveCapacity(index.count + others)
+        }
     }
 
     /// A record of `entity` appearing for (`.insert`) or disappearing for (`.delete`) `user`.
@@ -73,7 +137,19 @@ struct HistoryLog {
     var entities: [String] {
         // Not through `entries`: that copies every change of a large save.
         var seen = Set<String>(), names: [String] = []
-        for entry in changes where seen.insert(entry.entity).inserted { names.append(entry.entity) }
+        var changesBefore = 0, insertsBefore = 0
+        for run in runs {
+            if run.isInsert {
+                for row in inserts[insertsBefore..<insertsBefore + run.count] {
+                    let entity = insertedEntities[Int(row.entity)]
+                    if seen.insert(entity).inserted { names.append(entity) }
+                }
+                insertsBefore += run.count
+            } else {
+                for entry in changes[changesBefore..<changesBefore + run.count] where seen.insert(entry.entity).inserted { names.append(entry.entity) }
+                changesBefore += run.count
+            }
+        }
         for entry in audienceEvents where seen.insert(entry.entity).inserted { names.append(entry.entity) }
         return names
     }
@@ -81,15 +157,45 @@ struct HistoryLog {
     mutating func record(_ kind: HistoryChangeRecord.Kind, _ entity: String, _ id: UUID, owner: UUID?,
                          values: [String: PGValue] = [:], attributes: [String] = [], tombstone: [String: PGValue] = [:],
                          audience: [UUID]? = nil) {
+        // An insert stays an insert and a delete a delete; a second update merges into the first.
+        if kind == .insert && values.isEmpty && attributes.isEmpty && audience == nil {
+            // Not looked up among earlier inserts unless they are indexed already: a save inserts one id
+            // once (a second row with it fails the save or merges into the first, an update).
+            guard index[id] == nil, insertIndex?[id] == nil else { return }
+            let entityIndex: Int32
+            if let known = insertedEntityIndex[entity] { entityIndex = known } else {
+                entityIndex = Int32(insertedEntities.count)
+                insertedEntities.append(entity)
+                insertedEntityIndex[entity] = entityIndex
+            }
+            let ownerIndex: Int32
+            if let known = insertedOwnerIndex[owner] { ownerIndex = known } else {
+                ownerIndex = Int32(insertedOwners.count)
+                insertedOwners.append(owner)
+                insertedOwnerIndex[owner] = ownerIndex
+            }
+            if insertIndex != nil { insertIndex?[id] = inserts.count }
+            inserts.append(InsertedRow(id: id, entity: entityIndex, owner: ownerIndex))
+            appendRun(isInsert: true)
+            return
+        }
+        if !inserts.isEmpty {
+            if insertIndex == nil {
+                var built = [UUID: Int](minimumCapacity: inserts.count)
+                for (i, row) in inserts.enumerated() where built[row.id] == nil { built[row.id] = i }
+                insertIndex = built
+            }
+            if insertIndex?[id] != nil { return }
+        }
         let names = Array(values.keys).sorted() + attributes
         if let i = index[id] {
-            // An insert stays an insert and a delete a delete; a second update merges into the first.
             guard changes[i].kind == "update", kind == .update else { return }
             for name in names where !changes[i].updated_attributes.contains(name) { changes[i].updated_attributes.append(name) }
             for (key, value) in values { changes[i].new_values?[key] = value }
             return
         }
         index[id] = changes.count
+        appendRun(isInsert: false)
         changes.append(Entry(entity: entity, row_id: id, kind: kind.rawValue, owner_id: owner,
                              updated_attributes: kind == .update ? names : [],
                              new_values: kind == .update ? values : nil,

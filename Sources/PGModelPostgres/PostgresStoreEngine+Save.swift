@@ -17,8 +17,9 @@ extension PostgresStoreEngine {
         return try await transaction(as: requester, on: connection) {
             var result = SaveResult()
             var history = HistoryLog()
-            // Every insert and update is one change (deletes and links mostly touch rows named there too).
-            history.reserveCapacity(request.inserts.count + request.updates.count)
+            // Every update is one change (deletes and links mostly touch rows named there too); room for
+            // the inserts is made once they are written, when the statements' arrays are gone.
+            history.reserveCapacity(inserts: 0, others: request.updates.count)
             if !request.deletes.isEmpty || !request.batchDeletes.isEmpty {
                 let (deleted, nullified) = try await applyDeletes(request, renderer, connection)
                 result.deleted = deleted.map(\.reference)
@@ -51,14 +52,15 @@ extension PostgresStoreEngine {
             var pipeline = StatementPipeline()
             do {
                 let outcomes = try await applyInserts(request, owners, renderer, requester, connection, &pipeline)
+                history.reserveCapacity(inserts: request.inserts.count - outcomes.merged.count, others: outcomes.merged.count)
                 // History and remapped ids in the request's order, as if each row had been inserted in turn.
-                for (row, outcome) in zip(request.inserts, outcomes) {
-                    switch outcome {
-                    case .inserted(let owner):
-                        history.record(.insert, row.entity, row.id, owner: owner)
-                    case .merged(let existing, let owner):
+                for (i, row) in request.inserts.enumerated() {
+                    let owner = i < outcomes.owners.count ? outcomes.owners[i] : requester.newRowOwner
+                    if let existing = outcomes.merged[i] {
                         if existing != row.id { result.remappedIdentifiers[row.id] = existing }
                         history.record(.update, row.entity, existing, owner: owner, values: row.values)
+                    } else {
+                        history.record(.insert, row.entity, row.id, owner: owner)
                     }
                 }
                 if !request.links.isEmpty || !request.shares.isEmpty { try await pipeline.drain() }
@@ -93,6 +95,25 @@ extension PostgresStoreEngine {
         case merged(into: UUID, owner: UUID?)
     }
 
+    /// What became of a save's inserted rows, by their index in the request: each row's owner, and the
+    /// existing row each merged one went into (the rest were inserted). Not one ``InsertOutcome`` per
+    /// row: a 100,000-model save held 3.3 MB of them at its peak, for the few upserts (issue 15).
+    struct InsertOutcomes {
+        var owners: [UUID?]
+        var merged: [Int: UUID] = [:]
+
+        mutating func set(_ i: Int, _ outcome: InsertOutcome) {
+            switch outcome {
+            case .inserted(let owner):
+                owners[i] = owner
+                merged[i] = nil
+            case .merged(let existing, let owner):
+                owners[i] = owner
+                merged[i] = existing
+            }
+        }
+    }
+
     /// The most rows one set-based insert statement carries: bounds the message and the memory of its binds.
     static let insertChunkSize = 10_000
 
@@ -105,9 +126,8 @@ extension PostgresStoreEngine {
     /// A statement without RETURNING goes through `pipeline`: the next chunk is built while it runs, and
     /// the last one may still run when this returns.
     private func applyInserts(_ request: SaveRequest, _ owners: [UUID: UUID?], _ renderer: SQLRenderer, _ requester: Requester,
-                              _ connection: PostgresConnection, _ pipeline: inout StatementPipeline) async throws -> [InsertOutcome] {
+                              _ connection: PostgresConnection, _ pipeline: inout StatementPipeline) async throws -> InsertOutcomes {
         let rows = request.inserts
-        var outcomes = [InsertOutcome](repeating: .inserted(owner: nil), count: rows.count)
         var rowOwners = [UUID?](repeating: nil, count: rows.count)
         var groups: [(key: InsertGroupKey, indices: [Int])] = []
         var groupIndex: [InsertGroupKey: Int] = [:]
@@ -132,6 +152,9 @@ extension PostgresStoreEngine {
                 groups.append((key, [i]))
             }
         }
+        // Every row is inserted with the owner worked out above unless it merges (below).
+        var outcomes = InsertOutcomes(owners: rowOwners)
+        rowOwners = []
         for (key, indices) in groups {
             var start = 0
             while start < indices.count {
@@ -139,31 +162,35 @@ extension PostgresStoreEngine {
                 start += chunk.count
                 let model = key.entity ?? renderer.schema.rootEntity(of: rows[chunk[0]].entity)?.name ?? rows[chunk[0]].entity
                 let statement = chunk.count > 1
-                    ? try renderer.insert(chunk.map { rows[$0] }, owners: chunk.map { rowOwners[$0] }, upserting: key.upserting) : nil
+                    ? try renderer.insert(chunk.map { rows[$0] }, owners: chunk.map { outcomes.owners[$0] }, upserting: key.upserting) : nil
                 guard let statement else {
                     try await pipeline.drain()
-                    for i in chunk { outcomes[i] = try await insertOne(rows[i], owner: rowOwners[i], upserting: key.upserting, renderer, connection) }
+                    for i in chunk {
+                        let outcome = try await insertOne(rows[i], owner: outcomes.owners[i], upserting: key.upserting, renderer, connection)
+                        outcomes.set(i, outcome)
+                    }
                     continue
                 }
                 // Without a uniqueness constraint every row is inserted or the statement fails: no ids back.
                 guard renderer.insertReturnsIDs(of: Set(chunk.lazy.map { rows[$0].entity }), upserting: key.upserting) else {
                     try await pipeline.send(statement, self, on: connection, model: model)
-                    for i in chunk { outcomes[i] = .inserted(owner: rowOwners[i]) }
                     continue
                 }
                 try await pipeline.drain()
                 var inserted = Set<UUID>(minimumCapacity: chunk.count)
                 for row in try await query(statement, on: connection, model: model) { inserted.insert(try row.decode(UUID.self)) }
                 for i in chunk {
-                    let row = rows[i], owner = rowOwners[i]
+                    let row = rows[i], owner = outcomes.owners[i]
                     // `remove`: of two rows with one id, only the first was inserted.
                     if inserted.remove(row.id) != nil {
-                        outcomes[i] = .inserted(owner: owner)
+                        continue
                     } else if try renderer.uniquenessConstraints(of: renderer.entity(row.entity)).isEmpty {
                         // Only its id can have collided: the one-row insert reports it as it always did.
-                        outcomes[i] = try await insertOne(row, owner: owner, upserting: true, renderer, connection)
+                        let outcome = try await insertOne(row, owner: owner, upserting: true, renderer, connection)
+                        outcomes.set(i, outcome)
                     } else {
-                        outcomes[i] = try await upsert(row, owner: owner, renderer, connection)
+                        let outcome = try await upsert(row, owner: owner, renderer, connection)
+                        outcomes.set(i, outcome)
                     }
                 }
             }

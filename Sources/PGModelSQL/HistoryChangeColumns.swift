@@ -10,7 +10,7 @@ import PGModelCore
 /// columns.append(entity: "Trip", rowID: id, kind: "update", owner: nil, updatedAttributes: ["name"],
 ///                newValues: #"{"name":"Rome"}"#, tombstone: nil, audience: nil, audienceOnly: false)
 /// ```
-public struct HistoryChangeColumns: Sendable {
+public struct HistoryChangeColumns: Sendable, Equatable {
     /// How many changes the columns hold.
     public private(set) var count = 0
     var entities: [PGValue] = []

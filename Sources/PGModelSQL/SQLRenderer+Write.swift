@@ -89,30 +89,81 @@ extension SQLRenderer {
                 foreignKeyColumns.append(column)
             }
         }
+        // Which column each class fills with which attribute or foreign key (the first of a class's
+        // properties stored in one column): worked out once per class, not per row (issue 15).
+        var plans: [String: InsertPlan] = [:]
+        for (name, entity) in entities {
+            var plan = InsertPlan(entity: entity)
+            var filled = Set<Int>()
+            for attribute in entity.attributes {
+                guard let i = attributeIndex[attribute.columnName], filled.insert(i).inserted else { continue }
+                plan.attributes.append((i, attribute))
+            }
+            plan.unfilledAttributes = attributeColumns.indices.filter { !filled.contains($0) }
+            var filledKeys = Set<Int>()
+            for (relationship, column) in foreignKeys(of: entity) {
+                guard let i = foreignKeyIndex[column], filledKeys.insert(i).inserted else { continue }
+                plan.foreignKeys.append((i, relationship))
+            }
+            plan.unfilledForeignKeys = foreignKeyColumns.indices.filter { !filledKeys.contains($0) }
+            plans[name] = plan
+        }
         var ids: [PGValue] = [], names: [PGValue] = [], ownerIDs: [PGValue] = []
         var attributeValues = Array(repeating: [PGValue](), count: attributeColumns.count)
         var foreignKeyValues = Array(repeating: [PGValue](), count: foreignKeyColumns.count)
         ids.reserveCapacity(rows.count); names.reserveCapacity(rows.count); ownerIDs.reserveCapacity(rows.count)
         for i in attributeValues.indices { attributeValues[i].reserveCapacity(rows.count) }
         for i in foreignKeyValues.indices { foreignKeyValues[i].reserveCapacity(rows.count) }
+        // Positional rows of one class share their keys: their names are checked and found once.
+        var positions: [PositionsKey: InsertPositions] = [:]
+        var last: (key: PositionsKey, positions: InsertPositions)?
         for (row, owner) in zip(rows, owners) {
-            guard let entity = entities[row.entity] else { continue }   // every row's class was added above
-            try rejectUnknownKeys(row, entity)
+            guard let plan = plans[row.entity] else { continue }   // every row's class was planned above
+            let entity = plan.entity
             ids.append(.uuid(row.id))
             names.append(.string(entity.name))
             ownerIDs.append(owner.map(PGValue.uuid) ?? .null)
-            let before = attributeValues.first?.count ?? 0
-            for attribute in entity.attributes {
-                guard let i = attributeIndex[attribute.columnName], attributeValues[i].count == before else { continue }
-                attributeValues[i].append(try coerced(row[attribute.name], attribute, entity, requirePresent: true))
+            if let (keys, values) = row.positionalValues {
+                let key = PositionsKey(keys: ObjectIdentifier(keys), entity: entity.name)
+                let found: InsertPositions
+                if let last, last.key == key {
+                    found = last.positions
+                } else if let known = positions[key] {
+                    found = known
+                } else {
+                    try rejectUnknownKeys(row, entity)
+                    found = InsertPositions(attributes: plan.attributes.map {
+                                                InsertPositions.Fill(column: $0.column, position: keys.positions[$0.attribute.name],
+                                                                     type: $0.attribute.type, isOptional: $0.attribute.isOptional)
+                                            },
+                                            foreignKeys: plan.foreignKeys.map { keys.positions[$0.relationship.name] })
+                    positions[key] = found
+                }
+                last = (key, found)
+                for (i, fill) in found.attributes.enumerated() {
+                    let value = fill.position.map { values[$0] }
+                    // What `coerced` does, without copying the attribute's description for every value;
+                    // anything it would reject goes through it for its error.
+                    if let value, !(value.isNull && !fill.isOptional), let result = fill.type.coerce(value) {
+                        attributeValues[fill.column].append(result)
+                    } else {
+                        attributeValues[fill.column].append(try coerced(value, plan.attributes[i].attribute, entity, requirePresent: true))
+                    }
+                }
+                for ((column, relationship), position) in zip(plan.foreignKeys, found.foreignKeys) {
+                    foreignKeyValues[column].append(try foreignKeyValue(position.map { values[$0] }, relationship, entity))
+                }
+            } else {
+                try rejectUnknownKeys(row, entity)
+                for (column, attribute) in plan.attributes {
+                    attributeValues[column].append(try coerced(row[attribute.name], attribute, entity, requirePresent: true))
+                }
+                for (column, relationship) in plan.foreignKeys {
+                    foreignKeyValues[column].append(try foreignKeyValue(row[relationship.name], relationship, entity))
+                }
             }
-            for i in attributeValues.indices where attributeValues[i].count == before { attributeValues[i].append(.null) }
-            let fkBefore = foreignKeyValues.first?.count ?? 0
-            for (relationship, column) in foreignKeys(of: entity) {
-                guard let i = foreignKeyIndex[column], foreignKeyValues[i].count == fkBefore else { continue }
-                foreignKeyValues[i].append(try foreignKeyValue(row[relationship.name], relationship, entity))
-            }
-            for i in foreignKeyValues.indices where foreignKeyValues[i].count == fkBefore { foreignKeyValues[i].append(.null) }
+            for column in plan.unfilledAttributes { attributeValues[column].append(.null) }
+            for column in plan.unfilledForeignKeys { foreignKeyValues[column].append(.null) }
         }
         var b = SQLBuilder()
         var columns = ["\"id\"", "\"entity\"", "\"owner_id\""]
@@ -387,4 +438,35 @@ extension SQLRenderer {
         }
         return result
     }
+}
+
+/// What ``SQLRenderer/insert(_:owners:upserting:)`` fills for rows of one class: the columns of its
+/// attributes and foreign keys, and the columns of the statement it has no property for (`NULL`).
+struct InsertPlan {
+    let entity: EntityDescription
+    var attributes: [(column: Int, attribute: AttributeDescription)] = []
+    var unfilledAttributes: [Int] = []
+    var foreignKeys: [(column: Int, relationship: RelationshipDescription)] = []
+    var unfilledForeignKeys: [Int] = []
+
+    init(entity: EntityDescription) { self.entity = entity }
+}
+
+/// Positional rows' keys, for one class.
+struct PositionsKey: Hashable {
+    let keys: ObjectIdentifier
+    let entity: String
+}
+
+/// Where each of an ``InsertPlan``'s properties is in rows with one ``RowKeys`` (nil: the rows have no such value).
+struct InsertPositions {
+    /// An attribute of the plan (at the same index), with what coercing its value needs.
+    struct Fill {
+        let column: Int
+        let position: Int?
+        let type: AttributeType
+        let isOptional: Bool
+    }
+    let attributes: [Fill]
+    let foreignKeys: [Int?]
 }

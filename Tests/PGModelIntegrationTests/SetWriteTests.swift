@@ -341,3 +341,61 @@ extension SetWriteTests {
         }
     }
 }
+
+extension SetWriteTests {
+    /// Inserted rows are kept compactly in the history log (issue 15), yet the log's changes are the
+    /// ones, in the order, it recorded before: an insert stays an insert whatever comes after it (a
+    /// merged upsert, a link), an update merges with an earlier update, row changes come before
+    /// audience events.
+    @Test func historyLogKeepsInsertsCompactAndInOrder() throws {
+        var log = HistoryLog()
+        let ids = (0..<6).map { _ in UUID.v7() }
+        let owner = UUID.v7(), grantee = UUID.v7()
+        log.reserveCapacity(inserts: 0, others: 1)
+        log.record(.update, "Track", ids[0], owner: nil, values: ["title": .string("a")])
+        log.reserveCapacity(inserts: 3, others: 0)
+        log.record(.insert, "Trip", ids[1], owner: owner)
+        log.record(.insert, "Album", ids[2], owner: nil)
+        // A merged upsert into a row this save inserted, then one into a row it updated.
+        log.record(.update, "Trip", ids[1], owner: owner, values: ["name": .string("merged")])
+        log.record(.update, "Track", ids[0], owner: nil, values: ["duration": .int(3)])
+        log.record(.insert, "Trip", ids[3], owner: owner)
+        // An insert of a row the save already changed stays what it was.
+        log.record(.insert, "Track", ids[0], owner: nil)
+        // Links after the inserts.
+        log.record(.update, "Album", ids[2], owner: nil, values: [:], attributes: ["tracks"])
+        log.record(.update, "Album", ids[4], owner: nil, values: [:], attributes: ["tracks"])
+        log.record(.delete, "Note", ids[5], owner: owner, tombstone: ["title": .string("gone")], audience: [grantee])
+        log.recordAudienceEvent(.insert, "Album", ids[2], for: grantee)
+
+        let entries = log.entries
+        #expect(log.count == 7)
+        #expect(entries.map(\.row_id) == [ids[0], ids[1], ids[2], ids[3], ids[4], ids[5], ids[2]])
+        #expect(entries.map(\.kind) == ["update", "insert", "insert", "insert", "update", "delete", "insert"])
+        #expect(entries.map(\.entity) == ["Track", "Trip", "Album", "Trip", "Album", "Note", "Album"])
+        #expect(entries.map(\.owner_id) == [nil, owner, nil, owner, nil, owner, nil])
+        #expect(entries[0].updated_attributes == ["title", "duration"])
+        #expect(entries[0].new_values == ["title": .string("a"), "duration": .int(3)])
+        for insert in entries[1...3] {
+            #expect(insert.updated_attributes.isEmpty && insert.new_values == nil && insert.tombstone == nil && insert.audience == nil && !insert.audience_only)
+        }
+        #expect(entries[4].updated_attributes == ["tracks"])
+        #expect(entries[5].tombstone == ["title": .string("gone")] && entries[5].audience == [grantee])
+        #expect(entries[6].audience_only && entries[6].audience == [grantee])
+        #expect(log.entities == ["Track", "Trip", "Album", "Note"])
+
+        // Columns of any range are those of the changes at that range.
+        func json(_ values: [String: PGValue]?) throws -> String? {
+            guard let values else { return nil }
+            return values.isEmpty ? "{}" : String(decoding: try PostgresStoreEngine.historyEncoder.encode(values), as: UTF8.self)
+        }
+        for range in [0..<7, 0..<3, 3..<6, 6..<7, 2..<5] {
+            var expected = HistoryChangeColumns(capacity: range.count)
+            for e in entries[range] {
+                expected.append(entity: e.entity, rowID: e.row_id, kind: e.kind, owner: e.owner_id, updatedAttributes: e.updated_attributes,
+                                newValues: try json(e.new_values), tombstone: try json(e.tombstone), audience: e.audience, audienceOnly: e.audience_only)
+            }
+            #expect(try log.columns(encoder: PostgresStoreEngine.historyEncoder, in: range) == expected, "\(range)")
+        }
+    }
+}

@@ -139,6 +139,51 @@ struct SQLRendererTests {
             throws: { ($0 as? PGModelError)?.code == .typeMismatch && ($0 as? PGModelError)?.keyPath == "title" }
     }
 
+    /// Rows built positionally (``RowKeys`` shared by a class's rows, as a context builds inserts) are
+    /// checked and found once per keys (issue 15): they insert, validate and fail exactly as rows by name.
+    @Test func positionalRowsInsertValidateAndFailAsRowsByName() throws {
+        let ids = (1...4).map { UUID(uuidString: "00000000-0000-7000-8000-00000000000\($0)")! }
+        var other = values
+        other["notes"] = .string("n")
+        let keys = RowKeys(values.keys.sorted()), otherKeys = RowKeys(other.keys.sorted())
+        func positional(_ id: UUID, _ v: [String: PGValue], _ k: RowKeys) -> RowValues {
+            RowValues(entity: "BucketListItem", id: id, keys: k, values: k.names.map { v[$0] ?? .null })
+        }
+        let named = [RowValues(entity: "BucketListItem", id: ids[0], values: values), RowValues(entity: "BucketListItem", id: ids[1], values: other),
+                     RowValues(entity: "BucketListItem", id: ids[2], values: values), RowValues(entity: "BucketListItem", id: ids[3], values: other)]
+        let mixed = [positional(ids[0], values, keys), positional(ids[1], other, otherKeys), positional(ids[2], values, keys),
+                     RowValues(entity: "BucketListItem", id: ids[3], values: other)]
+        #expect(mixed[0].positionalValues != nil)
+        let owners: [UUID?] = [owner, nil, owner, nil]
+        #expect(try renderer.insert(mixed, owners: owners) == renderer.insert(named, owners: owners))
+        let schema = SchemaDescription(entities: [Self.trip])
+        #expect(throws: Never.self) { try SaveRequest(inserts: mixed).validate(against: schema) }
+
+        func failure(_ body: () throws -> Void) -> String? {
+            do { try body() } catch let error as PGModelError { return "\(error.code) \(error.keyPath ?? "") \(error.message)" } catch { return "\(error)" }
+            return nil
+        }
+        // A wrong value, an unknown name, a missing non-optional value: the same error either way.
+        var wrong = values
+        wrong["title"] = .int(3)
+        var unknown = values
+        unknown["nope"] = .int(1)
+        var missing = values
+        missing["title"] = nil
+        var null = values
+        null["cost"] = .null
+        for bad in [wrong, unknown, missing, null] {
+            let badKeys = RowKeys(bad.keys.sorted())
+            let byName = [named[0], RowValues(entity: "BucketListItem", id: ids[1], values: bad)]
+            let byPosition = [mixed[0], positional(ids[1], bad, badKeys)]
+            let renderFailure = failure { _ = try renderer.insert(byPosition, owners: [nil, nil]) }
+            #expect(renderFailure != nil)
+            #expect(renderFailure == failure { _ = try renderer.insert(byName, owners: [nil, nil]) })
+            let validateFailure = failure { try SaveRequest(inserts: byPosition).validate(against: schema) }
+            #expect(validateFailure == failure { try SaveRequest(inserts: byName).validate(against: schema) })
+        }
+    }
+
     @Test func insertOfManyRowsConvertsJSONAndArrayColumnsAndFillsOtherClassesColumnsWithNull() throws {
         let schema = SchemaDescription(entities: [
             EntityDescription(name: "Doc", attributes: [AttributeDescription(name: "body", type: .json, isOptional: true),
