@@ -9,8 +9,7 @@ import Testing
 /// The system SQL runs in full only where it is not in place yet (issue 16: each further in-memory
 /// container, and every store start, pays one read for it).
 ///
-/// On the process's private cluster, not the shared test database: other suites bootstrap there at any
-/// moment, and would put the marker back between a test's change of it and its check.
+/// Each test in a scratch database: other suites bootstrap into the shared ones at any moment.
 @Suite("System SQL bootstrap", .serialized)
 struct SystemBootstrapTests {
     static let logger: Logger = {
@@ -33,19 +32,11 @@ struct SystemBootstrapTests {
         return nil
     }
 
+    /// A database of its own: every other suite bootstraps into the shared test database and the private
+    /// cluster's (in-memory containers) at any moment, and would put the marker back between a test's
+    /// change of it and its check.
     func withConnection(_ body: (PostgresConnection) async throws -> Void) async throws {
-        // Starting the cluster blocks (a second or so): not on the cooperative pool.
-        let url = try await offCooperativePool { try EphemeralCluster.shared.url() }
-        let configuration = try PostgresStoreConfiguration.parse(url.absoluteString)
-        let connection = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(),
-                                                              configuration: configuration.connection, id: 1, logger: Self.logger)
-        do {
-            try await body(connection)
-            try await connection.close()
-        } catch {
-            try? await connection.close()
-            throw error
-        }
+        try await ScratchDatabase.with(label: "pgmodel.test.bootstrap") { connection, _ in try await body(connection) }
     }
 
     @Test("a database bootstrapped by this build costs one read, and admins see which system SQL it has")
