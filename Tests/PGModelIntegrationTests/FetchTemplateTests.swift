@@ -58,7 +58,7 @@ struct FetchTemplateTests {
     @Test("one call site with other captured values gets other rows, every time")
     func capturedValues() async throws {
         let container = try await Self.seeded()
-        try await offCooperativePool {
+        try await offCooperativePool { () throws -> Void in
             for (lo, hi) in [(0, 3), (5, 8), (17, 40), (3, 3), (-5, 1), (10, 11), (0, 3)] {
                 #expect(try Self.ranks(ModelContext(container), from: lo, below: hi) == Array(max(lo, 0)..<min(max(hi, lo), 20)))
             }
@@ -81,7 +81,7 @@ struct FetchTemplateTests {
     @Test("descriptors that differ in sort, limit, offset or predicate never share a template")
     func descriptorsStayApart() async throws {
         let container = try await Self.seeded()
-        try await offCooperativePool {
+        try await offCooperativePool { () throws -> Void in
             let context = ModelContext(container)
             for _ in 0..<2 {
                 #expect(try Self.ranks(context, from: 0, below: 10) == Array(0..<10))
@@ -109,7 +109,7 @@ struct FetchTemplateTests {
     @Test("unsaved inserts, changes and deletes are merged as before at a cached call site")
     func pendingChanges() async throws {
         let container = try await Self.seeded()
-        try await offCooperativePool {
+        try await offCooperativePool { () throws -> Void in
             let context = ModelContext(container)
             #expect(try Self.ranks(context, from: 0, below: 5) == [0, 1, 2, 3, 4])
             context.insert(TemplateItem(name: "new", rank: 2))
