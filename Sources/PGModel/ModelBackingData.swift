@@ -37,10 +37,16 @@ public final class ModelBackingData {
     public internal(set) var state: State
     /// Properties set since the last save.
     public internal(set) var changedKeys: Set<String> = []
+    // `@exclusivity(unchecked)` on the state a fetched model's `init(backingData:)` reads, property by
+    // property: Swift checks every access to a class's stored property at run time (a thread-local access
+    // set), and those checks were a sixth of building a fetched model. No access to them can overlap
+    // another: StoredValues' methods call nothing that reaches back into the backing data, and a backing
+    // data is used on its context's isolation only.
+
     /// The values the store holds, as of the last fetch or save; rollback restores them.
-    var storedValues: StoredValues
+    @exclusivity(unchecked) var storedValues: StoredValues
     /// Where the generated `init(backingData:)` is expected to read next (see ``StoredValues/value(forKey:cursor:)``).
-    private var readCursor = 0
+    @exclusivity(unchecked) private var readCursor = 0
     /// The state before a pending delete, so rollback can restore it.
     var stateBeforeDelete: State = .detached
     /// While true, property writes are the store's own (fetch, rollback) and are not changes.
@@ -48,9 +54,9 @@ public final class ModelBackingData {
     /// Built from a row read with `propertiesToFetch`: missing attributes are faults, not errors.
     var isPartial = false
     /// `.ephemeral` properties: never stored, they start from their type's neutral value.
-    var ephemeralKeys: Set<String> = []
+    @exclusivity(unchecked) var ephemeralKeys: Set<String> = []
     /// `.transformable(by:)` properties: their stored `Data` is turned back into values by these.
-    var transformers: [String: ValueTransformer.Type] = [:]
+    @exclusivity(unchecked) var transformers: [String: ValueTransformer.Type] = [:]
     /// Relationship properties not loaded yet: the first read loads them (a fault).
     var faults: Set<String> = []
     /// Whether any property is still a fault; generated getters test it before anything else.
@@ -71,6 +77,18 @@ public final class ModelBackingData {
         self.assigned = row.id
         self.state = .persisted
         self.storedValues = row.values
+    }
+
+    /// Backing data of a fetched row about to become a model of `context`: everything set here, in the
+    /// initializer, rather than property by property afterwards (each a checked access).
+    init(row: StoreRow, traits: StorageTraits, isPartial: Bool, context: ModelContext) {
+        self.assigned = row.id
+        self.state = .persisted
+        self.storedValues = row.values
+        self.ephemeralKeys = traits.ephemeralKeys
+        self.transformers = traits.transformers
+        self.isPartial = isPartial
+        self.context = context
     }
 
     /// Backing data of a row given by name.

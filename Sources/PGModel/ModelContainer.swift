@@ -27,6 +27,8 @@ public final class ModelContainer: Sendable {
     private let mainContextBox: MainContextBox
     /// What ``lastDeleteAllDataError`` reports.
     let deleteAllDataError = NIOLockedValueBox<PGModelError?>(nil)
+    /// Predicate and sort translations by shape, shared by every context of the container (its schema's).
+    let translations = TranslationCache()
 
     /// A container for `forTypes`.
     public convenience init(for forTypes: any PersistentModel.Type..., migrationPlan: (any SchemaMigrationPlan.Type)? = nil,

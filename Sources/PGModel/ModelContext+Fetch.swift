@@ -44,6 +44,12 @@ extension ModelContext {
         guard pending else {
             // Most rows are new to the identity map: grow it once, not by doubling as they arrive.
             reserveRegistryCapacity(rows.count)
+            // A context that has registered nothing and staged no partner (a fresh context per request,
+            // as a server has) cannot have a model of any of these rows, whose ids are distinct (one
+            // select by primary key); nothing building them registers one of them either, since partners
+            // are staged first. Each model is then built without a lookup: half the hashing per row.
+            buildsUnregisteredRows = isRegistryEmpty && stagedRows.isEmpty
+            defer { buildsUnregisteredRows = false }
             return try rows.map { try typed($0, as: T.self) }
         }
         let changes = pendingModels(of: T.self)
@@ -70,13 +76,8 @@ extension ModelContext {
     /// The attribute names to read for `propertiesToFetch`: the listed attributes plus those that cannot
     /// wait behind a placeholder; nil (everything) when the list is empty.
     private func propertiesToFetch<T: PersistentModel>(_ keyPaths: [PartialKeyPath<T>], of entity: Schema.Entity) throws -> [String]? {
-        let subtree = container.schema.entities(inHierarchyOf: entity).flatMap(\.attributes)
-        guard !keyPaths.isEmpty else {
-            // `.externalStorage` attributes are left out of every fetch and load when read.
-            guard subtree.contains(where: \.isExternal) else { return nil }
-            var seen = Set<String>()
-            return subtree.filter { !$0.isExternal && seen.insert($0.name).inserted }.map(\.name)
-        }
+        // Worked out once per schema: this runs for every fetch.
+        guard !keyPaths.isEmpty else { return container.schema.defaultFetchProperties(of: entity) }
         var names: [String] = []
         for keyPath in keyPaths {
             guard let property = entity.property(for: keyPath) else {
@@ -130,10 +131,12 @@ extension ModelContext {
             throw PGModelError(.invalidField, "fetchOffset of a fetch of \(entity.name) must not be negative", model: entity.name)
         }
         let translator = PredicateTranslator<T>(entity: entity)
+        // Translated once per call site's shape, not per call (TranslationCache).
+        let translations = container.translations
         let request = FetchRequest(
             entity: entity.name,
-            predicate: try descriptor.predicate.map { try translator.translate($0) },
-            sort: try translator.translate(descriptor.sortBy),
+            predicate: try descriptor.predicate.map { try translations.translate($0, with: translator) },
+            sort: try translations.translate(descriptor.sortBy, with: translator),
             limit: descriptor.fetchLimit,
             offset: descriptor.fetchOffset,
             properties: try propertiesToFetch(descriptor.propertiesToFetch, of: entity))

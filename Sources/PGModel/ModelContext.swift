@@ -32,6 +32,11 @@ public final class ModelContext {
     var stagedRows: [UUID: StoreRow] = [:]
     /// Per model class: what building a fetched instance needs to know about its properties.
     var storageTraits: [ObjectIdentifier: StorageTraits] = [:]
+    /// The class whose traits were asked for last, and its traits.
+    var lastStorageTraits: (type: ObjectIdentifier, traits: StorageTraits)?
+    /// Set while a fetch builds rows that no registered model can have (see `models(from:for:mergingPending:)`):
+    /// each row's model is built without looking it up first.
+    var buildsUnregisteredRows = false
     /// The class of the last row built by its stored entity name (see `materializeConcrete(_:)`).
     var lastConcreteClass: (name: String, type: any PersistentModel.Type)?
     /// Per model class: the stored properties an insert writes (see ``insertedRow(of:in:)``).
@@ -455,6 +460,9 @@ public final class ModelContext {
         registry.reserveCapacity(registry.count + count)
     }
 
+    /// Whether no model is registered (a context that has fetched and inserted nothing yet).
+    var isRegistryEmpty: Bool { registry.isEmpty }
+
     func registered(_ id: UUID) -> (any PersistentModel)? {
         registry[id]?.model
     }
@@ -549,6 +557,7 @@ public final class ModelContext {
     }
 
     func materialize<T: PersistentModel>(_ row: StoreRow, as type: T.Type) throws -> T {
+        if buildsUnregisteredRows { return try build(row, as: T.self) }
         if let existing = registry[row.id]?.model {
             guard let typed = existing as? T else {
                 throw PGModelError(.typeMismatch, "row \(row.id) is registered as \(Swift.type(of: existing)), not \(T.self)", model: T._$entityName)
@@ -556,25 +565,33 @@ public final class ModelContext {
             if let entity = container.schema.entity(for: T.self) { refresh(typed, with: row, entity: entity) }
             return typed
         }
+        return try build(row, as: T.self)
+    }
+
+    /// A new model of `row`, which no registered model has: ``materialize(_:as:)`` past its lookup.
+    private func build<T: PersistentModel>(_ row: StoreRow, as type: T.Type) throws -> T {
         // The context is set before the model's init runs: a non-optional to-one loads its partner there.
-        let data = ModelBackingData(row: row)
-        data.isPartial = materializingPartialRows
-        // Which properties are ephemeral or transformed is a property of the class: worked out once per
-        // class and context, not per row.
+        let data = ModelBackingData(row: row, traits: storageTraits(of: T.self), isPartial: materializingPartialRows, context: self)
+        let model = try T(backingData: data)
+        // `init(backingData:)` keeps `data` as the model's backing data, context and id included.
+        registry[row.id] = WeakModel(model)
+        return model
+    }
+
+    /// Which properties of `type` are ephemeral or transformed: a property of the class, worked out once
+    /// per class and context, and the last class's kept aside, since a fetch's rows are mostly of one.
+    private func storageTraits<T: PersistentModel>(of type: T.Type) -> StorageTraits {
+        let key = ObjectIdentifier(T.self)
+        if let last = lastStorageTraits, last.type == key { return last.traits }
         let traits: StorageTraits
-        if let known = storageTraits[ObjectIdentifier(T.self)] {
+        if let known = storageTraits[key] {
             traits = known
         } else {
             traits = StorageTraits(ModelGraph.entity(for: T.self))
-            storageTraits[ObjectIdentifier(T.self)] = traits
+            storageTraits[key] = traits
         }
-        data.ephemeralKeys = traits.ephemeralKeys
-        data.transformers = traits.transformers
-        data.context = self
-        let model = try T(backingData: data)
-        model._$backingData.context = self
-        register(model)
-        return model
+        lastStorageTraits = (key, traits)
+        return traits
     }
 
     func materializeAny(_ row: StoreRow, as type: any PersistentModel.Type) throws -> any PersistentModel {

@@ -34,7 +34,8 @@ public final class Schema: Sendable, CustomStringConvertible {
             pending.append(contentsOf: type.schemaMetadata.compactMap { $0.relationship?.destination })
         }
         self.types = unique
-        self.entities = unique.map { Entity($0) }
+        let entities = unique.map { Entity($0) }
+        self.entities = entities
         self.version = version
         var byName: [String: Int] = [:]
         for (i, entity) in entities.enumerated() where byName[entity.name] == nil { byName[entity.name] = i }
@@ -42,7 +43,25 @@ public final class Schema: Sendable, CustomStringConvertible {
         var byType: [ObjectIdentifier: Int] = [:]
         for (i, entity) in entities.enumerated() where byName[entity.name] == i { byType[ObjectIdentifier(entity.type)] = i }
         self.byType = byType
-        self.schemaDescription = SchemaDescription(entities: entities.map(\.entityDescription), version: version.description)
+        let description = SchemaDescription(entities: entities.map(\.entityDescription), version: version.description)
+        self.schemaDescription = description
+        // What a fetch without `propertiesToFetch` reads, worked out once rather than on every fetch.
+        self.defaultFetchProperties = entities.map { entity in
+            let subtree = description.entityNames(inHierarchyOf: entity.name)
+                .compactMap { name in byName[name].map { entities[$0] } }
+                .flatMap(\.attributes)
+            // `.externalStorage` attributes are left out of every fetch and load when read.
+            guard subtree.contains(where: \.isExternal) else { return nil }
+            var seen = Set<String>()
+            return subtree.filter { !$0.isExternal && seen.insert($0.name).inserted }.map(\.name)
+        }
+    }
+
+    /// The attribute names a fetch of `entity` without `propertiesToFetch` reads: nil (every column) unless
+    /// its hierarchy has `.externalStorage` attributes, which wait until read.
+    func defaultFetchProperties(of entity: Entity) -> [String]? {
+        guard let index = byType[ObjectIdentifier(entity.type)], index < defaultFetchProperties.count else { return nil }
+        return defaultFetchProperties[index]
     }
 
     /// A schema of `types`.
@@ -79,6 +98,8 @@ public final class Schema: Sendable, CustomStringConvertible {
     public let schemaDescription: SchemaDescription
     private let byName: [String: Int]
     private let byType: [ObjectIdentifier: Int]
+    /// ``defaultFetchProperties(of:)`` of each entity, by index in ``entities``.
+    private let defaultFetchProperties: [[String]?]
 
     public var description: String { "Schema(\(entities.map(\.name).joined(separator: ", ")))" }
 

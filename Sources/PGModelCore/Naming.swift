@@ -24,6 +24,18 @@ public enum Naming {
         return out
     }
 
+    /// Whether `key` is a dotted key path (`album.title`) rather than one property's name.
+    ///
+    /// ```swift
+    /// Naming.isDotted("album.title")  // true
+    /// ```
+    @inlinable
+    public static func isDotted(_ key: String) -> Bool {
+        // Byte by byte: `String.contains(".")` resolves to Foundation's substring search, which costs
+        // more than the rest of checking a key, and the renderer asks for every key of every fetch.
+        key.utf8.contains(UInt8(ascii: "."))
+    }
+
     /// A Swift-style identifier: letters, digits and underscores, not starting with a digit, at most 63 bytes
     /// (PostgreSQL's identifier limit).
     public static func isValidIdentifier(_ name: String) -> Bool {

@@ -1,21 +1,28 @@
 import Foundation
+import NIOConcurrencyHelpers
 import PGModelCore
 import PGModelSQL
 import PostgresNIO
 
 extension PostgresStoreEngine {
     /// Rows of `request` visible to `requester`, in the request's order.
-    public func fetch(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection) async throws -> [RowValues] {
-        try await fetchTable(request, in: schema, as: requester, on: connection).rowValues
+    ///
+    /// `templates`, when given, must belong to `schema` (see ``SelectTemplateCache``).
+    public func fetch(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection,
+                      templates: SelectTemplateCache? = nil) async throws -> [RowValues] {
+        try await fetchTable(request, in: schema, as: requester, on: connection, templates: templates).rowValues
     }
 
     /// Rows of `request` visible to `requester`, in the request's order, positionally: each cell is
     /// decoded straight into its row's value array, and each class's value names are listed once.
-    public func fetchTable(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection) async throws -> FetchedTable {
+    ///
+    /// `templates`, when given, must belong to `schema`: a request of a shape rendered before is then
+    /// filled into that shape's SQL instead of rendered again (``SelectTemplateCache``).
+    public func fetchTable(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection,
+                           templates: SelectTemplateCache? = nil) async throws -> FetchedTable {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         let entity = try renderer.entity(request.entity)
-        let layout = try renderer.selectLayout(request)
-        let statement = try renderer.select(request, layout: layout)
+        let (statement, layout) = try templates?.select(request, renderer: renderer) ?? SelectTemplateCache.render(request, renderer)
         let rows = try await scoped(requester, on: connection) { try await query(statement, on: connection, model: entity.name) }
         var table = FetchedTable()
         table.rows.reserveCapacity(rows.count)
@@ -104,5 +111,76 @@ extension PostgresStoreEngine {
             let cells = row.makeRandomAccess()   // a related fetch adds `via`
             return RowReference(entity: try cells[1].decode(String.self), id: try cells[0].decode(UUID.self))
         }
+    }
+}
+
+/// The select templates (``SelectTemplate``) of one schema, by request shape: a fetch of a shape rendered
+/// before costs a dictionary lookup and copying its parameters into place, not a render and a validation.
+///
+/// Entries are valid for the one ``SchemaDescription`` the cache was made for: whoever holds the schema
+/// holds its cache and replaces both together. Bounded: past ``capacity`` shapes it starts over.
+///
+/// ```swift
+/// let (statement, layout) = try templates.select(request, renderer: renderer)
+/// ```
+public final class SelectTemplateCache: Sendable {
+    private enum Entry: Sendable {
+        case template(SelectTemplate)
+        /// Rendered per request: its SQL or binds depend on more than the shape.
+        case renders
+    }
+
+    /// The most shapes kept; an app has as many as it has distinct fetch call sites, not values.
+    public static let capacity = 512
+
+    private let entries = NIOLockedValueBox([FetchRequest: Entry]())
+
+    public init() {}
+
+    /// `request`'s select statement and layout: filled into its shape's template when there is one,
+    /// rendered otherwise (and, the first time a shape is seen, its template worked out and checked against
+    /// that render).
+    public func select(_ request: FetchRequest, renderer: SQLRenderer) throws -> (SQLStatement, SelectLayout) {
+        guard let (shape, parameters) = request.selectParameters() else { return try Self.render(request, renderer) }
+        switch entries.withLockedValue({ $0[shape] }) {
+        case .template(let template)?:
+            // What the render would check of the values themselves; anything else it checked for the shape.
+            // An invalid value is rendered, so its error is the renderer's own.
+            guard Self.acceptable(request, parameters), let statement = template.statement(parameters) else {
+                return try Self.render(request, renderer)
+            }
+            return (statement, template.layout)
+        case .renders?:
+            return try Self.render(request, renderer)
+        case nil:
+            let rendered = try Self.render(request, renderer)
+            var entry = Entry.renders
+            // The template must reproduce this very render, or it is not used.
+            if let template = try? renderer.selectTemplate(shape), template.layout == rendered.1,
+               template.statement(parameters) == rendered.0 {
+                entry = .template(template)
+            }
+            entries.withLockedValue { entries in
+                if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+                entries[shape] = entry
+            }
+            return rendered
+        }
+    }
+
+    /// The statement and layout of `request`, rendered.
+    static func render(_ request: FetchRequest, _ renderer: SQLRenderer) throws -> (SQLStatement, SelectLayout) {
+        let layout = try renderer.selectLayout(request)
+        return (try renderer.select(request, layout: layout), layout)
+    }
+
+    /// The checks of `FetchRequest.validate(against:)` that depend on values rather than the shape.
+    private static func acceptable(_ request: FetchRequest, _ parameters: [PGValue]) -> Bool {
+        if let limit = request.limit, limit < 0 { return false }
+        if let offset = request.offset, offset < 0 { return false }
+        for parameter in parameters {
+            guard (try? parameter.validateBindable(model: nil, keyPath: nil)) != nil else { return false }
+        }
+        return true
     }
 }

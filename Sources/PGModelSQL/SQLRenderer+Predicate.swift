@@ -49,7 +49,7 @@ extension SQLRenderer {
     /// Whether rendering `expression` needs table aliases: it reaches other tables.
     func needsQualification(_ expression: QueryExpression, in entity: EntityDescription) -> Bool {
         switch expression {
-        case .key(let name): return name.contains(".") || entity.relationship(named: name) != nil
+        case .key(let name): return Naming.isDotted(name) || entity.relationship(named: name) != nil
         case .aggregate: return true
         case .value, .isKind: return false
         case .compare(_, let l, let r), .arithmetic(_, let l, let r), .string(_, let l, let r), .coalesce(let l, let r):
@@ -198,7 +198,7 @@ extension SQLRenderer {
     func mayBeNull(_ expression: QueryExpression, in entity: EntityDescription) -> Bool {
         switch expression {
         case .key(let name):
-            if name.contains(".") || entity.relationship(named: name) != nil { return true }
+            if Naming.isDotted(name) || entity.relationship(named: name) != nil { return true }
             if let attribute = entity.attribute(named: name) { return attribute.isOptional }
             // A subclass column is NULL in the rows of every other class.
             return subclassAttribute(name, below: entity) != nil

@@ -150,7 +150,7 @@ extension SQLRenderer {
         var b = SQLBuilder()
         let qualified = request.related != nil
             || request.predicate.map { needsQualification($0, in: entity) } ?? false
-            || request.sort.contains { $0.key.contains(".") || entity.relationship(named: $0.key) != nil }
+            || request.sort.contains { Naming.isDotted($0.key) || entity.relationship(named: $0.key) != nil }
         let alias: String? = qualified ? "t0" : nil
         var scope = RenderScope(entity: entity, alias: alias)
         var from = qualifiedTable(entity) + (qualified ? " AS \"t0\"" : "")

@@ -89,16 +89,16 @@ package final class DatabaseGateway: Sendable {
     }
 
     package func fetch(_ request: FetchRequest, as requester: Requester) async throws -> [FetchedRow] {
-        let schema = try await schema(covering: [request.entity])
+        let (schema, templates) = try await registry.schemaAndTemplates(covering: [request.entity]) { [self] in try await loadRegisteredSchema() }
         return try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "fetch of \(request.entity)") {
-            try await self.engine.fetch(request, in: schema, as: requester, on: $0)
+            try await self.engine.fetch(request, in: schema, as: requester, on: $0, templates: templates)
         }
     }
 
     package func fetchTable(_ request: FetchRequest, as requester: Requester) async throws -> FetchedTable {
-        let schema = try await schema(covering: [request.entity])
+        let (schema, templates) = try await registry.schemaAndTemplates(covering: [request.entity]) { [self] in try await loadRegisteredSchema() }
         return try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "fetch of \(request.entity)") {
-            try await self.engine.fetchTable(request, in: schema, as: requester, on: $0)
+            try await self.engine.fetchTable(request, in: schema, as: requester, on: $0, templates: templates)
         }
     }
 

@@ -68,7 +68,10 @@ struct FetchBenchResult {
     var rows = 0
 }
 
-func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int) async throws -> FetchBenchResult {
+/// `directOnly` leaves out the service's workloads and the wire steps (`--fetch --direct-only`): a shorter
+/// run that profiles the direct store alone. The synchronous API (`fetch`, through `BlockingBridge`) is
+/// measured beside `fetchAsync` on the direct store.
+func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int, directOnly: Bool = false) async throws -> FetchBenchResult {
     let schema = "bench_fetch_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(8)
     guard var components = URLComponents(url: databaseURL, resolvingAgainstBaseURL: false), let host = components.host else {
         throw PGModelError(.invalidConfiguration, "DATABASE_URL has no host")
@@ -158,37 +161,68 @@ func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int) asy
             throw PGModelError(.internalError, "point fetch missed")
         }
     }
+    // The synchronous API, as an app calls it: the thread blocks while BlockingBridge runs the store call.
+    func syncAll(_ container: ModelContainer) throws {
+        let fetched = try ModelContext(container).fetch(FetchDescriptor<BenchProduct>())
+        guard fetched.count == rows else { throw PGModelError(.internalError, "fetched \(fetched.count) rows, not \(rows)") }
+    }
+    func syncPages(_ container: ModelContainer) throws {
+        for lo in pageStarts {
+            let hi = lo + 100
+            let page = try ModelContext(container).fetch(FetchDescriptor<BenchProduct>(
+                predicate: #Predicate { $0.rank >= lo && $0.rank < hi }, sortBy: [SortDescriptor(\.rank)]))
+            guard page.count == 100 else { throw PGModelError(.internalError, "a page had \(page.count) rows") }
+        }
+    }
+    func syncPoint(_ container: ModelContainer, _ key: Int) throws {
+        var descriptor = FetchDescriptor<BenchProduct>(predicate: #Predicate { $0.rank == key })
+        descriptor.fetchLimit = 1
+        guard try ModelContext(container).fetch(descriptor).first?.rank == key else {
+            throw PGModelError(.internalError, "point fetch missed")
+        }
+    }
+    func timeSync(_ body: () throws -> Void) throws -> Double {
+        let began = clock.now
+        try body()
+        return microseconds(clock.now - began) / 1000
+    }
     func rawAll() async throws { guard try await rawRows(allSQL, []).count == rows else { throw PGModelError(.internalError, "raw count") } }
     func rawPages() async throws {
         for lo in pageStarts { guard try await rawRows(pageSQL, [lo, lo + 100]).count == 100 else { throw PGModelError(.internalError, "raw page") } }
     }
 
     // Warm up every path.
-    try await rawAll(); try await modelsAll(direct); try await modelsAll(remote)
-    try await rawPages(); try await modelsPages(direct); try await modelsPages(remote)
+    try await rawAll(); try await modelsAll(direct); try syncAll(direct)
+    try await rawPages(); try await modelsPages(direct); try syncPages(direct)
+    if !directOnly { try await modelsAll(remote); try await modelsPages(remote) }
 
     var result = FetchBenchResult(rows: rows)
     for _ in 0..<rounds {
         result.milliseconds["raw all", default: []].append(try await time { try await rawAll() })
         result.milliseconds["direct all", default: []].append(try await time { try await modelsAll(direct) })
-        result.milliseconds["service all", default: []].append(try await time { try await modelsAll(remote) })
+        result.milliseconds["sync all", default: []].append(try timeSync { try syncAll(direct) })
+        if !directOnly { result.milliseconds["service all", default: []].append(try await time { try await modelsAll(remote) }) }
         result.milliseconds["raw pages", default: []].append(try await time { try await rawPages() })
         result.milliseconds["direct pages", default: []].append(try await time { try await modelsPages(direct) })
-        result.milliseconds["service pages", default: []].append(try await time { try await modelsPages(remote) })
+        result.milliseconds["sync pages", default: []].append(try timeSync { try syncPages(direct) })
+        if !directOnly { result.milliseconds["service pages", default: []].append(try await time { try await modelsPages(remote) }) }
         for i in 0..<(pointCalls / rounds) {
             let key = (i * 7919) % rows
             result.pointMicroseconds["raw", default: []].append(1000 * (try await time {
                 guard try await rawRows(pointSQL, [key]).count == 1 else { throw PGModelError(.internalError, "raw point") }
             }))
             result.pointMicroseconds["direct", default: []].append(1000 * (try await time { try await modelPoint(direct, key) }))
-            result.pointMicroseconds["service", default: []].append(1000 * (try await time { try await modelPoint(remote, key) }))
+            result.pointMicroseconds["sync", default: []].append(1000 * (try timeSync { try syncPoint(direct, key) }))
+            if !directOnly {
+                result.pointMicroseconds["service", default: []].append(1000 * (try await time { try await modelPoint(remote, key) }))
+            }
         }
     }
 
     // Where the service's time goes on the wire: one response line of `rows` rows of this shape encoded
     // (the server's step) and decoded (the client's), without sockets or the database.
     var synthetic: [FetchedRow] = []
-    for i in 0..<rows {
+    for i in 0..<(directOnly ? 0 : rows) {
         var values: [String: PGValue] = [
             "name": .string("product \(i)"), "category": .string("category \(i % 20)"), "price": .double(Double(i) * 0.25 + 0.5),
             "quantity": .int(Int64(i % 500)), "created": .date(start.addingTimeInterval(Double(i) * 1.5)), "active": .bool(i % 2 == 0),
@@ -197,7 +231,7 @@ func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int) asy
         values["note"] = i % 3 == 0 ? .null : .string("note for product \(i)")
         synthetic.append(FetchedRow(entity: "BenchProduct", id: UUID(), values: values))
     }
-    for _ in 0..<rounds {
+    for _ in 0..<(directOnly ? 0 : rounds) {
         var line = Data()
         result.encodeMilliseconds.append(try await time { line = try Response(id: 1, .rows(synthetic)).encodedLine() })
         result.decodeMilliseconds.append(try await time {
@@ -238,6 +272,11 @@ func printFetchResult(_ r: FetchBenchResult, rounds: Int) {
     let direct = percentile(r.pointMicroseconds["direct"] ?? [], 0.5)
     let service = percentile(r.pointMicroseconds["service"] ?? [], 0.5)
     print("| point fetch by indexed column, p50 (µs) | \(String(format: "%.0f", raw)) | \(String(format: "%.0f", direct)) | \(f(direct / raw)) | \(String(format: "%.0f", service)) | +\(String(format: "%.0f", service - direct)) µs |")
+    // The same direct workloads through the synchronous API (`fetch`, BlockingBridge), in the same rounds.
+    let syncPoint = percentile(r.pointMicroseconds["sync"] ?? [], 0.5)
+    print("\nSynchronous `fetch` on the direct store (BlockingBridge), same rounds: fetch all \(f(m("sync all"))) ms (\(f(m("sync all") / m("raw all"))) × raw), "
+        + "pages \(f(m("sync pages"))) ms (\(f(m("sync pages") / m("raw pages"))) × raw), point p50 \(String(format: "%.0f", syncPoint)) µs (\(f(syncPoint / raw)) × raw)")
+    guard !r.encodeMilliseconds.isEmpty else { return }
     print("\nWire steps for the fetch-all response (synthetic rows of the same shape, no sockets):")
     print("- `rows` (JSONEncoder/JSONDecoder, \(r.rowsLineBytes) bytes): encode \(f(median(r.encodeMilliseconds))) ms, decode \(f(median(r.decodeMilliseconds))) ms")
     if !r.tableEncodeMilliseconds.isEmpty {

@@ -15,7 +15,8 @@ import PGModel
 // --compare runs issue 15's side-by-side suite instead (SuiteCommand.swift); scripts/benchmark.sh runs
 // it and writes docs/PERFORMANCE.md. --migration runs the seed's migration plan over 100,000 trips.
 // --writes times one save of N inserts, updates or deletes (run it under /usr/bin/time -v for memory).
-// --fetch times fetch-all, pages and point fetches, direct and through the service, against raw PostgresNIO.
+// --fetch times fetch-all, pages and point fetches, direct and through the service, against raw PostgresNIO;
+// --fetch --direct-only leaves the service out (a shorter run, for profiling the direct store).
 
 let quick = CommandLine.arguments.contains("--quick")
 // In-memory stores on the private cluster: no DATABASE_URL by design (InMemoryBenchmark.swift).
@@ -184,7 +185,8 @@ if CommandLine.arguments.contains("--fetch") {
     let box = FetchBox()
     let done = DispatchSemaphore(value: 0)
     Task.detached {
-        do { box.result = .success(try await measureFetch(databaseURL: databaseURL, rows: 20_000, rounds: fetchRounds, pointCalls: quick ? 500 : 2000)) } catch { box.result = .failure(error) }
+        do { box.result = .success(try await measureFetch(databaseURL: databaseURL, rows: 20_000, rounds: fetchRounds, pointCalls: quick ? 500 : 2000,
+                                                                   directOnly: CommandLine.arguments.contains("--direct-only"))) } catch { box.result = .failure(error) }
         done.signal()
     }
     done.wait()
