@@ -17,14 +17,9 @@ public struct Deadline: Sendable {
     /// What the operation is, for the error message.
     public var operation: String
 
-    /// Where the operation and its timer run; nil is the global concurrent executor. The service passes
-    /// its connection's event loop, so a short request stays on the thread its bytes arrived on.
-    public var executor: (any TaskExecutor)?
-
-    public init(_ timeout: Duration, operation: String, executor: (any TaskExecutor)? = nil) {
+    public init(_ timeout: Duration, operation: String) {
         self.timeout = timeout
         self.operation = operation
-        self.executor = executor
     }
 
     /// Runs `body`; throws `timeout` when it has not finished in time.
@@ -32,14 +27,13 @@ public struct Deadline: Sendable {
         let outcome = OnceOutcome<T>()
         let timeout = self.timeout
         let expired = timeoutError
-        let executor = self.executor
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 outcome.install(continuation)
-                let work = Task(executorPreference: executor) {
+                let work = Task {
                     do { outcome.resume(.success(try await body())) } catch { outcome.resume(.failure(error)) }
                 }
-                let timer = Task(executorPreference: executor) {
+                let timer = Task {
                     try? await Task.sleep(for: timeout)
                     guard !Task.isCancelled else { return }
                     if outcome.resume(.failure(expired)) { work.cancel() }

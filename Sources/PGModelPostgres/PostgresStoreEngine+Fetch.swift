@@ -24,6 +24,11 @@ extension PostgresStoreEngine {
         let entity = try renderer.entity(request.entity)
         let (statement, layout) = try templates?.select(request, renderer: renderer) ?? SelectTemplateCache.render(request, renderer)
         let rows = try await scoped(requester, on: connection) { try await query(statement, on: connection, model: entity.name) }
+        return try Self.table(of: rows, layout: layout, entity: entity.name)
+    }
+
+    /// `rows` of a select with `layout` as a table: each cell decoded straight into its row's value array.
+    private static func table(of rows: [PostgresRow], layout: SelectLayout, entity: String) throws -> FetchedTable {
         var table = FetchedTable()
         table.rows.reserveCapacity(rows.count)
         // Shapes by the `entity` text as stored; rows of one class usually come in runs, so the last
@@ -46,7 +51,7 @@ extension PostgresStoreEngine {
                     shape = known
                 } else {
                     // Rows are decoded as their concrete class; a class no longer registered reads as the fetched one.
-                    let concrete = layout.fieldsByEntity[stored] == nil ? entity.name : stored
+                    let concrete = layout.fieldsByEntity[stored] == nil ? entity : stored
                     let fields = layout.fields(of: concrete)
                     shape = RowShape(index: table.shapes.count, fields: fields, columnCount: columnCount)
                     table.shapes.append(FetchedTable.Shape(entity: concrete, keys: fields.map(\.name)))
@@ -69,7 +74,7 @@ extension PostgresStoreEngine {
             } catch let error as PGModelError {
                 throw error
             } catch {
-                throw PGModelError(.typeMismatch, "a row of \(entity.name) does not match the registered column types", model: entity.name)
+                throw PGModelError(.typeMismatch, "a row of \(entity) does not match the registered column types", model: entity)
             }
         }
         return table

@@ -34,14 +34,6 @@ struct ConnectionServer: Sendable {
     let logger: Logger
 
     func serve(_ connection: NIOAsyncChannel<LineFramer.Frame, ByteBuffer>) async {
-        // The connection's requests run on its own event loop, where its bytes arrive and leave and where
-        // the pool prefers a database connection: a short request then wakes no other thread on its way
-        // through. What grows with the request leaves the loop (``RequestWeight``).
-        let executor = EventLoopTaskExecutor(eventLoop: connection.channel.eventLoop)
-        await withTaskExecutorPreference(executor) { await serve(connection, on: executor) }
-    }
-
-    private func serve(_ connection: NIOAsyncChannel<LineFramer.Frame, ByteBuffer>, on executor: EventLoopTaskExecutor) async {
         let remote = connection.channel.remoteAddress.map { "\($0)" } ?? "unknown"
         var logger = logger
         logger[metadataKey: "peer"] = "\(remote)"
@@ -78,7 +70,7 @@ struct ConnectionServer: Sendable {
                 }
                 let idleTimer = idle?.start()
                 defer { idleTimer?.cancel() }
-                let client = Client(outbound: outbound, executor: executor, subscriptions: subscriptions, login: login, idle: idle,
+                let client = Client(outbound: outbound, subscriptions: subscriptions, login: login, idle: idle,
                                     address: LoginGuard.address(of: connection.channel), logger: logger)
                 do {
                     try await serveRequests(inbound, client)
@@ -99,8 +91,6 @@ struct ConnectionServer: Sendable {
     /// What one connection's requests are performed with.
     private struct Client {
         let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
-        /// The connection's event loop, where its light requests run.
-        let executor: EventLoopTaskExecutor
         let subscriptions: SessionSubscriptions
         let login: LoginWatchdog
         let idle: IdleWatchdog?
@@ -126,8 +116,7 @@ struct ConnectionServer: Sendable {
                         if line.readableBytesView.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
                             continue
                         }
-                        let request = await RequestWeight.run(heavy: RequestWeight.isHeavy(line: line)) { Request.decode(line: line) }
-                        action = session.receive(request)
+                        action = session.receive(Request.decode(line: line))
                     }
                     // Closed as idle meanwhile: the request is not run (the client may resend it elsewhere).
                     guard client.idle?.requestStarted() ?? true else { break }
@@ -171,11 +160,7 @@ struct ConnectionServer: Sendable {
             try await write(Response(id: request.id, result: result.map { ResponseResult.acknowledged }), to: outbound)
             return true
         case .execute(let request, let user):
-            let heavy = RequestWeight.isHeavy(request.operation)
-            let response = await RequestWeight.run(heavy: heavy) {
-                await dispatcher.execute(request, as: user, versions: client.schemaVersions, executor: heavy ? nil : client.executor)
-            }
-            try await write(response, to: outbound)
+            try await write(await dispatcher.execute(request, as: user, versions: client.schemaVersions), to: outbound)
             return true
         case .authenticate(let id, let hello):
             client.login.helloReceived()
@@ -201,7 +186,7 @@ struct ConnectionServer: Sendable {
     private func write(_ response: Response, to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
         let line: Data
         do {
-            line = try await RequestWeight.run(heavy: RequestWeight.isHeavy(response)) { try response.encodedLine() }
+            line = try response.encodedLine()
         } catch {
             // Only values JSON cannot carry (NaN, infinity) get here; the client still gets its one answer.
             logger.warning("response could not be encoded", metadata: ["id": "\(response.id?.description ?? "null")"])

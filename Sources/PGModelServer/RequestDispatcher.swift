@@ -40,9 +40,7 @@ struct RequestDispatcher: Sendable {
 
     /// Runs `request` as `user`. With `versions` (the connection's), a request about an entity migrated
     /// past the version the connection registered is refused, and registrations are remembered.
-    /// With `executor`, the request and its deadline's timer run there (the connection's event loop).
-    func execute(_ request: Request, as user: SessionUser, versions: SessionSchemaVersions? = nil,
-                 executor: (any TaskExecutor)? = nil) async -> Response {
+    func execute(_ request: Request, as user: SessionUser, versions: SessionSchemaVersions? = nil) async -> Response {
         let requester = Requester.user(AuthenticatedUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
         let started = ContinuousClock.now
         let result: Result<ResponseResult, WireError>
@@ -51,7 +49,7 @@ struct RequestDispatcher: Sendable {
             let timeout = request.operation.name == .register || request.operation.name == .migrate ? max(requestTimeout, ConnectionDeadline.minimumSchemaDuration) : requestTimeout
             let operation = request.operation
             if let versions { try versions.check(Self.entities(of: operation), against: gateway.registry.recordedVersions) }
-            result = .success(try await Deadline(timeout, operation: "'\(operation.name.rawValue)'", executor: executor).run { [self] in
+            result = .success(try await Deadline(timeout, operation: "'\(operation.name.rawValue)'").run { [self] in
                 try await run(operation, as: requester)
             })
             switch operation {
