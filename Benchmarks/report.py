@@ -182,6 +182,17 @@ def main():
 
     m = machine()
     svg_name = os.path.relpath(args.svg, os.path.dirname(os.path.abspath(args.out)))
+    # The hand-written sections (each change's own before/after) sit between the header and "## What is
+    # measured": a rerun replaces the suite's figures and keeps them.
+    narrative = ""
+    if os.path.exists(args.out):
+        with open(args.out) as f:
+            previous = f.read()
+        start = previous.find("\n### ")
+        end = previous.find("\n## What is measured")
+        if 0 <= start < end:
+            narrative = previous[start + 1:end].strip() + "\n\n"
+
     doc = f"""# Performance
 
 PGModel side by side with the raw driver, Fluent 4 and `psql \\copy` on one table, in one run on one
@@ -192,7 +203,7 @@ Measured {datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M 
 
     {args.command}
 
-## What is measured
+{narrative}## What is measured
 
 - One table of ten columns: `id` (uuid), `name`, `category` (text), `price`, `score` (double precision),
   `quantity`, `rank` (bigint), `created` (timestamptz), `active` (boolean), `note` (nullable text), with an
