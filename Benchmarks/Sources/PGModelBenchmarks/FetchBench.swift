@@ -85,22 +85,8 @@ func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int, dir
         host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
         password: components.password, database: String(components.path.dropFirst()), tls: .disable).pgmodelSession()
     let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-    let userName = "bench_" + UUID().uuidString.lowercased().prefix(8)
-    _ = try await connection.query(PostgresQuery(
-        unsafeSQL: "INSERT INTO pgmodel.users (name, password_hash) VALUES ($1, crypt('secret', gen_salt('bf', 4)))",
-        binds: { var b = PostgresBindings(); b.append(userName); return b }()), logger: logger).collect()
-
-    var serverURL = URLComponents(url: databaseURL, resolvingAgainstBaseURL: false)
-    serverURL?.queryItems = nil
-    var quiet = Logger(label: "bench.server")
-    quiet.logLevel = .error
-    let server = try LineServer(configuration: LineServerConfiguration(
-        databaseURL: serverURL?.url?.absoluteString ?? databaseURL.absoluteString, host: "127.0.0.1", port: 0, schemaName: schema), logger: quiet)
-    let running = Task { try await server.run() }
-    let port = try await server.listeningPort()
-    guard let remoteURL = URL(string: "pgmodel://\(userName):secret@127.0.0.1:\(port)") else {
-        throw PGModelError(.invalidConfiguration, "cannot form the service URL")
-    }
+    let service = try await InProcessService.start(databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
+    let remoteURL = service.url
     let remote = try ModelContainer(for: BenchProduct.self, configurations: ModelConfiguration(url: remoteURL))
     // Seeded through the service, so the rows are the user's and both paths see all of them.
     let start = Date(timeIntervalSince1970: 1_700_000_000.123456)
@@ -250,8 +236,7 @@ func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int, dir
 
     await remote.close()
     await direct.close()
-    running.cancel()
-    _ = try? await running.value
+    await service.stop()
     _ = try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \"\(schema)\" CASCADE"), logger: logger).collect()
     _ = try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM pgmodel.entities WHERE schema_name = '\(schema)'"), logger: logger).collect()
     try await connection.close()

@@ -45,22 +45,8 @@ func measureRLSFetch(databaseURL: URL, rows: Int, rounds: Int) async throws -> R
         host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
         password: components.password, database: String(components.path.dropFirst()), tls: .disable).pgmodelSession()
     let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-    let userName = "bench_" + UUID().uuidString.lowercased().prefix(8)
-    _ = try await connection.query(PostgresQuery(
-        unsafeSQL: "INSERT INTO pgmodel.users (name, password_hash) VALUES ($1, crypt('secret', gen_salt('bf', 4)))",
-        binds: { var b = PostgresBindings(); b.append(userName); return b }()), logger: logger).collect()
-
-    var serverURL = URLComponents(url: databaseURL, resolvingAgainstBaseURL: false)
-    serverURL?.queryItems = nil
-    var quiet = Logger(label: "bench.server")
-    quiet.logLevel = .error
-    let server = try LineServer(configuration: LineServerConfiguration(
-        databaseURL: serverURL?.url?.absoluteString ?? databaseURL.absoluteString, host: "127.0.0.1", port: 0, schemaName: schema), logger: quiet)
-    let running = Task { try await server.run() }
-    let port = try await server.listeningPort()
-    guard let remoteURL = URL(string: "pgmodel://\(userName):secret@127.0.0.1:\(port)") else {
-        throw PGModelError(.invalidConfiguration, "cannot form the service URL")
-    }
+    let service = try await InProcessService.start(databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
+    let remoteURL = service.url
     let remote = try ModelContainer(for: BenchRow.self, configurations: ModelConfiguration(url: remoteURL))
     let start = Date(timeIntervalSince1970: 1_700_000_000)
     // In saves of 1,000: a save is one request line, and the service's line limit is 1 MiB.
@@ -107,8 +93,7 @@ func measureRLSFetch(databaseURL: URL, rows: Int, rounds: Int) async throws -> R
     try await setRowSecurity(true)
     await remote.close()
     await direct.close()
-    running.cancel()
-    _ = try? await running.value
+    await service.stop()
     _ = try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \"\(schema)\" CASCADE"), logger: logger).collect()
     _ = try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM pgmodel.entities WHERE schema_name = '\(schema)'"), logger: logger).collect()
     try await connection.close()

@@ -69,19 +69,8 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
                                  active: true, note: nil, score: 1, rank: i))
     }
     try seed.save()
-    let userName = "bench_" + UUID().uuidString.lowercased().prefix(8)
-    _ = try await connection.query(PostgresQuery(
-        unsafeSQL: "INSERT INTO pgmodel.users (name, password_hash, is_admin) VALUES ($1, crypt('secret', gen_salt('bf', 4)), true)",
-        binds: { var b = PostgresBindings(); b.append(userName); return b }()), logger: logger).collect()
-    var serverURL = URLComponents(url: databaseURL, resolvingAgainstBaseURL: false)
-    serverURL?.queryItems = nil
-    var quiet = Logger(label: "bench.server")
-    quiet.logLevel = .error
-    let server = try LineServer(configuration: LineServerConfiguration(
-        databaseURL: serverURL?.url?.absoluteString ?? databaseURL.absoluteString, host: "127.0.0.1", port: 0, schemaName: schema), logger: quiet)
-    let running = Task { try await server.run() }
-    let port = try await server.listeningPort()
-    guard let remoteURL = URL(string: "pgmodel://\(userName):secret@127.0.0.1:\(port)") else { return }
+    let service = try await InProcessService.start(databaseURL: databaseURL, schema: schema, admin: true, on: connection, logger: logger)
+    let remoteURL = service.url
     let remote = try RemoteModelStore(url: remoteURL)
     let direct = PostgresModelStore(configuration: try PostgresStoreConfiguration.parse(directURL.absoluteString),
                                     eventLoop: MultiThreadedEventLoopGroup.singleton.next())
@@ -103,6 +92,6 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
     }
     await remote.close()
     await direct.close()
-    running.cancel()
+    await service.stop()
     try await connection.close()
 }
