@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import PGModel
 import PGModelCore
-import PGModelServer
 import PGModelPostgres
 import PGModelStore
 import PGModelWire
@@ -10,7 +9,9 @@ import PostgresNIO
 
 /// Where a service point fetch's time goes, step by step, each timed alone (p50 of `calls`, µs): one
 /// PostgreSQL round trip, the wire coding of the request and of a one-row `table` answer on both sides,
-/// the request deadline's tasks, and one hop to a new task. `--phases` prints them.
+/// the request deadline's tasks, one hop to a new task; then whole requests below the models: the
+/// service's `ping`, and a point `fetchTable` on the direct store and through an in-process service.
+/// `--phases` prints them.
 func measureServicePhases(databaseURL: URL, calls: Int) async throws {
     guard let components = URLComponents(url: databaseURL, resolvingAgainstBaseURL: false), let host = components.host else {
         throw PGModelError(.invalidConfiguration, "DATABASE_URL has no host")
