@@ -118,7 +118,7 @@ extension PostgresStoreEngine {
     }
 
     /// The most history changes one statement carries, as ``insertChunkSize`` for rows.
-    static let historyChunkSize = 10_000
+    static let historyChunkSize = 5_000
 
     static let historyEncoder: JSONEncoder = {
         let encoder = JSONEncoder()

@@ -115,7 +115,7 @@ extension PostgresStoreEngine {
     }
 
     /// The most rows one set-based insert statement carries: bounds the message and the memory of its binds.
-    static let insertChunkSize = 10_000
+    static let insertChunkSize = 5_000
 
     /// Inserts the request's rows set-based: one statement per hierarchy table (per class where the table has
     /// no uniqueness constraints, so errors name the class) and per kind of row (the requester's own, or

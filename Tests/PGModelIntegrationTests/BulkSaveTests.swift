@@ -181,6 +181,27 @@ struct BulkSaveTests {
         }
     }
 
+    /// A save larger than one statement's chunk (``PostgresStoreEngine/insertChunkSize``): a constant
+    /// number of statements per chunk, every row written, and history in the save's order across chunks.
+    @Test func aSaveOfSeveralChunksWritesEveryRowAndItsHistoryInOrder() async throws {
+        try await withStore { engine, c, s in
+            let count = PostgresStoreEngine.insertChunkSize * 2 + 7
+            let parent = album("many")
+            let rows = tracks(count, of: parent.id) + [parent]
+            let sent = try await statements { _ = try await save(engine, c, SaveRequest(inserts: rows)) }
+            let chunks = (count + PostgresStoreEngine.insertChunkSize - 1) / PostgresStoreEngine.insertChunkSize
+            #expect(sent.filter { $0.hasPrefix("INSERT INTO \"\(s)\"") && $0.contains("unnest(") }.count == chunks)
+            let historyChunks = (count + 1 + PostgresStoreEngine.historyChunkSize - 1) / PostgresStoreEngine.historyChunkSize
+            #expect(sent.filter { $0.hasPrefix("INSERT INTO \"pgmodel\".\"changes\"") }.count == historyChunks)
+            let stored = try await fetch(engine, c, FetchRequest(entity: "Track", predicate: .compare(.equal, .key("album.title"), .value(.string("many")))))
+            #expect(Set(stored.map(\.id)) == Set(rows.dropLast().map(\.id)))
+            let page = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c)
+            let changes = try #require(page.transactions.last).changes
+            #expect(changes.map(\.id) == rows.map(\.id))
+            #expect(changes.allSatisfy { $0.kind == .insert })
+        }
+    }
+
     @Test func referencesBetweenRowsOfOneSaveAndOfEveryClass() async throws {
         try await withStore { engine, c, _ in
             let trip = row("PersonalTrip", ["name": .string("Kyoto"), "destination": .string("JP"), "reason": .string("rest")])
