@@ -30,7 +30,7 @@
 @attached(
     member,
     conformances: PersistentModel, Observable,
-    names: named(_$backingData), named(_$observationRegistrar), named(init(backingData:)),
+    names: named(_$backingData), named(_$observationRegistrar), named(init(backingData:)), named(_$readStoredValues),
     named(schemaMetadata), named(_$uniquenessConstraints), named(_$indexes), named(_$superentity),
     arbitrary
 )

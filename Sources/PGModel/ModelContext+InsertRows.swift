@@ -17,8 +17,13 @@ extension ModelContext {
         /// strings and closures) per property and model (issue 15).
         let accesses: [any PropertyAccess]
         let entityName: String
+        /// For each of the class's persisted properties in declaration order (`schemaMetadata`), its
+        /// position in the row, or -1: what ``_StoredValueReader`` fills.
+        let readerSlots: [Int]
+        /// The row positions the reader leaves to ``accesses``: transformed attributes.
+        let slowPositions: [Int]
 
-        init(properties: [Schema.PropertyMetadata], isForeignKey: [Bool], entityName: String) {
+        init(properties: [Schema.PropertyMetadata], isForeignKey: [Bool], entityName: String, declared: [Schema.PropertyMetadata]) {
             let names = properties.map(\.name)
             self.rowKeys = RowKeys(names)
             self.storedKeys = StoredKeys(names)
@@ -26,6 +31,27 @@ extension ModelContext {
             self.isForeignKey = isForeignKey
             self.accesses = properties.map(\.access)
             self.entityName = entityName
+            var position: [String: Int] = [:]
+            for (i, name) in names.enumerated() where position[name] == nil { position[name] = i }
+            var slow: [Int] = []
+            var slots: [Int] = []
+            for property in declared {
+                // A name declared twice is read once, from its first declaration.
+                guard let i = position.removeValue(forKey: property.name) else {
+                    slots.append(-1)
+                    continue
+                }
+                if property.metadata?.transformer != nil {
+                    slow.append(i)
+                    slots.append(-1)
+                } else {
+                    slots.append(i)
+                }
+            }
+            // A row property the declarations do not name (none today) is read the slow way too.
+            slow += position.values.sorted()
+            self.readerSlots = slots
+            self.slowPositions = slow
         }
     }
 
@@ -41,6 +67,24 @@ extension ModelContext {
         let type = Swift.type(of: model)
         let shape = try insertShape(of: type, in: schema)
         let data = model._$backingData
+        // The values straight from the properties' storage (a `@Model` class). Not for a model with
+        // unloaded properties: their storage holds placeholders, which the accessors below load first.
+        if data.faults.isEmpty, !shape.readerSlots.isEmpty {
+            var reader = _StoredValueReader(slots: shape.readerSlots, count: shape.properties.count)
+            model._$readStoredValues(into: &reader)
+            // A class whose reader read every declared property (a `@Model` class does).
+            if reader.position == shape.readerSlots.count {
+                var values = reader.values
+                for i in shape.slowPositions {
+                    guard let value = shape.accesses[i].read(model) else {
+                        throw PGModelError(.internalError, "property '\(shape.rowKeys.names[i])' of \(shape.entityName) could not be read",
+                                           model: shape.entityName, keyPath: shape.rowKeys.names[i])
+                    }
+                    values[i] = value
+                }
+                return (RowValues(entity: shape.entityName, id: data.id, keys: shape.rowKeys, values: values), shape.storedKeys)
+            }
+        }
         var values: [PGValue] = []
         values.reserveCapacity(shape.properties.count)
         for (i, access) in shape.accesses.enumerated() {
@@ -87,7 +131,8 @@ extension ModelContext {
                 isForeignKey.append(false)
             }
         }
-        let shape = InsertShape(properties: properties, isForeignKey: isForeignKey, entityName: type._$entityName)
+        let shape = InsertShape(properties: properties, isForeignKey: isForeignKey, entityName: type._$entityName,
+                                declared: type.schemaMetadata)
         insertShapes[ObjectIdentifier(type)] = shape
         return shape
     }

@@ -484,7 +484,7 @@ public final class ModelContext {
         register(model)
     }
 
-    private func storedValues(of model: any PersistentModel, in schema: Schema, keys: Set<String>?) throws -> [String: PGValue] {
+    func storedValues(of model: any PersistentModel, in schema: Schema, keys: Set<String>?) throws -> [String: PGValue] {
         let type = Swift.type(of: model)
         guard let entity = schema.entity(for: type) else {
             throw PGModelError(.unknownEntity, "\(type._$entityName) is not in this container's schema; add it to the ModelContainer", model: type._$entityName)

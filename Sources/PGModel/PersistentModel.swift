@@ -23,9 +23,14 @@ public protocol PersistentModel: AnyObject, Observable, Hashable, Identifiable {
     static var _$indexes: [Schema.IndexMetadata] { get }
     /// The `@Model` superclass of a model subclass (`BusinessTrip` → `Trip`); `@Model` generates it.
     static var _$superentity: (any PersistentModel.Type)? { get }
+    /// Reads every persisted property's value from its storage, in declaration order (see
+    /// ``_StoredValueReader``); `@Model` generates it. The default reads nothing, and a save then reads
+    /// the properties through their key paths.
+    func _$readStoredValues(into reader: inout _StoredValueReader)
 }
 
 extension PersistentModel {
+    public func _$readStoredValues(into reader: inout _StoredValueReader) {}
     public static var _$uniquenessConstraints: [[String]] { [] }
     public static var _$indexes: [Schema.IndexMetadata] { [] }
     public static var _$superentity: (any PersistentModel.Type)? { nil }

@@ -72,6 +72,7 @@ extension ModelMacro: MemberMacro {
                 "@Transient \(raw: access)lazy var _$backingData = PGModel.ModelBackingData()",
                 registrar,
                 initializer(persisted, access: access, callsSuper: false),
+                storedValueReader(persisted, prefix: access, callsSuper: false),
                 "\(raw: access)static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: own)\n}",
             ]
             if constraints.hasUniqueness {
@@ -90,6 +91,7 @@ extension ModelMacro: MemberMacro {
                 "@Transient \(raw: access)lazy var _$backingData = PGModel.ModelBackingData()",
                 registrar,
                 initializer(persisted, access: access, callsSuper: false, restoresSubclasses: true),
+                storedValueReader(persisted, prefix: overridable, callsSuper: false),
                 "\(raw: overridable)func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {}",
                 rooted,
                 "\(raw: overridable)class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: rootedName)(rootedAt: Self.self)\n}",
@@ -117,9 +119,12 @@ extension ModelMacro: MemberMacro {
                 }
                 restoring = restoringOverride(persisted, overridable: overridable)
             }
-            var members: [DeclSyntax] = [
-                registrar,
-                restoring,
+            var members: [DeclSyntax] = [registrar, restoring]
+            // Without properties of its own, the superclass's reader reads everything.
+            if !persisted.isEmpty {
+                members.append(storedValueReader(persisted, prefix: overridable, callsSuper: true))
+            }
+            members += [
                 rooted,
                 "\(raw: overridable)class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: metadata)\n}",
                 "\(raw: overridable)class var _$superentity: (any PGModel.PersistentModel.Type)? { \(raw: superclass).self }",
@@ -134,7 +139,9 @@ extension ModelMacro: MemberMacro {
         }
     }
 
-    private static let registrar: DeclSyntax = "@Transient private let _$observationRegistrar = Observation.ObservationRegistrar()"
+    /// `lazy`: a registrar allocates its state when made, and most models (a bulk insert's, a large
+    /// fetch's) are never observed; the first property read or write makes it (issue 15).
+    private static let registrar: DeclSyntax = "@Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()"
 
     /// Fetched instances are built from stored values; the user's initializer never runs for them.
     /// A subclass sets its own properties, then lets its superclass set the inherited ones.
@@ -153,6 +160,20 @@ extension ModelMacro: MemberMacro {
         // `required`: the protocol requirement must hold for subclasses of a non-final class too.
         return """
             \(raw: access)required init(backingData: PGModel.ModelBackingData) throws {
+            \(raw: lines.joined(separator: "\n"))
+            }
+            """
+    }
+
+    /// `_$readStoredValues(into:)`: each persisted property's storage read with the codec its type picks,
+    /// in declaration order, the superclass's first (the order of `schemaMetadata`).
+    private static func storedValueReader(_ properties: [PersistedProperty], prefix: String, callsSuper: Bool) -> DeclSyntax {
+        var lines = callsSuper ? ["super._$readStoredValues(into: &reader)"] : []
+        lines += properties.map { "reader.read(self._\($0.name), \(codec($0)))" }
+        let signature = "\(prefix)func _$readStoredValues(into reader: inout PGModel._StoredValueReader)"
+        guard !lines.isEmpty else { return "\(raw: signature) {}" }
+        return """
+            \(raw: signature) {
             \(raw: lines.joined(separator: "\n"))
             }
             """

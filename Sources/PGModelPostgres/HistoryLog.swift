@@ -26,14 +26,21 @@ struct HistoryLog {
     private var changes: [Entry] = []
     /// Where each of ``changes`` is, by row id.
     private var index: [UUID: Int] = [:]
-    /// Inserted rows, kept small (issue 15: a 100,000-model save kept 112 bytes and an index entry per
-    /// insert, 17 MB of its peak; now 24 bytes): an insert never merges with a later change of its row, so it needs
-    /// no entry to merge into, only its id to be found, which ``insertIndex`` gives once it is asked.
-    private var inserts: [InsertedRow] = []
-    /// Each inserted row's position in ``inserts``: built only when a change arrives after inserts
+    /// Inserted rows, in runs of one class and owner (issue 15: a 100,000-model save kept 112 bytes and an
+    /// index entry per insert, 17 MB of its peak, then 24 bytes each; a run of the save's own rows keeps
+    /// none): an insert never merges with a later change of its row, so it needs no entry to merge into,
+    /// only its id to be found, which ``insertIndex`` gives once it is asked.
+    private var insertRuns: [InsertRun] = []
+    /// How many inserts ``insertRuns`` hold.
+    private var insertCount = 0
+    /// Ids of inserts recorded one by one (``record(_:_:_:owner:values:attributes:tombstone:audience:)``).
+    private var insertedIDs: [UUID] = []
+    /// The save's own inserted rows (``recordInsert(ofRow:owner:)``): their ids are read from here.
+    private var requestRows: [RowValues] = []
+    /// Each inserted row's position among the inserts: built only when a change arrives after inserts
     /// (a merged upsert, a link), so a save of new rows alone never builds it.
     private var insertIndex: [UUID: Int]?
-    /// The classes and owners of ``inserts``, each once (a save has a few of each).
+    /// The classes and owners of the inserts, each once (a save has a few of each).
     private var insertedEntities: [String] = []
     private var insertedEntityIndex: [String: Int32] = [:]
     private var insertedOwners: [UUID?] = []
@@ -44,15 +51,22 @@ struct HistoryLog {
     /// the row changes, which they neither merge with nor replace.
     private var audienceEvents: [Entry] = []
 
-    /// 24 bytes.
-    private struct InsertedRow {
-        var id: UUID
+    /// Consecutive inserts of one class and owner whose ids are consecutive in ``insertedIDs`` or in
+    /// ``requestRows``.
+    private struct InsertRun {
+        var fromRequest: Bool
+        var start: Int
+        var count: Int
         var entity: Int32
         var owner: Int32
+
+        func id(at offset: Int, _ log: HistoryLog) -> UUID {
+            fromRequest ? log.requestRows[start + offset].id : log.insertedIDs[start + offset]
+        }
     }
 
     /// How many row changes there are (not audience events).
-    private var rowChangeCount: Int { changes.count + inserts.count }
+    private var rowChangeCount: Int { changes.count + insertCount }
 
     /// Every change to write: row changes, then audience events.
     var entries: [Entry] { (0..<count).map(entry(at:)) }
@@ -69,6 +83,8 @@ struct HistoryLog {
     /// Where the last lookup was in ``runs``: reading changes in order walks the runs once.
     private struct Cursor {
         var run = 0, runStart = 0, changesBefore = 0, insertsBefore = 0
+        /// The insert run holding insert number `insertRunFirst` onwards.
+        var insertRun = 0, insertRunFirst = 0
     }
 
     private func entry(at position: Int, _ cursor: inout Cursor) -> Entry {
@@ -81,9 +97,27 @@ struct HistoryLog {
         }
         let offset = position - cursor.runStart
         guard runs[cursor.run].isInsert else { return changes[cursor.changesBefore + offset] }
-        let row = inserts[cursor.insertsBefore + offset]
-        return Entry(entity: insertedEntities[Int(row.entity)], row_id: row.id, kind: HistoryChangeRecord.Kind.insert.rawValue,
-                     owner_id: insertedOwners[Int(row.owner)], updated_attributes: [], new_values: nil, tombstone: nil, audience: nil)
+        let number = cursor.insertsBefore + offset
+        if number < cursor.insertRunFirst { (cursor.insertRun, cursor.insertRunFirst) = (0, 0) }
+        while number >= cursor.insertRunFirst + insertRuns[cursor.insertRun].count {
+            cursor.insertRunFirst += insertRuns[cursor.insertRun].count
+            cursor.insertRun += 1
+        }
+        let run = insertRuns[cursor.insertRun]
+        return Entry(entity: insertedEntities[Int(run.entity)], row_id: run.id(at: number - cursor.insertRunFirst, self),
+                     kind: HistoryChangeRecord.Kind.insert.rawValue, owner_id: insertedOwners[Int(run.owner)],
+                     updated_attributes: [], new_values: nil, tombstone: nil, audience: nil)
+    }
+
+    /// Every insert's id, in order.
+    private func forEachInsertedID(_ body: (Int, UUID) -> Void) {
+        var number = 0
+        for run in insertRuns {
+            for offset in 0..<run.count {
+                body(number, run.id(at: offset, self))
+                number += 1
+            }
+        }
     }
 
     private mutating func appendRun(isInsert: Bool) {
@@ -115,12 +149,13 @@ struct HistoryLog {
         return columns
     }
 
-    var isEmpty: Bool { changes.isEmpty && inserts.isEmpty && audienceEvents.isEmpty }
+    var isEmpty: Bool { changes.isEmpty && insertCount == 0 && audienceEvents.isEmpty }
 
-    /// Makes room for `inserts` more inserted rows and `others` more other row changes at once: a bulk
-    /// save's log then never holds an outgrown copy of itself while it doubles.
+    /// Makes room for `inserts` more inserted rows recorded one by one and `others` more other row
+    /// changes at once: a bulk save's log then never holds an outgrown copy of itself while it doubles.
+    /// (The save's own rows, ``recordInsert(ofRow:owner:)``, need no room.)
     mutating func reserveCapacity(inserts: Int, others: Int) {
-        if inserts > 0 { self.inserts.reserveCapacity(self.inserts.count + inserts) }
+        if inserts > 0 { insertedIDs.reserveCapacity(insertedIDs.count + inserts) }
         if others > 0 {
             changes.reserveCapacity(changes.count + others)
             index.reserveCapacity(index.count + others)
@@ -138,11 +173,16 @@ struct HistoryLog {
         // Not through `entries`: that copies every change of a large save.
         var seen = Set<String>(), names: [String] = []
         var changesBefore = 0, insertsBefore = 0
+        var insertRun = 0, insertRunFirst = 0
         for run in runs {
             if run.isInsert {
-                for row in inserts[insertsBefore..<insertsBefore + run.count] {
-                    let entity = insertedEntities[Int(row.entity)]
+                // The insert runs that overlap inserts insertsBefore..<insertsBefore + run.count.
+                while insertRun < insertRuns.count, insertRunFirst < insertsBefore + run.count {
+                    let entity = insertedEntities[Int(insertRuns[insertRun].entity)]
                     if seen.insert(entity).inserted { names.append(entity) }
+                    if insertRunFirst + insertRuns[insertRun].count > insertsBefore + run.count { break }
+                    insertRunFirst += insertRuns[insertRun].count
+                    insertRun += 1
                 }
                 insertsBefore += run.count
             } else {
@@ -154,35 +194,71 @@ struct HistoryLog {
         return names
     }
 
+    /// The save's rows are `rows` (``SaveRequest/inserts``): ``recordInsert(ofRow:owner:)`` reads its ids
+    /// from them instead of keeping a copy of each (the array is shared, not copied).
+    mutating func insertsCome(from rows: [RowValues]) {
+        requestRows = rows
+    }
+
+    /// The insert of `requestRows[row]` (see ``insertsCome(from:)``): what
+    /// `record(.insert, rows[row].entity, rows[row].id, owner: owner)` records, without a copy of its id.
+    mutating func recordInsert(ofRow row: Int, owner: UUID?) {
+        guard row >= 0, row < requestRows.count else { return }
+        appendInsert(requestRows[row].id, requestRows[row].entity, owner, fromRequest: true, at: row)
+    }
+
+    /// Appends an insert whose id is at `position` of ``requestRows`` or ``insertedIDs``.
+    private mutating func appendInsert(_ id: UUID, _ entity: String, _ owner: UUID?, fromRequest: Bool, at position: Int) {
+        // Not looked up among earlier inserts unless they are indexed already: a save inserts one id
+        // once (a second row with it fails the save or merges into the first, an update).
+        guard index[id] == nil, insertIndex?[id] == nil else {
+            if !fromRequest { insertedIDs.removeLast() }
+            return
+        }
+        let entityIndex: Int32
+        if let last = insertRuns.last, insertedEntities[Int(last.entity)] == entity {
+            entityIndex = last.entity
+        } else if let known = insertedEntityIndex[entity] {
+            entityIndex = known
+        } else {
+            entityIndex = Int32(insertedEntities.count)
+            insertedEntities.append(entity)
+            insertedEntityIndex[entity] = entityIndex
+        }
+        let ownerIndex: Int32
+        if let last = insertRuns.last, insertedOwners[Int(last.owner)] == owner {
+            ownerIndex = last.owner
+        } else if let known = insertedOwnerIndex[owner] {
+            ownerIndex = known
+        } else {
+            ownerIndex = Int32(insertedOwners.count)
+            insertedOwners.append(owner)
+            insertedOwnerIndex[owner] = ownerIndex
+        }
+        if insertIndex != nil { insertIndex?[id] = insertCount }
+        if let last = insertRuns.last, last.fromRequest == fromRequest, last.start + last.count == position,
+           last.entity == entityIndex, last.owner == ownerIndex {
+            insertRuns[insertRuns.count - 1].count += 1
+        } else {
+            insertRuns.append(InsertRun(fromRequest: fromRequest, start: position, count: 1, entity: entityIndex, owner: ownerIndex))
+        }
+        insertCount += 1
+        appendRun(isInsert: true)
+    }
+
     mutating func record(_ kind: HistoryChangeRecord.Kind, _ entity: String, _ id: UUID, owner: UUID?,
                          values: [String: PGValue] = [:], attributes: [String] = [], tombstone: [String: PGValue] = [:],
                          audience: [UUID]? = nil) {
         // An insert stays an insert and a delete a delete; a second update merges into the first.
         if kind == .insert && values.isEmpty && attributes.isEmpty && audience == nil {
-            // Not looked up among earlier inserts unless they are indexed already: a save inserts one id
-            // once (a second row with it fails the save or merges into the first, an update).
-            guard index[id] == nil, insertIndex?[id] == nil else { return }
-            let entityIndex: Int32
-            if let known = insertedEntityIndex[entity] { entityIndex = known } else {
-                entityIndex = Int32(insertedEntities.count)
-                insertedEntities.append(entity)
-                insertedEntityIndex[entity] = entityIndex
-            }
-            let ownerIndex: Int32
-            if let known = insertedOwnerIndex[owner] { ownerIndex = known } else {
-                ownerIndex = Int32(insertedOwners.count)
-                insertedOwners.append(owner)
-                insertedOwnerIndex[owner] = ownerIndex
-            }
-            if insertIndex != nil { insertIndex?[id] = inserts.count }
-            inserts.append(InsertedRow(id: id, entity: entityIndex, owner: ownerIndex))
-            appendRun(isInsert: true)
+            insertedIDs.append(id)
+            appendInsert(id, entity, owner, fromRequest: false, at: insertedIDs.count - 1)
             return
         }
-        if !inserts.isEmpty {
+        if insertCount > 0 {
             if insertIndex == nil {
-                var built = [UUID: Int](minimumCapacity: inserts.count)
-                for (i, row) in inserts.enumerated() where built[row.id] == nil { built[row.id] = i }
+                var built = [UUID: Int](minimumCapacity: insertCount)
+                forEachInsertedID { number, id in if built[id] == nil { built[id] = number } }
                 insertIndex = built
             }
             if insertIndex?[id] != nil { return }

@@ -52,7 +52,9 @@ extension PostgresStoreEngine {
             var pipeline = StatementPipeline()
             do {
                 let outcomes = try await applyInserts(request, owners, renderer, requester, connection, &pipeline)
-                history.reserveCapacity(inserts: request.inserts.count - outcomes.merged.count, others: outcomes.merged.count)
+                // The inserts' ids are read from the request's rows: no copy of them in the log.
+                history.reserveCapacity(inserts: 0, others: outcomes.merged.count)
+                history.insertsCome(from: request.inserts)
                 // History and remapped ids in the request's order, as if each row had been inserted in turn.
                 for (i, row) in request.inserts.enumerated() {
                     let owner = i < outcomes.owners.count ? outcomes.owners[i] : requester.newRowOwner
@@ -60,7 +62,7 @@ extension PostgresStoreEngine {
                         if existing != row.id { result.remappedIdentifiers[row.id] = existing }
                         history.record(.update, row.entity, existing, owner: owner, values: row.values)
                     } else {
-                        history.record(.insert, row.entity, row.id, owner: owner)
+                        history.recordInsert(ofRow: i, owner: owner)
                     }
                 }
                 if !request.links.isEmpty || !request.shares.isEmpty { try await pipeline.drain() }

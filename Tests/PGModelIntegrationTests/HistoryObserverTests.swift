@@ -258,20 +258,23 @@ struct HistoryObserverTests {
             // A bucket-list item alone touches neither fetch; the stay touches the second one's predicate.
             context.insert(BucketListItem(title: "\(f.token)-beach"))
             try context.save()
+            // The bucket-list save invalidated neither observer here (its own context's save), and the
+            // feed's delivery of it, before or after this point, would not either.
+            #expect(throughRelationship.invalidationCount == 0)
             let changed = waitForChange(reading: { _ = throughRelationship.results }) {
                 trip.livingAccommodation = LivingAccommodation(address: "Promenade des Anglais", placeName: "Negresco")
                 try? context.save()
             }
             #expect(changed)
             #expect(throughRelationship.results.count == 1)
-            // Both saves were delivered in order; only the stay's invalidated the relationship observer.
-            #expect(throughRelationship.invalidationCount == 1)
-            // The feed hands each transaction to every observer at once, so the plain observer has seen
-            // both saves too: it was invalidated only if the stay's save changed a Trip row (where the
+            // The stay's save invalidated the relationship observer: once at the save (read-your-writes),
+            // and once more if the feed has delivered the same transaction by now (a race with this line).
+            #expect((1...2).contains(throughRelationship.invalidationCount))
+            // The plain observer was invalidated only if the stay's save changed a Trip row (where the
             // foreign key lives), never by the bucket-list item.
             let last = try #require(try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
             let touchedTrip = last.changes.contains { $0.changedPersistentIdentifier.entityName == "Trip" }
-            #expect(plain.invalidationCount == (touchedTrip ? 1 : 0))
+            #expect(touchedTrip ? (1...2).contains(plain.invalidationCount) : plain.invalidationCount == 0)
         }
     }
 

@@ -347,6 +347,51 @@ extension SetWriteTests {
     /// ones, in the order, it recorded before: an insert stays an insert whatever comes after it (a
     /// merged upsert, a link), an update merges with an earlier update, row changes come before
     /// audience events.
+    /// Inserts recorded from the save's own rows (no copy of their ids) are the changes the one-by-one
+    /// inserts were: in runs across classes and owners, with merged rows and links between them.
+    @Test func historyLogReadsInsertedIdsFromTheSaveRows() throws {
+        let owner = UUID.v7()
+        let rows = (0..<9).map { i in RowValues(entity: i < 4 ? "Trip" : (i < 7 ? "Album" : "Trip"), id: .v7(), values: [:]) }
+        let owners: [UUID?] = [nil, nil, owner, owner, nil, nil, nil, owner, owner]
+        let merged: Set<Int> = [3, 5]
+        var byRow = HistoryLog(), byID = HistoryLog()
+        byRow.insertsCome(from: rows)
+        for (i, row) in rows.enumerated() {
+            for log in [0, 1] {
+                if merged.contains(i) {
+                    if log == 0 { byRow.record(.update, row.entity, row.id, owner: owners[i], values: ["name": .string("m")]) }
+                    else { byID.record(.update, row.entity, row.id, owner: owners[i], values: ["name": .string("m")]) }
+                } else if log == 0 {
+                    byRow.recordInsert(ofRow: i, owner: owners[i])
+                } else {
+                    byID.record(.insert, row.entity, row.id, owner: owners[i])
+                }
+            }
+        }
+        // A link to an inserted row after the inserts, and a second insert of a row already recorded.
+        for i in [1, 6] {
+            byRow.record(.update, rows[i].entity, rows[i].id, owner: owners[i], values: [:], attributes: ["tracks"])
+            byID.record(.update, rows[i].entity, rows[i].id, owner: owners[i], values: [:], attributes: ["tracks"])
+        }
+        byRow.recordInsert(ofRow: 2, owner: owners[2])
+        byID.record(.insert, rows[2].entity, rows[2].id, owner: owners[2])
+        byRow.recordInsert(ofRow: 99, owner: nil)
+
+        #expect(byRow.count == 9 && byID.count == 9)
+        let entries = byRow.entries
+        #expect(entries.map(\.row_id) == byID.entries.map(\.row_id))
+        #expect(entries.map(\.row_id) == rows.map(\.id))
+        #expect(entries.map(\.kind) == byID.entries.map(\.kind))
+        #expect(entries.map(\.kind) == ["insert", "insert", "insert", "update", "insert", "update", "insert", "insert", "insert"])
+        #expect(entries.map(\.entity) == rows.map(\.entity))
+        #expect(entries.map(\.owner_id) == owners)
+        #expect(byRow.entities == ["Trip", "Album"] && byID.entities == ["Trip", "Album"])
+        for range in [0..<9, 0..<4, 3..<8, 6..<9, 4..<5] {
+            #expect(try byRow.columns(encoder: PostgresStoreEngine.historyEncoder, in: range)
+                    == byID.columns(encoder: PostgresStoreEngine.historyEncoder, in: range), "\(range)")
+        }
+    }
+
     @Test func historyLogKeepsInsertsCompactAndInOrder() throws {
         var log = HistoryLog()
         let ids = (0..<6).map { _ in UUID.v7() }

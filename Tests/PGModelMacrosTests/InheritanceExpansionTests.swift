@@ -69,13 +69,18 @@ final class InheritanceExpansionTests: XCTestCase {
 
                 @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                 required init(backingData: PGModel.ModelBackingData) throws {
                     self._name = try backingData.value(forKey: "name", codec: PGModel._AttributeCodecs.codec(String.self))
                     self._destination = try backingData.value(forKey: "destination", codec: PGModel._AttributeCodecs.codec(Place?.self))
                     self._$backingData = backingData
                     try self._$restoreInheritingValues(from: backingData)
+                }
+
+                func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {
+                    reader.read(self._name, PGModel._AttributeCodecs.codec(String.self))
+                    reader.read(self._destination, PGModel._AttributeCodecs.codec(Place?.self))
                 }
 
                 func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
@@ -148,11 +153,16 @@ final class InheritanceExpansionTests: XCTestCase {
                 @Transient private var _perdiem: Double
                 init(name: String, perdiem: Double) { self.perdiem = perdiem; super.init(name: name) }
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                 required init(backingData: PGModel.ModelBackingData) throws {
                     self._perdiem = try backingData.value(forKey: "perdiem", codec: PGModel._AttributeCodecs.codec(Double.self))
                     try super.init(backingData: backingData)
+                }
+
+                override func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {
+                    super._$readStoredValues(into: &reader)
+                    reader.read(self._perdiem, PGModel._AttributeCodecs.codec(Double.self))
                 }
 
                 static func _$schemaMetadata_BusinessTrip<Root: BusinessTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
@@ -235,12 +245,18 @@ final class InheritanceExpansionTests: XCTestCase {
                 @Transient private var _expenses: [Expense]
                 public init(name: String, company: String) { self.company = company; super.init(name: name) }
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                 public required init(backingData: PGModel.ModelBackingData) throws {
                     self._company = try backingData.value(forKey: "company", codec: PGModel._AttributeCodecs.codec(String.self))
                     self._expenses = try backingData.value(forKey: "expenses", codec: PGModel._AttributeCodecs.codec([Expense].self))
                     try super.init(backingData: backingData)
+                }
+
+                public override func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {
+                    super._$readStoredValues(into: &reader)
+                    reader.read(self._company, PGModel._AttributeCodecs.codec(String.self))
+                    reader.read(self._expenses, PGModel._AttributeCodecs.codec([Expense].self))
                 }
 
                 public static func _$schemaMetadata_BusinessTrip<Root: BusinessTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
@@ -313,11 +329,16 @@ final class InheritanceExpansionTests: XCTestCase {
 
                 @Transient private var _company: String
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                 override func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
                     self._company = try backingData.value(forKey: "company", codec: PGModel._AttributeCodecs.codec(String.self))
                     try super._$restoreInheritingValues(from: backingData)
+                }
+
+                override func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {
+                    super._$readStoredValues(into: &reader)
+                    reader.read(self._company, PGModel._AttributeCodecs.codec(String.self))
                 }
 
                 static func _$schemaMetadata_BusinessTrip<Root: BusinessTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
@@ -359,11 +380,16 @@ final class InheritanceExpansionTests: XCTestCase {
 
                 @Transient private var _lounge: String?
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                 override func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
                     self._lounge = try backingData.value(forKey: "lounge", codec: PGModel._AttributeCodecs.codec(String?.self))
                     try super._$restoreInheritingValues(from: backingData)
+                }
+
+                override func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {
+                    super._$readStoredValues(into: &reader)
+                    reader.read(self._lounge, PGModel._AttributeCodecs.codec(String?.self))
                 }
 
                 static func _$schemaMetadata_ExecutiveTrip<Root: ExecutiveTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
@@ -407,11 +433,16 @@ final class InheritanceExpansionTests: XCTestCase {
 
                 @Transient private var _reason: Reason
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                 open override func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
                     self._reason = try backingData.value(forKey: "reason", codec: PGModel._AttributeCodecs.codec(Reason.self))
                     try super._$restoreInheritingValues(from: backingData)
+                }
+
+                open override func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {
+                    super._$readStoredValues(into: &reader)
+                    reader.read(self._reason, PGModel._AttributeCodecs.codec(Reason.self))
                 }
 
                 public static func _$schemaMetadata_PersonalTrip<Root: PersonalTrip>(rootedAt _: Root.Type) -> [PGModel.Schema.PropertyMetadata] {
@@ -432,7 +463,7 @@ final class InheritanceExpansionTests: XCTestCase {
             }
             final class DayTrip: PersonalTrip {
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                 override func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
                     try super._$restoreInheritingValues(from: backingData)

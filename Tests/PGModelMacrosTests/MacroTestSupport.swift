@@ -78,7 +78,7 @@ func generatedMembers(
         lines += ["    @Transient \(access)lazy var _$backingData = PGModel.ModelBackingData()", ""]
     }
     lines += [
-        "    @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()",
+        "    @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()",
         "",
         "    \(access)required init(backingData: PGModel.ModelBackingData) throws {",
     ]
@@ -95,6 +95,21 @@ func generatedMembers(
     }
     lines.append("    }")
     lines.append("")
+    // `_$readStoredValues(into:)`: a subclass without properties of its own has none.
+    let readerPrefix: String?
+    switch shape {
+    case .final: readerPrefix = access
+    case .base: readerPrefix = overridable
+    case .subclass: readerPrefix = properties.isEmpty ? nil : overridable + "override "
+    }
+    if let readerPrefix {
+        lines.append("    \(readerPrefix)func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {")
+        if case .subclass = shape { lines.append("        super._$readStoredValues(into: &reader)") }
+        for property in properties {
+            lines.append("        reader.read(self._\(property.name), PGModel._AttributeCodecs.codec(\(property.type).self))")
+        }
+        lines += ["    }", ""]
+    }
     if case .base = shape {
         lines += ["    \(overridable)func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {", "    }", ""]
     }

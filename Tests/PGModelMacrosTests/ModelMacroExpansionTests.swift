@@ -40,11 +40,15 @@ final class ModelMacroExpansionTests: XCTestCase {
 
                 @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                 required init(backingData: PGModel.ModelBackingData) throws {
                     self._text = try backingData.value(forKey: "text", codec: PGModel._AttributeCodecs.codec(String.self))
                     self._$backingData = backingData
+                }
+
+                func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {
+                    reader.read(self._text, PGModel._AttributeCodecs.codec(String.self))
                 }
 
                 static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
@@ -170,7 +174,7 @@ final class ModelMacroExpansionTests: XCTestCase {
 
                 @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                 required init(backingData: PGModel.ModelBackingData) throws {
                     self._name = try backingData.value(forKey: "name", codec: PGModel._AttributeCodecs.codec(String.self))
@@ -178,6 +182,13 @@ final class ModelMacroExpansionTests: XCTestCase {
                     self._rating = try backingData.value(forKey: "rating", codec: PGModel._AttributeCodecs.codec(Int?.self))
                     self._kind = try backingData.value(forKey: "kind", codec: PGModel._AttributeCodecs.codec(Kind.self))
                     self._$backingData = backingData
+                }
+
+                func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {
+                    reader.read(self._name, PGModel._AttributeCodecs.codec(String.self))
+                    reader.read(self._startDate, PGModel._AttributeCodecs.codec(Date.self))
+                    reader.read(self._rating, PGModel._AttributeCodecs.codec(Int?.self))
+                    reader.read(self._kind, PGModel._AttributeCodecs.codec(Kind.self))
                 }
 
                 static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {
@@ -269,12 +280,16 @@ final class ModelMacroExpansionTests: XCTestCase {
 
                 @Transient public lazy var _$backingData = PGModel.ModelBackingData()
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                 public required init(backingData: PGModel.ModelBackingData) throws {
                     self._text = try backingData.value(forKey: "text", codec: PGModel._AttributeCodecs.codec(String.self))
                     self._$backingData = backingData
                     try self._$restoreInheritingValues(from: backingData)
+                }
+
+                open func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {
+                    reader.read(self._text, PGModel._AttributeCodecs.codec(String.self))
                 }
 
                 open func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
@@ -370,13 +385,18 @@ final class ModelMacroExpansionTests: XCTestCase {
 
                 @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                 required init(backingData: PGModel.ModelBackingData) throws {
                     self._name = try backingData.value(forKey: "name", codec: PGModel._AttributeCodecs.codec(String.self))
                     self._destination = try backingData.value(forKey: "destination", codec: PGModel._AttributeCodecs.codec(String.self))
                     self._$backingData = backingData
                     try self._$restoreInheritingValues(from: backingData)
+                }
+
+                func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {
+                    reader.read(self._name, PGModel._AttributeCodecs.codec(String.self))
+                    reader.read(self._destination, PGModel._AttributeCodecs.codec(String.self))
                 }
 
                 func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
@@ -632,7 +652,7 @@ final class ModelMacroExpansionTests: XCTestCase {
 
                 @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                 required init(backingData: PGModel.ModelBackingData) throws {
                     self._name = try backingData.value(forKey: "name", codec: PGModel._AttributeCodecs.codec(String.self))
@@ -641,6 +661,13 @@ final class ModelMacroExpansionTests: XCTestCase {
                     self._endDate = try backingData.value(forKey: "endDate", codec: PGModel._AttributeCodecs.codec(Date.self))
                     self._$backingData = backingData
                     try self._$restoreInheritingValues(from: backingData)
+                }
+
+                func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {
+                    reader.read(self._name, PGModel._AttributeCodecs.codec(String.self))
+                    reader.read(self._destination, PGModel._AttributeCodecs.codec(String.self))
+                    reader.read(self._startDate, PGModel._AttributeCodecs.codec(Date.self))
+                    reader.read(self._endDate, PGModel._AttributeCodecs.codec(Date.self))
                 }
 
                 func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
@@ -839,7 +866,7 @@ final class ModelMacroExpansionTests: XCTestCase {
 
                 @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                 required init(backingData: PGModel.ModelBackingData) throws {
                     self._name = try backingData.value(forKey: "name", codec: PGModel._AttributeCodecs.codec(String.self))
@@ -849,6 +876,14 @@ final class ModelMacroExpansionTests: XCTestCase {
                     self._endDate = try backingData.value(forKey: "endDate", codec: PGModel._AttributeCodecs.codec(Date.self))
                     self._$backingData = backingData
                     try self._$restoreInheritingValues(from: backingData)
+                }
+
+                func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {
+                    reader.read(self._name, PGModel._AttributeCodecs.codec(String.self))
+                    reader.read(self._code, PGModel._AttributeCodecs.codec(String.self))
+                    reader.read(self._destination, PGModel._AttributeCodecs.codec(String.self))
+                    reader.read(self._startDate, PGModel._AttributeCodecs.codec(Date.self))
+                    reader.read(self._endDate, PGModel._AttributeCodecs.codec(Date.self))
                 }
 
                 func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
@@ -1005,12 +1040,16 @@ final class ModelMacroExpansionTests: XCTestCase {
 
                     @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
-                    @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                    @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                     required init(backingData: PGModel.ModelBackingData) throws {
                         self._name = try backingData.value(forKey: "name", codec: PGModel._AttributeCodecs.codec(String.self))
                         self._$backingData = backingData
                         try self._$restoreInheritingValues(from: backingData)
+                    }
+
+                    func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {
+                        reader.read(self._name, PGModel._AttributeCodecs.codec(String.self))
                     }
 
                     func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {
@@ -1134,11 +1173,15 @@ final class ModelMacroExpansionTests: XCTestCase {
 
                 @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                 required init(backingData: PGModel.ModelBackingData) throws {
                     self._default = try backingData.value(forKey: "default", codec: PGModel._AttributeCodecs.codec(Bool.self))
                     self._$backingData = backingData
+                }
+
+                func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {
+                    reader.read(self._default, PGModel._AttributeCodecs.codec(Bool.self))
                 }
 
                 static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {

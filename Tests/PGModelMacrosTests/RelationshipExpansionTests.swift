@@ -181,11 +181,15 @@ final class RelationshipExpansionTests: XCTestCase {
 
                 @Transient lazy var _$backingData = PGModel.ModelBackingData()
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 
                 required init(backingData: PGModel.ModelBackingData) throws {
                     self._album = try backingData.value(forKey: "album", codec: PGModel._AttributeCodecs.codec(Album?.self))
                     self._$backingData = backingData
+                }
+
+                func _$readStoredValues(into reader: inout PGModel._StoredValueReader) {
+                    reader.read(self._album, PGModel._AttributeCodecs.codec(Album?.self))
                 }
 
                 static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {

@@ -6,6 +6,7 @@ import PGModel
 ///   PGModelBenchmarks --writes insert 100000   one save() of N new rows
 ///   PGModelBenchmarks --writes update 20000    one save() changing two columns of N rows
 ///   PGModelBenchmarks --writes delete 20000    one save() deleting N rows
+///   PGModelBenchmarks --writes fetch 20000     30 fetches of N rows, fresh contexts (profiling the fetch path)
 ///
 /// Prints the timed save and the process's peak RSS (VmHWM); run under `/usr/bin/time -v` for a second opinion.
 @Model
@@ -52,6 +53,18 @@ func runWriteBenchmark(arguments: [String], url: URL) throws {
         let seed = ModelContext(container)
         for i in 0..<count { seed.insert(WriteBenchRow(i)) }
         try seed.save()
+    }
+    if mode == "fetch" {
+        // For profiling the direct fetch path alone: 30 fetches of every row, each with a fresh context.
+        var times: [Double] = []
+        for _ in 0..<30 {
+            let start = ContinuousClock.now
+            let fetched = try ModelContext(container).fetch(FetchDescriptor<WriteBenchRow>()).count
+            times.append(durationSeconds(ContinuousClock.now - start) * 1000)
+            guard fetched == count else { throw PGModelError(.internalError, "fetched \(fetched) of \(count) rows") }
+        }
+        print("| fetch | \(count) | median \(String(format: "%.1f", percentile(times, 0.5))) ms | min \(String(format: "%.1f", times.min() ?? 0)) ms |")
+        return
     }
     let context = ModelContext(container)
     let start: ContinuousClock.Instant
