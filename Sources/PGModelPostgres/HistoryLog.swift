@@ -215,26 +215,8 @@ struct HistoryLog {
             if !fromRequest { insertedIDs.removeLast() }
             return
         }
-        let entityIndex: Int32
-        if let last = insertRuns.last, insertedEntities[Int(last.entity)] == entity {
-            entityIndex = last.entity
-        } else if let known = insertedEntityIndex[entity] {
-            entityIndex = known
-        } else {
-            entityIndex = Int32(insertedEntities.count)
-            insertedEntities.append(entity)
-            insertedEntityIndex[entity] = entityIndex
-        }
-        let ownerIndex: Int32
-        if let last = insertRuns.last, insertedOwners[Int(last.owner)] == owner {
-            ownerIndex = last.owner
-        } else if let known = insertedOwnerIndex[owner] {
-            ownerIndex = known
-        } else {
-            ownerIndex = Int32(insertedOwners.count)
-            insertedOwners.append(owner)
-            insertedOwnerIndex[owner] = ownerIndex
-        }
+        let entityIndex = Self.position(of: entity, among: &insertedEntities, &insertedEntityIndex, guess: insertRuns.last?.entity)
+        let ownerIndex = Self.position(of: owner, among: &insertedOwners, &insertedOwnerIndex, guess: insertRuns.last?.owner)
         if insertIndex != nil { insertIndex?[id] = insertCount }
         if let last = insertRuns.last, last.fromRequest == fromRequest, last.start + last.count == position,
            last.entity == entityIndex, last.owner == ownerIndex {
@@ -244,6 +226,18 @@ struct HistoryLog {
         }
         insertCount += 1
         appendRun(isInsert: true)
+    }
+
+    /// Where `value` is in `values` (a class or owner of the inserts), added if new; `guess` (the last
+    /// run's) is tried before hashing, since a bulk insert is one run.
+    private static func position<Value: Hashable>(of value: Value, among values: inout [Value], _ positions: inout [Value: Int32],
+                                                  guess: Int32?) -> Int32 {
+        if let guess, values[Int(guess)] == value { return guess }
+        if let known = positions[value] { return known }
+        let position = Int32(values.count)
+        values.append(value)
+        positions[value] = position
+        return position
     }
 
     mutating func record(_ kind: HistoryChangeRecord.Kind, _ entity: String, _ id: UUID, owner: UUID?,
