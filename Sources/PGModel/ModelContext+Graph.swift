@@ -309,6 +309,7 @@ extension ModelContext {
 
     /// Link changes of join-table relationships of `model` (all current links for an insert).
     func linkChanges(of model: any PersistentModel, isInsert: Bool) -> [LinkChange] {
+        guard !relationshipsOfLastClass.relationships(of: model).isEmpty else { return [] }
         let data = model._$backingData
         let entity = ModelGraph.entity(for: type(of: model))
         var changes: [LinkChange] = []
@@ -330,6 +331,8 @@ extension ModelContext {
 
     /// Remembers the links just saved, so the next save diffs against them.
     func recordSavedLinks(of model: any PersistentModel) {
+        // Most classes of a bulk save have no relationships.
+        guard !relationshipsOfLastClass.relationships(of: model).isEmpty else { return }
         let data = model._$backingData
         let entity = ModelGraph.entity(for: type(of: model))
         for property in entity.relationships where !data.faults.contains(property.name) {

@@ -40,8 +40,18 @@ extension ModelContext {
     }
 
     func postDidSave(_ prepared: PreparedSave, result: SaveResult) {
+        // A save's models come in runs of one class: its name is looked up once a run.
+        var last: (type: ObjectIdentifier, name: String)?
         func identifier(_ model: any PersistentModel) -> PersistentIdentifier {
-            PersistentIdentifier(entityName: type(of: model)._$entityName, id: model._$backingData.id)
+            let type = ObjectIdentifier(Swift.type(of: model))
+            let name: String
+            if let last, last.type == type {
+                name = last.name
+            } else {
+                name = Swift.type(of: model)._$entityName
+                last = (type, name)
+            }
+            return PersistentIdentifier(entityName: name, id: model._$backingData.id)
         }
         var deleted = prepared.deleted.map(identifier)
         let seen = Set(deleted.map(\.id))

@@ -47,6 +47,9 @@ public final class ModelContext {
 
     /// One weak entry per registered identifier: the context does not keep clean models alive.
     private var registry: [UUID: WeakModel] = [:]
+    /// The relationships of the class last asked about: a bulk insert or save looks them up once, not
+    /// once per model (a lock and a copy of the class's description each time).
+    var relationshipsOfLastClass = RelationshipsByClass()
     /// Pending changes, in the order they happened, keyed by row id.
     private(set) var inserted = OrderedModels()
     private(set) var changed = OrderedModels()
@@ -98,7 +101,7 @@ public final class ModelContext {
         register(model)
         inserted.add(model, id: data.id)
         // SwiftData inserts the graph reachable from an inserted model.
-        for property in ModelGraph.entity(for: type(of: model)).relationships
+        for property in relationshipsOfLastClass.relationships(of: model)
         where !data.faults.contains(property.name) {
             for related in property.relationship?.models(model) ?? [] where related._$backingData.state == .detached {
                 insertModel(related)
@@ -214,7 +217,7 @@ public final class ModelContext {
                 ? Self.snapshot(of: prepared.request.inserts[i], keys: prepared.insertedKeys) : StoredValues()
             if !interleaved { recordSavedLinks(of: model) }
             data.state = .persisted
-            if let existing = result.remappedIdentifiers[oldID] {
+            if !result.remappedIdentifiers.isEmpty, let existing = result.remappedIdentifiers[oldID] {
                 // Upsert: the model is now the existing row.
                 registry[oldID] = nil
                 data.id = existing

@@ -56,11 +56,13 @@ extension PostgresStoreEngine {
                 history.reserveCapacity(inserts: 0, others: outcomes.merged.count)
                 history.insertsCome(from: request.inserts)
                 // History and remapped ids in the request's order, as if each row had been inserted in turn.
-                for (i, row) in request.inserts.enumerated() {
+                // By index: a row's fields are read in place, not each row copied (issue 15).
+                for i in request.inserts.indices {
                     let owner = i < outcomes.owners.count ? outcomes.owners[i] : requester.newRowOwner
                     if let existing = outcomes.merged[i] {
-                        if existing != row.id { result.remappedIdentifiers[row.id] = existing }
-                        history.record(.update, row.entity, existing, owner: owner, values: row.values)
+                        let id = request.inserts[i].id
+                        if existing != id { result.remappedIdentifiers[id] = existing }
+                        history.record(.update, request.inserts[i].entity, existing, owner: owner, values: request.inserts[i].values)
                     } else {
                         history.recordInsert(ofRow: i, owner: owner)
                     }
@@ -134,9 +136,16 @@ extension PostgresStoreEngine {
         var groups: [(key: InsertGroupKey, indices: [Int])] = []
         var groupIndex: [InsertGroupKey: Int] = [:]
         var constrainedTables: [String: Bool] = [:]
-        for (i, row) in rows.enumerated() {
-            let owner = owners[row.id] ?? requester.newRowOwner
+        // A row's group follows from its class and owner: most rows share the previous row's.
+        var last: (entity: String, owner: UUID?, group: Int)?
+        for i in rows.indices {
+            let row = (id: rows[i].id, entity: rows[i].entity)
+            let owner = owners.isEmpty ? requester.newRowOwner : owners[row.id] ?? requester.newRowOwner
             rowOwners[i] = owner
+            if let last, last.entity == row.entity, last.owner == owner {
+                groups[last.group].indices.append(i)
+                continue
+            }
             // A child of a record shared with the user: it belongs to the record's owner, whose rows the
             // user may not read back until the row is linked, so no RETURNING and no upsert.
             let upserting = !(requester.userID != nil && owner != requester.userID && !requester.isAdmin)
@@ -149,8 +158,12 @@ extension PostgresStoreEngine {
             }
             // Rows that may meet a uniqueness constraint keep their order across classes; others group by class.
             let key = InsertGroupKey(table: table, entity: upserting && constrained ? nil : row.entity, upserting: upserting)
-            if let g = groupIndex[key] { groups[g].indices.append(i) } else {
+            if let g = groupIndex[key] {
+                groups[g].indices.append(i)
+                last = (row.entity, owner, g)
+            } else {
                 groupIndex[key] = groups.count
+                last = (row.entity, owner, groups.count)
                 groups.append((key, [i]))
             }
         }

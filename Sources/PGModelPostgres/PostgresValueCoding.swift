@@ -72,13 +72,23 @@ enum PostgresValueCoding {
             guard !values.isEmpty else { return }
             buffer.writeInteger(Int32(values.count))                                    // length
             buffer.writeInteger(Int32(1))                                               // lower bound
+            // A fixed-size element's length is known before it is written, and so is the room the
+            // whole array needs (issue 15: a bulk insert's arrays are most of its client work).
+            let fixedSize: Int32?
+            switch array.element {
+            case .bool: fixedSize = 1
+            case .int8, .float8, .timestamptz: fixedSize = 8
+            case .uuid: fixedSize = 16
+            case .text, .numeric, .bytea: fixedSize = nil
+            }
+            buffer.reserveCapacity(minimumWritableBytes: values.count * (4 + Int(fixedSize ?? 12)))
             for value in values {
                 if value.isNull {
                     buffer.writeInteger(Int32(-1))
                     continue
                 }
                 let lengthIndex = buffer.writerIndex
-                buffer.writeInteger(Int32(0))
+                buffer.writeInteger(fixedSize ?? 0)
                 let start = buffer.writerIndex
                 switch (array.element, value) {
                 case (.bool, .bool(let v)): v.encode(into: &buffer, context: context)
@@ -94,7 +104,9 @@ enum PostgresValueCoding {
                 default:
                     throw PGModelError(.internalError, "a \(value.kindName) value in an array of \(array.element.rawValue)")
                 }
-                buffer.setInteger(Int32(buffer.writerIndex - start), at: lengthIndex)
+                if fixedSize == nil || buffer.writerIndex - start != Int(fixedSize ?? 0) {
+                    buffer.setInteger(Int32(buffer.writerIndex - start), at: lengthIndex)
+                }
             }
         }
     }

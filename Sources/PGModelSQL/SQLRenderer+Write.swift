@@ -69,7 +69,11 @@ extension SQLRenderer {
         var foreignKeyIndex: [String: Int] = [:]
         var entities: [String: EntityDescription] = [:]
         var constrained = false
-        for row in rows where entities[row.entity] == nil {
+        var lastEntity: String?
+        for row in rows where row.entity != lastEntity {
+            // A bulk insert's rows come in runs of one class: its name is hashed once a run.
+            lastEntity = row.entity
+            guard entities[row.entity] == nil else { continue }
             let entity = try self.entity(row.entity)
             guard qualifiedTable(entity) == table else {
                 throw PGModelError(.internalError, "a set-based insert mixes the tables of \(first.entity) and \(entity.name)", model: entity.name)
@@ -93,7 +97,7 @@ extension SQLRenderer {
         // properties stored in one column): worked out once per class, not per row (issue 15).
         var plans: [String: InsertPlan] = [:]
         for (name, entity) in entities {
-            var plan = InsertPlan(entity: entity)
+            let plan = InsertPlan(entity: entity)
             var filled = Set<Int>()
             for attribute in entity.attributes {
                 guard let i = attributeIndex[attribute.columnName], filled.insert(i).inserted else { continue }
@@ -116,30 +120,41 @@ extension SQLRenderer {
         for i in foreignKeyValues.indices { foreignKeyValues[i].reserveCapacity(rows.count) }
         // Positional rows of one class share their keys: their names are checked and found once.
         var positions: [PositionsKey: InsertPositions] = [:]
-        var last: (key: PositionsKey, positions: InsertPositions)?
+        // The last row's plan and positions: a bulk insert's rows share them, so each row costs no
+        // hashing and no copy of a class's description (issue 15).
+        var last: (keys: ObjectIdentifier, plan: InsertPlan, positions: InsertPositions)?
+        var lastPlan: InsertPlan?
         for (row, owner) in zip(rows, owners) {
-            guard let plan = plans[row.entity] else { continue }   // every row's class was planned above
-            let entity = plan.entity
+            let plan: InsertPlan
+            if let lastPlan, lastPlan.name == row.entity {
+                plan = lastPlan
+            } else {
+                guard let found = plans[row.entity] else { continue }   // every row's class was planned above
+                plan = found
+                lastPlan = found
+            }
             ids.append(.uuid(row.id))
-            names.append(.string(entity.name))
+            names.append(plan.storedName)
             ownerIDs.append(owner.map(PGValue.uuid) ?? .null)
             if let (keys, values) = row.positionalValues {
-                let key = PositionsKey(keys: ObjectIdentifier(keys), entity: entity.name)
                 let found: InsertPositions
-                if let last, last.key == key {
+                if let last, last.keys == ObjectIdentifier(keys), last.plan === plan {
                     found = last.positions
-                } else if let known = positions[key] {
-                    found = known
                 } else {
-                    try rejectUnknownKeys(row, entity)
-                    found = InsertPositions(attributes: plan.attributes.map {
-                                                InsertPositions.Fill(column: $0.column, position: keys.positions[$0.attribute.name],
-                                                                     type: $0.attribute.type, isOptional: $0.attribute.isOptional)
-                                            },
-                                            foreignKeys: plan.foreignKeys.map { keys.positions[$0.relationship.name] })
-                    positions[key] = found
+                    let key = PositionsKey(keys: ObjectIdentifier(keys), entity: plan.name)
+                    if let known = positions[key] {
+                        found = known
+                    } else {
+                        try rejectUnknownKeys(row, plan.entity)
+                        found = InsertPositions(attributes: plan.attributes.map {
+                                                    InsertPositions.Fill(column: $0.column, position: keys.positions[$0.attribute.name],
+                                                                         type: $0.attribute.type, isOptional: $0.attribute.isOptional)
+                                                },
+                                                foreignKeys: plan.foreignKeys.map { keys.positions[$0.relationship.name] })
+                        positions[key] = found
+                    }
+                    last = (ObjectIdentifier(keys), plan, found)
                 }
-                last = (key, found)
                 for (i, fill) in found.attributes.enumerated() {
                     let value = fill.position.map { values[$0] }
                     // What `coerced` does, without copying the attribute's description for every value;
@@ -147,13 +162,14 @@ extension SQLRenderer {
                     if let value, !(value.isNull && !fill.isOptional), let result = fill.type.coerce(value) {
                         attributeValues[fill.column].append(result)
                     } else {
-                        attributeValues[fill.column].append(try coerced(value, plan.attributes[i].attribute, entity, requirePresent: true))
+                        attributeValues[fill.column].append(try coerced(value, plan.attributes[i].attribute, plan.entity, requirePresent: true))
                     }
                 }
                 for ((column, relationship), position) in zip(plan.foreignKeys, found.foreignKeys) {
-                    foreignKeyValues[column].append(try foreignKeyValue(position.map { values[$0] }, relationship, entity))
+                    foreignKeyValues[column].append(try foreignKeyValue(position.map { values[$0] }, relationship, plan.entity))
                 }
             } else {
+                let entity = plan.entity
                 try rejectUnknownKeys(row, entity)
                 for (column, attribute) in plan.attributes {
                     attributeValues[column].append(try coerced(row[attribute.name], attribute, entity, requirePresent: true))
@@ -442,14 +458,22 @@ extension SQLRenderer {
 
 /// What ``SQLRenderer/insert(_:owners:upserting:)`` fills for rows of one class: the columns of its
 /// attributes and foreign keys, and the columns of the statement it has no property for (`NULL`).
-struct InsertPlan {
+final class InsertPlan {
+    // A class: each row of a bulk insert takes its class's plan, which as a struct copied its arrays.
     let entity: EntityDescription
+    /// The class's name, and as the `entity` column's value.
+    let name: String
+    let storedName: PGValue
     var attributes: [(column: Int, attribute: AttributeDescription)] = []
     var unfilledAttributes: [Int] = []
     var foreignKeys: [(column: Int, relationship: RelationshipDescription)] = []
     var unfilledForeignKeys: [Int] = []
 
-    init(entity: EntityDescription) { self.entity = entity }
+    init(entity: EntityDescription) {
+        self.entity = entity
+        self.name = entity.name
+        self.storedName = .string(entity.name)
+    }
 }
 
 /// Positional rows' keys, for one class.
@@ -459,7 +483,8 @@ struct PositionsKey: Hashable {
 }
 
 /// Where each of an ``InsertPlan``'s properties is in rows with one ``RowKeys`` (nil: the rows have no such value).
-struct InsertPositions {
+/// A class for the reason ``InsertPlan`` is.
+final class InsertPositions {
     /// An attribute of the plan (at the same index), with what coercing its value needs.
     struct Fill {
         let column: Int
@@ -469,4 +494,9 @@ struct InsertPositions {
     }
     let attributes: [Fill]
     let foreignKeys: [Int?]
+
+    init(attributes: [Fill], foreignKeys: [Int?]) {
+        self.attributes = attributes
+        self.foreignKeys = foreignKeys
+    }
 }
