@@ -5,8 +5,9 @@ import SwiftSyntaxMacros
 
 /// `@Model`: turns a class into a `PersistentModel`.
 ///
-/// - member role: backing data, the observation registrar, `init(backingData:)`, `schemaMetadata`,
-///   and the `#Unique` / `#Index` groups; it also emits every diagnostic about the class's members.
+/// - member role: backing data, the observation registrar, `init(backingData:)` and its mirror
+///   `_$readStoredValues(into:)`, `schemaMetadata`, and the `#Unique` / `#Index` groups; it also emits
+///   every diagnostic about the class's members.
 ///   Non-final classes get overridable `class var`s and subclasses override them (see ``ModelInheritance``).
 /// - member-attribute role: `@_PersistedProperty` on each stored property PGModel persists.
 /// - extension role: the `PersistentModel` conformance.

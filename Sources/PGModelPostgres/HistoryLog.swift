@@ -207,14 +207,13 @@ struct HistoryLog {
         appendInsert(requestRows[row].id, requestRows[row].entity, owner, fromRequest: true, at: row)
     }
 
-    /// Appends an insert whose id is at `position` of ``requestRows`` or ``insertedIDs``.
-    private mutating func appendInsert(_ id: UUID, _ entity: String, _ owner: UUID?, fromRequest: Bool, at position: Int) {
+    /// Appends an insert whose id is (or, for ``insertedIDs``, is about to be) at `position` of
+    /// ``requestRows`` or ``insertedIDs``; false when the row already has a change in the log.
+    @discardableResult
+    private mutating func appendInsert(_ id: UUID, _ entity: String, _ owner: UUID?, fromRequest: Bool, at position: Int) -> Bool {
         // Not looked up among earlier inserts unless they are indexed already: a save inserts one id
         // once (a second row with it fails the save or merges into the first, an update).
-        guard index[id] == nil, insertIndex?[id] == nil else {
-            if !fromRequest { insertedIDs.removeLast() }
-            return
-        }
+        guard index[id] == nil, insertIndex?[id] == nil else { return false }
         let entityIndex = Self.position(of: entity, among: &insertedEntities, &insertedEntityIndex, guess: insertRuns.last?.entity)
         let ownerIndex = Self.position(of: owner, among: &insertedOwners, &insertedOwnerIndex, guess: insertRuns.last?.owner)
         if insertIndex != nil { insertIndex?[id] = insertCount }
@@ -226,6 +225,7 @@ struct HistoryLog {
         }
         insertCount += 1
         appendRun(isInsert: true)
+        return true
     }
 
     /// Where `value` is in `values` (a class or owner of the inserts), added if new; `guess` (the last
@@ -245,8 +245,7 @@ struct HistoryLog {
                          audience: [UUID]? = nil) {
         // An insert stays an insert and a delete a delete; a second update merges into the first.
         if kind == .insert && values.isEmpty && attributes.isEmpty && audience == nil {
-            insertedIDs.append(id)
-            appendInsert(id, entity, owner, fromRequest: false, at: insertedIDs.count - 1)
+            if appendInsert(id, entity, owner, fromRequest: false, at: insertedIDs.count) { insertedIDs.append(id) }
             return
         }
         if insertCount > 0 {
