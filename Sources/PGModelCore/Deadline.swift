@@ -39,9 +39,11 @@ public struct Deadline: Sendable {
                     if outcome.resume(.failure(expired)) { work.cancel() }
                 }
                 outcome.onResolve { timer.cancel() }
+                outcome.onCancellation { work.cancel() }
             }
         } onCancel: {
-            outcome.resume(.failure(CancellationError()))
+            // The caller stopped waiting: so does the work, as far as it checks for cancellation.
+            if outcome.resume(.failure(CancellationError())) { outcome.cancelled() }
         }
     }
 
@@ -59,6 +61,8 @@ private final class OnceOutcome<T: Sendable>: @unchecked Sendable {
     private var early: Result<T, any Error>?
     private var isResolved = false
     private var resolved: [@Sendable () -> Void] = []
+    private var isCancelled = false
+    private var cancellation: (@Sendable () -> Void)?
 
     func install(_ continuation: CheckedContinuation<T, any Error>) {
         lock.lock()
@@ -89,6 +93,28 @@ private final class OnceOutcome<T: Sendable>: @unchecked Sendable {
         continuation?.resume(with: result)
         for callback in callbacks { callback() }
         return true
+    }
+
+    /// Runs `callback` when the caller is cancelled (at once if it already was).
+    func onCancellation(_ callback: @escaping @Sendable () -> Void) {
+        lock.lock()
+        guard !isCancelled else {
+            lock.unlock()
+            callback()
+            return
+        }
+        cancellation = callback
+        lock.unlock()
+    }
+
+    /// The caller was cancelled.
+    func cancelled() {
+        lock.lock()
+        isCancelled = true
+        let callback = cancellation
+        cancellation = nil
+        lock.unlock()
+        callback?()
     }
 
     func onResolve(_ callback: @escaping @Sendable () -> Void) {

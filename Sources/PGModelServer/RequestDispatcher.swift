@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import PGModelCore
 import PGModelPostgres
 import PGModelStore
@@ -45,12 +46,16 @@ struct RequestDispatcher: Sendable {
         let started = ContinuousClock.now
         let result: Result<ResponseResult, WireError>
         do {
-            // Registration creates tables and indexes: it may take longer than a request.
-            let timeout = request.operation.name == .register || request.operation.name == .migrate ? max(requestTimeout, ConnectionDeadline.minimumSchemaDuration) : requestTimeout
+            let timeout = Self.timeout(of: request, serverTimeout: requestTimeout)
             let operation = request.operation
             if let versions { try versions.check(Self.entities(of: operation), against: gateway.registry.recordedVersions) }
-            result = .success(try await Deadline(timeout, operation: "'\(operation.name.rawValue)'").run { [self] in
-                try await run(operation, as: requester)
+            // The gateway's connection waits and transactions end by the client's deadline too: a request
+            // answered `timeout` must not commit afterwards, when its client has moved on.
+            let budget: NIODeadline? = request.timeout == nil ? nil : .now() + ConnectionDeadline.timeAmount(timeout)
+            result = .success(try await RequestBudget.$deadline.withValue(budget) {
+                try await Deadline(timeout, operation: "'\(operation.name.rawValue)'").run { [self] in
+                    try await run(operation, as: requester)
+                }
             })
             switch operation {
             case .register(let schema), .migrate(let schema, _): versions?.record(schema)
@@ -77,6 +82,15 @@ struct RequestDispatcher: Sendable {
             break
         }
         return Response(id: request.id, result: result)
+    }
+
+    /// How long `request` may run: the server's deadline (at least ``ConnectionDeadline/minimumSchemaDuration``
+    /// for `register` and `migrate`, which create tables and indexes), or the client's `timeoutMs` when shorter.
+    static func timeout(of request: Request, serverTimeout: Duration) -> Duration {
+        let name = request.operation.name
+        let own = name == .register || name == .migrate ? max(serverTimeout, ConnectionDeadline.minimumSchemaDuration) : serverTimeout
+        guard let client = request.timeout else { return own }
+        return min(own, client)
     }
 
     /// The entities a request reads or writes.

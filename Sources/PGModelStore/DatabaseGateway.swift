@@ -27,7 +27,8 @@ package final class DatabaseGateway: Sendable {
     /// requests; `nil` (the direct store) checks on ``pool``.
     private let loginPool: ConnectionPool?
     package let registry = SchemaRegistry()
-    /// Every call's deadline, waiting for a connection included.
+    /// Every call's deadline, waiting for a connection included (shortened by a client's own deadline,
+    /// ``RequestBudget``).
     package let requestTimeout: TimeAmount
     let eventLoopGroup: any EventLoopGroup
     let logger: Logger
@@ -49,7 +50,10 @@ package final class DatabaseGateway: Sendable {
     }
 
     /// The deadline of schema work, which may take longer than a request.
-    package var schemaTimeout: TimeAmount { ConnectionDeadline.schemaTimeout(for: requestTimeout) }
+    package var schemaTimeout: TimeAmount { RequestBudget.timeout(within: ConnectionDeadline.schemaTimeout(for: requestTimeout)) }
+
+    /// The deadline of the call being made: ``requestTimeout``, or what is left of the client's.
+    private var callTimeout: TimeAmount { RequestBudget.timeout(within: requestTimeout) }
 
     /// Applies the system SQL once, then loads the registered entities: what a server does at start.
     @discardableResult
@@ -90,35 +94,35 @@ package final class DatabaseGateway: Sendable {
 
     package func fetch(_ request: FetchRequest, as requester: Requester) async throws -> [FetchedRow] {
         let (schema, templates) = try await registry.schemaAndTemplates(covering: [request.entity]) { [self] in try await loadRegisteredSchema() }
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "fetch of \(request.entity)") {
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "fetch of \(request.entity)") {
             try await self.engine.fetch(request, in: schema, as: requester, on: $0, templates: templates)
         }
     }
 
     package func fetchTable(_ request: FetchRequest, as requester: Requester) async throws -> FetchedTable {
         let (schema, templates) = try await registry.schemaAndTemplates(covering: [request.entity]) { [self] in try await loadRegisteredSchema() }
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "fetch of \(request.entity)") {
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "fetch of \(request.entity)") {
             try await self.engine.fetchTable(request, in: schema, as: requester, on: $0, templates: templates)
         }
     }
 
     package func count(_ request: FetchRequest, as requester: Requester) async throws -> Int {
         let schema = try await schema(covering: [request.entity])
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "count of \(request.entity)") {
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "count of \(request.entity)") {
             try await self.engine.count(request, in: schema, as: requester, on: $0)
         }
     }
 
     package func fetchIdentifiers(_ request: FetchRequest, as requester: Requester) async throws -> [RowReference] {
         let schema = try await schema(covering: [request.entity])
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "identifiers of \(request.entity)") {
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "identifiers of \(request.entity)") {
             try await self.engine.fetchIdentifiers(request, in: schema, as: requester, on: $0)
         }
     }
 
     package func save(_ request: SaveRequest, as requester: Requester) async throws -> SaveResult {
         let schema = try await schema(covering: request.entityNames)
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "save") {
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "save") {
             try await self.engine.save(request, in: schema, as: requester, on: $0)
         }
     }
@@ -126,26 +130,26 @@ package final class DatabaseGateway: Sendable {
     /// The shares of `record` the requester may see.
     package func shares(of record: RowReference, as requester: Requester) async throws -> [ModelShare] {
         let schema = try await schema(covering: [record.entity])
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "shares of \(record.entity)") {
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "shares of \(record.entity)") {
             try await self.engine.shares(of: record, in: schema, as: requester, on: $0)
         }
     }
 
     package func fetchHistory(_ request: HistoryRequest, as requester: Requester) async throws -> HistoryPage {
-        try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "history fetch") {
+        try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "history fetch") {
             try await self.engine.fetchHistory(request, as: requester, on: $0)
         }
     }
 
     package func deleteHistory(_ request: HistoryRequest, as requester: Requester) async throws -> Int {
-        try await pool.withConnection(scope: engine.scope(for: requester), deadline: requestTimeout, operation: "history delete") {
+        try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "history delete") {
             try await self.engine.deleteHistory(request, as: requester, on: $0)
         }
     }
 
     /// Checks a service user's credentials.
     package func authenticate(user: String, password: String) async throws -> AuthenticatedUser {
-        try await (loginPool ?? pool).withConnection(scope: .trusted, deadline: requestTimeout, operation: "login") {
+        try await (loginPool ?? pool).withConnection(scope: .trusted, deadline: callTimeout, operation: "login") {
             try await self.engine.authenticate(user: user, password: password, on: $0)
         }
     }

@@ -218,9 +218,11 @@ public final class RemoteModelStore: ModelStore {
     /// ``response(to:id:on:timeout:)`` that throws ``RequestNotRun`` as itself, for callers that resend.
     private func unmappedResponse(to operation: Request.Operation, id: RequestID? = nil, on channel: any Channel,
                                   timeout: TimeAmount? = nil) async throws -> Response {
-        let answer = roundTrip(operation, id: id, on: channel)
-        let deadline = channel.eventLoop.makePromise(of: Response.self)
         let timeout = timeout ?? requestTimeout
+        // The server learns the deadline too, so it neither starts nor commits the request after this
+        // call has thrown `timeout`.
+        let answer = roundTrip(operation, id: id, timeout: .nanoseconds(timeout.nanoseconds), on: channel)
+        let deadline = channel.eventLoop.makePromise(of: Response.self)
         let timer = channel.eventLoop.scheduleTask(in: timeout) { [endpoint] in
             // A promise completes once: if the answer comes first, this failure is ignored.
             deadline.fail(PGModelError(.timeout,
@@ -242,13 +244,14 @@ public final class RemoteModelStore: ModelStore {
         })
     }
 
-    /// Writes one request (with `id`, or a new one) and returns the future of its response.
-    func roundTrip(_ operation: Request.Operation, id: RequestID? = nil, on channel: any Channel) -> EventLoopFuture<Response> {
+    /// Writes one request (with `id`, or a new one, and the client's `timeout` for it) and returns the
+    /// future of its response.
+    func roundTrip(_ operation: Request.Operation, id: RequestID? = nil, timeout: Duration? = nil, on channel: any Channel) -> EventLoopFuture<Response> {
         let id = id ?? makeRequestID()
         let promise = channel.eventLoop.makePromise(of: Response.self)
         let line: Data
         do {
-            line = try Request(id: id, operation: operation).encodedLine()
+            line = try Request(id: id, operation: operation, timeout: timeout).encodedLine()
         } catch {
             promise.fail(PGModelError(.typeMismatch, "the request contains a value JSON cannot carry (NaN or infinity)"))
             return promise.futureResult

@@ -80,7 +80,7 @@ extension Request: Codable {
             throw fail(WireError(.unknownOp, "unknown op '\(opName.prefix(64))'", field: "op"))
         }
         do {
-            self.init(id: id, operation: try Request.decodeOperation(name, from: decoder))
+            self.init(id: id, operation: try Request.decodeOperation(name, from: decoder), timeout: try Request.decodeTimeout(c))
         } catch let failure as RequestDecodingFailure {
             throw failure
         } catch {
@@ -103,6 +103,19 @@ extension Request: Codable {
             throw RequestDecodingFailure(
                 id: nil, error: WireError(.invalidField, "field 'id' must be an integer or a string", field: "id"))
         }
+    }
+
+    /// `timeoutMs`: whole milliseconds in ``WireProtocol/timeoutMillisecondsRange``, or absent (or null).
+    private static func decodeTimeout(_ c: KeyedDecodingContainer<DynamicKey>) throws -> Duration? {
+        let key = DynamicKey("timeoutMs")
+        guard c.contains(key), !(try c.decodeNil(forKey: key)) else { return nil }
+        let range = WireProtocol.timeoutMillisecondsRange
+        guard let number = try? c.decode(Double.self, forKey: key), number.rounded() == number,
+              (Double(range.lowerBound)...Double(range.upperBound)).contains(number) else {
+            throw WireError(.invalidField, "field 'timeoutMs' must be a whole number of milliseconds from \(range.lowerBound) to \(range.upperBound)",
+                            field: "timeoutMs")
+        }
+        return .milliseconds(Int64(number))
     }
 
     private static func decodeOperation(_ name: Operation.Name, from decoder: any Decoder) throws -> Operation {
@@ -240,5 +253,6 @@ extension Request: Codable {
             try c.encode(record.entity, forKey: DynamicKey("entity"))
             try c.encode(record.id.uuidString.lowercased(), forKey: DynamicKey("rowID"))
         }
+        try c.encodeIfPresent(timeoutMilliseconds, forKey: DynamicKey("timeoutMs"))
     }
 }

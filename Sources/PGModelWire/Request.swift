@@ -11,10 +11,29 @@ public struct Request: Hashable, Sendable {
     public var id: RequestID
     /// What to do.
     public var operation: Operation
+    /// How long the client waits for the answer (`"timeoutMs"`, whole milliseconds): the server answers
+    /// `timeout` by then and starts and commits nothing past it, so a request its client gave up on
+    /// cannot change the database later. `nil`: the server's own deadline alone.
+    ///
+    /// ```swift
+    /// let request = Request(id: 1, operation: .ping, timeout: .seconds(5))   // {"id":1,"op":"ping","timeoutMs":5000}
+    /// ```
+    public var timeout: Duration?
 
-    public init(id: RequestID, operation: Operation) {
+    public init(id: RequestID, operation: Operation, timeout: Duration? = nil) {
         self.id = id
         self.operation = operation
+        self.timeout = timeout
+    }
+
+    /// The milliseconds `timeout` is sent as: rounded up, within ``WireProtocol/timeoutMillisecondsRange``.
+    public var timeoutMilliseconds: Int64? {
+        guard let timeout else { return nil }
+        let (seconds, attoseconds) = timeout.components
+        let milliseconds = seconds.multipliedReportingOverflow(by: 1000)
+        guard !milliseconds.overflow else { return WireProtocol.timeoutMillisecondsRange.upperBound }
+        let rounded = milliseconds.partialValue + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return min(max(rounded, WireProtocol.timeoutMillisecondsRange.lowerBound), WireProtocol.timeoutMillisecondsRange.upperBound)
     }
 
     /// The operations of protocol version 1 (`history`, `deleteHistory`, `subscribe` and `unsubscribe`

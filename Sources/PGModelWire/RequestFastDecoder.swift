@@ -40,6 +40,7 @@ extension JSONReader {
         var limit: Int?
         var offset: Int?
         var properties: [String]?
+        var timeout: Duration?
         var seen: Set<String> = []
         try expect(UInt8(ascii: "{"))
         if try take(UInt8(ascii: "}")) { throw Unexpected() }
@@ -63,6 +64,10 @@ extension JSONReader {
             case "sort": sort = try sortKeys()
             case "limit": limit = try count()
             case "offset": offset = try count()
+            case "timeoutMs":
+                let milliseconds = try integer()
+                guard WireProtocol.timeoutMillisecondsRange.contains(milliseconds) else { throw Unexpected() }
+                timeout = .milliseconds(milliseconds)
             case "properties":
                 var names: [String] = []
                 try expect(UInt8(ascii: "["))
@@ -80,17 +85,17 @@ extension JSONReader {
         guard position == bytes.count, let id, let op else { throw Unexpected() }
 
         if op == "ping" {
-            guard seen.count == 2 else { throw Unexpected() }
-            return Request(id: id, operation: .ping)
+            guard seen.count == (timeout == nil ? 2 : 3) else { throw Unexpected() }
+            return Request(id: id, operation: .ping, timeout: timeout)
         }
         guard let entity else { throw Unexpected() }
         let fetch = FetchRequest(entity: entity, predicate: predicate, sort: sort ?? [], limit: limit, offset: offset,
                                  properties: properties)
         switch (op, format) {
-        case ("fetch", nil), ("fetch", "rows"?): return Request(id: id, operation: .fetch(fetch))
-        case ("fetch", "table"?): return Request(id: id, operation: .fetchTable(fetch))
-        case ("count", nil): return Request(id: id, operation: .count(fetch))
-        case ("ids", nil): return Request(id: id, operation: .ids(fetch))
+        case ("fetch", nil), ("fetch", "rows"?): return Request(id: id, operation: .fetch(fetch), timeout: timeout)
+        case ("fetch", "table"?): return Request(id: id, operation: .fetchTable(fetch), timeout: timeout)
+        case ("count", nil): return Request(id: id, operation: .count(fetch), timeout: timeout)
+        case ("ids", nil): return Request(id: id, operation: .ids(fetch), timeout: timeout)
         default: throw Unexpected()
         }
     }

@@ -24,15 +24,17 @@ enum RequestFastEncoder {
             case .ping:
                 writer.raw("{\"id\":")
                 try id(request.id, &writer)
-                writer.raw(",\"op\":\"ping\"}")
+                writer.raw(",\"op\":\"ping\"")
+                timeout(request, &writer)
+                writer.byte(UInt8(ascii: "}"))
             case .fetch(let fetch):
-                try self.fetch(fetch, id: request.id, op: "fetch", format: false, &writer)
+                try self.fetch(fetch, request, op: "fetch", format: false, &writer)
             case .fetchTable(let fetch):
-                try self.fetch(fetch, id: request.id, op: "fetch", format: true, &writer)
+                try self.fetch(fetch, request, op: "fetch", format: true, &writer)
             case .count(let fetch):
-                try self.fetch(fetch, id: request.id, op: "count", format: false, &writer)
+                try self.fetch(fetch, request, op: "count", format: false, &writer)
             case .ids(let fetch):
-                try self.fetch(fetch, id: request.id, op: "ids", format: false, &writer)
+                try self.fetch(fetch, request, op: "ids", format: false, &writer)
             default:
                 return nil
             }
@@ -42,9 +44,17 @@ enum RequestFastEncoder {
         return writer.data
     }
 
-    /// The keys in `JSONEncoder`'s sorted order: entity, format, id, limit, offset, op, properties, sort, where.
-    private static func fetch(_ fetch: FetchRequest, id requestID: RequestID, op: StaticString, format: Bool,
+    /// `,"timeoutMs":n` when the request has a timeout.
+    private static func timeout(_ request: Request, _ writer: inout JSONWriter) {
+        guard let milliseconds = request.timeoutMilliseconds else { return }
+        writer.raw(",\"timeoutMs\":")
+        writer.integer(milliseconds)
+    }
+
+    /// The keys in `JSONEncoder`'s sorted order: entity, format, id, limit, offset, op, properties, sort, timeoutMs, where.
+    private static func fetch(_ fetch: FetchRequest, _ request: Request, op: StaticString, format: Bool,
                               _ writer: inout JSONWriter) throws {
+        let requestID = request.id
         guard fetch.identifiers == nil, fetch.related == nil, fetch.after == nil else { throw Declined() }
         writer.raw("{\"entity\":")
         try string(fetch.entity, &writer)
@@ -82,6 +92,7 @@ enum RequestFastEncoder {
             }
             writer.byte(UInt8(ascii: "]"))
         }
+        timeout(request, &writer)
         if let predicate = fetch.predicate {
             writer.raw(",\"where\":")
             try expression(predicate, depth: 0, &writer)

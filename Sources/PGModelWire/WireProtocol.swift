@@ -14,4 +14,6 @@ public enum WireProtocol {
     public static let defaultMaxLineBytes = 1 << 20
     /// The longest string `id` a request may carry, in UTF-8 bytes.
     public static let maxStringIDBytes = 256
+    /// The values a request's `timeoutMs` may take: 1 ms to 24 hours.
+    public static let timeoutMillisecondsRange: ClosedRange<Int64> = 1...86_400_000
 }

@@ -93,19 +93,59 @@ struct DeadlineTests {
         try await Self.expectTimeoutThenRecovery(container, table: "\"\(schema)\".\"deadline_entry\"", "direct store")
     }
 
+    /// Registers ``DeadlineEntry`` in `schema` and opens a container on the service as `user`.
+    static func serviceContainer(schema: String, user: String, port: Int, requestTimeout: Duration?) async throws -> ModelContainer {
+        try await ServerTestHarness.register(Schema([DeadlineEntry.self]).schemaDescription, schemaName: schema)
+        var configuration = ModelConfiguration(url: try #require(URL(string: "pgmodel://\(user):secret@127.0.0.1:\(port)")))
+        configuration.requestTimeout = requestTimeout
+        return try await offCooperativePool { [configuration] in
+            try ModelContainer(for: DeadlineEntry.self, configurations: configuration)
+        }
+    }
+
     @Test("service: the client's requestTimeout bounds a stalled call; the next call reconnects")
     func serviceClientDeadline() async throws {
         let schema = TestDatabase.uniqueSchema("dls")
         let user = try await ServerTestHarness.makeUser("deadline")
         try await ServerTestHarness.withServer(schemaName: schema) { port in
-            try await ServerTestHarness.register(Schema([DeadlineEntry.self]).schemaDescription, schemaName: schema)
-            var configuration = ModelConfiguration(url: try #require(URL(string: "pgmodel://\(user.name):secret@127.0.0.1:\(port)")))
-            configuration.requestTimeout = .seconds(1)
-            let container = try await offCooperativePool { [configuration] in
-                try ModelContainer(for: DeadlineEntry.self, configurations: configuration)
-            }
+            let container = try await Self.serviceContainer(schema: schema, user: user.name, port: port, requestTimeout: .seconds(1))
             // The client closes the stalled connection; the next call reconnects.
             try await Self.expectTimeoutThenRecovery(container, table: "\"\(schema)\".\"deadline_entry\"", "client deadline")
+        }
+    }
+
+    /// The server's own deadline is 30 s, the client's 1 s: the client sends its deadline with the
+    /// request, so the save stalled behind the lock is abandoned by the server too and never commits —
+    /// not when the lock goes, after the client was told `timeout` and moved on.
+    @Test("service: a save the client gave up on (timeout) does not commit once the stall ends")
+    func abandonedSaveDoesNotCommitLater() async throws {
+        let schema = TestDatabase.uniqueSchema("dlx")
+        let user = try await ServerTestHarness.makeUser("deadline")
+        try await ServerTestHarness.withServer(schemaName: schema) { port in
+            let container = try await Self.serviceContainer(schema: schema, user: user.name, port: port, requestTimeout: .seconds(1))
+            try await Self.seed(container)
+            let table = "\"\(schema)\".\"deadline_entry\""
+            let lock = try await TableLock(table)
+            let outcome: Result<PGModelError?, any Error>
+            do {
+                outcome = .success(try await offCooperativePool {
+                    let context = ModelContext(container)
+                    context.insert(DeadlineEntry(title: "abandoned"))
+                    do { try context.save() } catch let error as PGModelError { return error }
+                    return nil
+                })
+            } catch {
+                outcome = .failure(error)
+            }
+            try await lock.release()
+            #expect(try outcome.get()?.code == .timeout)
+            // The stalled save queued for the table first: once this second lock is granted, it has ended,
+            // committed or rolled back.
+            let after = try await TableLock(table)
+            try await after.release()
+            let titles = try await offCooperativePool { try ModelContext(container).fetch(FetchDescriptor<DeadlineEntry>()).map(\.title) }
+            #expect(titles == ["kept"], "the abandoned save left nothing")
+            await container.close()
         }
     }
 
@@ -114,12 +154,7 @@ struct DeadlineTests {
         let schema = TestDatabase.uniqueSchema("dlv")
         let user = try await ServerTestHarness.makeUser("deadline")
         try await ServerTestHarness.withRunningServer(schemaName: schema, requestTimeout: .seconds(1)) { _, port in
-            try await ServerTestHarness.register(Schema([DeadlineEntry.self]).schemaDescription, schemaName: schema)
-            var configuration = ModelConfiguration(url: try #require(URL(string: "pgmodel://\(user.name):secret@127.0.0.1:\(port)")))
-            configuration.requestTimeout = .seconds(20)
-            let container = try await offCooperativePool { [configuration] in
-                try ModelContainer(for: DeadlineEntry.self, configurations: configuration)
-            }
+            let container = try await Self.serviceContainer(schema: schema, user: user.name, port: port, requestTimeout: .seconds(20))
             // The server answers at its 1 s, long before the client's 20 s; its pool replaces the connection.
             try await Self.expectTimeoutThenRecovery(container, table: "\"\(schema)\".\"deadline_entry\"", "server deadline")
         }
@@ -206,9 +241,7 @@ struct DeadlineTests {
         let schema = TestDatabase.uniqueSchema("dlb")
         let user = try await ServerTestHarness.makeUser("deadline")
         try await ServerTestHarness.withServer(schemaName: schema) { port in
-            try await ServerTestHarness.register(Schema([DeadlineEntry.self]).schemaDescription, schemaName: schema)
-            let url = try #require(URL(string: "pgmodel://\(user.name):secret@127.0.0.1:\(port)"))
-            let container = try await offCooperativePool { try ModelContainer(for: DeadlineEntry.self, configurations: ModelConfiguration(url: url)) }
+            let container = try await Self.serviceContainer(schema: schema, user: user.name, port: port, requestTimeout: nil)
             try await Self.expectConcurrentAsyncFetchesKeepThePoolResponsive(container, table: "\"\(schema)\".\"deadline_entry\"", "service")
         }
     }

@@ -133,7 +133,24 @@ struct RequestCodingTests {
             let request = Request(id: id, operation: operation)
             let decoded = try Request.decode(line: request.encodedLine().dropLast()).get()
             #expect(decoded == request)
+            // Every op carries the client's deadline the same way.
+            let timed = Request(id: id, operation: operation, timeout: .milliseconds(2500))
+            #expect(try Request.decode(line: timed.encodedLine().dropLast()).get() == timed)
         }
+    }
+
+    @Test("timeoutMs: the client's deadline in whole milliseconds, rounded up and kept within 1 ms to 24 h")
+    func timeoutMilliseconds() throws {
+        #expect(try WireTest.text(Request(id: 1, operation: .ping, timeout: .seconds(5)).encodedLine()) == #"{"id":1,"op":"ping","timeoutMs":5000}"#)
+        #expect(Request(id: 1, operation: .ping, timeout: .microseconds(1500)).timeoutMilliseconds == 2)
+        #expect(Request(id: 1, operation: .ping, timeout: .nanoseconds(1)).timeoutMilliseconds == 1)
+        #expect(Request(id: 1, operation: .ping, timeout: .seconds(365 * 86_400)).timeoutMilliseconds == 86_400_000)
+        #expect(Request(id: 1, operation: .ping, timeout: .seconds(Int64.max)).timeoutMilliseconds == 86_400_000)
+        #expect(Request(id: 1, operation: .ping).timeoutMilliseconds == nil)
+        let save = try Request.decode(line: Data(#"{"id":2,"op":"save","inserts":[],"timeoutMs":750}"#.utf8)).get()
+        #expect(save.timeout == .milliseconds(750))
+        // null is absent: the server's own deadline alone.
+        #expect(try Request.decode(line: Data(#"{"id":3,"op":"ping","timeoutMs":null}"#.utf8)).get().timeout == nil)
     }
 
     @Test("every op name is covered by the round trip")

@@ -36,6 +36,12 @@ struct RequestDecodingErrorTests {
         Case(line: #"{"id":3,"op":7}"#, id: 3, code: .invalidField, field: "op", messageContains: "must be a string"),
         Case(line: #"{"id":3,"op":"nonsense"}"#, id: 3, code: .unknownOp, field: "op", messageContains: "unknown op 'nonsense'"),
         Case(line: #"{"id":"x","op":"FETCH"}"#, id: "x", code: .unknownOp, field: "op", messageContains: "'FETCH'"),
+        // The client's deadline.
+        Case(line: #"{"id":5,"op":"ping","timeoutMs":0}"#, id: 5, code: .invalidField, field: "timeoutMs", messageContains: "from 1 to 86400000"),
+        Case(line: #"{"id":5,"op":"ping","timeoutMs":-5}"#, id: 5, code: .invalidField, field: "timeoutMs", messageContains: "milliseconds"),
+        Case(line: #"{"id":5,"op":"count","entity":"T","timeoutMs":2.5}"#, id: 5, code: .invalidField, field: "timeoutMs", messageContains: "whole number"),
+        Case(line: #"{"id":5,"op":"ping","timeoutMs":"5000"}"#, id: 5, code: .invalidField, field: "timeoutMs", messageContains: "'timeoutMs'"),
+        Case(line: #"{"id":5,"op":"ping","timeoutMs":1e12}"#, id: 5, code: .invalidField, field: "timeoutMs", messageContains: "'timeoutMs'"),
         // hello.
         Case(line: #"{"id":4,"op":"hello","password":"p","protocol":1}"#, id: 4, code: .missingField, field: "user", messageContains: "'user'"),
         Case(line: #"{"id":4,"op":"hello","user":"a","protocol":1}"#, id: 4, code: .missingField, field: "password", messageContains: "'password'"),

@@ -59,12 +59,13 @@ struct RequestFastDecoderTests {
         if g.next(4) == 0 { fetch.properties = (0..<g.next(3)).map { names[$0] } }
         if g.next(8) == 0 { fetch.identifiers = [UUID()] }                                       // declined
         let requestID: RequestID = g.next(4) == 0 ? .string("req-\(id)") : .int(Int64(id) - 50)
+        let timeout: Duration? = g.next(3) == 0 ? .milliseconds(1 + g.next(86_400_000)) : nil
         switch g.next(5) {
-        case 0: return Request(id: requestID, operation: .fetch(fetch))
-        case 1: return Request(id: requestID, operation: .count(fetch))
-        case 2: return Request(id: requestID, operation: .ids(fetch))
-        case 3: return Request(id: requestID, operation: .ping)
-        default: return Request(id: requestID, operation: .fetchTable(fetch))
+        case 0: return Request(id: requestID, operation: .fetch(fetch), timeout: timeout)
+        case 1: return Request(id: requestID, operation: .count(fetch), timeout: timeout)
+        case 2: return Request(id: requestID, operation: .ids(fetch), timeout: timeout)
+        case 3: return Request(id: requestID, operation: .ping, timeout: timeout)
+        default: return Request(id: requestID, operation: .fetchTable(fetch), timeout: timeout)
         }
     }
 
@@ -107,6 +108,8 @@ struct RequestFastDecoderTests {
             #"{"id":3,"op":"ids","entity":"Trip","sort":[{"key":"rank","order":"reverse"},{"key":"id"}],"limit":10,"offset":0}"#,
             #"{"id":4,"op":"fetch","entity":"Trip","where":{"eq":[{"key":"id"},{"value":{"uuid":"0193a1b2-0000-7000-8000-000000000001"}}]}}"#,
             #"{"id":5,"op":"fetch","entity":"Trip","where":{"lt":[{"key":"start"},{"value":{"date":"2024-05-01T10:00:00.000Z"}}]},"properties":["name"]}"#,
+            #"{"id":6,"op":"ping","timeoutMs":5000}"#,
+            #"{"id":7,"op":"count","entity":"Trip","timeoutMs":1}"#,
         ]
         for line in lines {
             let data = Data(line.utf8)
@@ -136,6 +139,9 @@ struct RequestFastDecoderTests {
             #"{"id":1,"op":"fetch","entity":"T"} x"#,                          // trailing bytes
             #"{"id":1,"op":"save"}"#,                                          // not a fast op
             #"{"id":1,"op":"fetch","entity":"T","limit":9223372036854775807}"#,   // range checked as a double
+            #"{"id":1,"op":"ping","timeoutMs":0}"#,                            // errors to report
+            #"{"id":1,"op":"ping","timeoutMs":86400001}"#,
+            #"{"id":1,"op":"ping","timeoutMs":1.5}"#,
             #"{}"#, #"[]"#, #""#, #"{"id":1"#,
         ]
         for line in lines {
