@@ -33,7 +33,7 @@ struct ConnectionServer: Sendable {
     let maxResponseBytes: Int
     let logger: Logger
 
-    func serve(_ connection: NIOAsyncChannel<LineFramer.Frame, ByteBuffer>) async {
+    func serve(_ connection: NIOAsyncChannel<ReceivedFrame, ByteBuffer>) async {
         let remote = connection.channel.remoteAddress.map { "\($0)" } ?? "unknown"
         var logger = logger
         logger[metadataKey: "peer"] = "\(remote)"
@@ -102,12 +102,12 @@ struct ConnectionServer: Sendable {
     }
 
     /// Reads and answers requests until the peer stops sending, a `bye`, or shutdown.
-    private func serveRequests(_ inbound: NIOAsyncChannelInboundStream<LineFramer.Frame>, _ client: Client) async throws {
+    private func serveRequests(_ inbound: NIOAsyncChannelInboundStream<ReceivedFrame>, _ client: Client) async throws {
                 let logger = client.logger
                 var session = SessionStateMachine(maxFailedAuthentications: maxFailedAuthentications)
-                for try await frame in inbound {
+                for try await received in inbound {
                     let action: SessionStateMachine.Action
-                    switch frame {
+                    switch received.frame {
                     case .lineTooLong(let limit):
                         logger.notice("line too long", metadata: ["limit": "\(limit)"])
                         action = session.receiveOversizedLine(limit: limit)
@@ -120,15 +120,16 @@ struct ConnectionServer: Sendable {
                     }
                     // Closed as idle meanwhile: the request is not run (the client may resend it elsewhere).
                     guard client.idle?.requestStarted() ?? true else { break }
-                    let keepOpen = try await perform(action, session: &session, client)
+                    let keepOpen = try await perform(action, received: received.received, session: &session, client)
                     client.idle?.requestFinished()
                     if !keepOpen || tracker.isShuttingDown { break }
                 }
                 session.connectionClosed()
     }
 
-    /// Performs `action`; returns whether the connection stays open.
-    private func perform(_ action: SessionStateMachine.Action, session: inout SessionStateMachine, _ client: Client) async throws -> Bool {
+    /// Performs `action` for the line read at `received`; returns whether the connection stays open.
+    private func perform(_ action: SessionStateMachine.Action, received: NIODeadline, session: inout SessionStateMachine,
+                         _ client: Client) async throws -> Bool {
         let outbound = client.outbound
         let subscriptions = client.subscriptions
         let logger = client.logger
@@ -160,7 +161,7 @@ struct ConnectionServer: Sendable {
             try await write(Response(id: request.id, result: result.map { ResponseResult.acknowledged }), to: outbound)
             return true
         case .execute(let request, let user):
-            try await write(await dispatcher.execute(request, as: user, versions: client.schemaVersions), to: outbound)
+            try await write(await dispatcher.execute(request, as: user, versions: client.schemaVersions, received: received), to: outbound)
             return true
         case .authenticate(let id, let hello):
             client.login.helloReceived()
@@ -177,7 +178,7 @@ struct ConnectionServer: Sendable {
             case .success(let user): next = session.authenticationSucceeded(id: id, user: user)
             case .failure(let error): next = session.authenticationFailed(id: id, error: error)
             }
-            let keepOpen = try await perform(next, session: &session, client)
+            let keepOpen = try await perform(next, received: received, session: &session, client)
             let succeeded = if case .success = outcome { true } else { false }
             return await client.login.helloChecked(succeeded: succeeded) && keepOpen
         }
@@ -205,7 +206,7 @@ struct ConnectionServer: Sendable {
         try await outbound.write(ByteBuffer(bytes: line))
     }
 
-    private func refuse(_ connection: NIOAsyncChannel<LineFramer.Frame, ByteBuffer>, _ error: WireError) async {
+    private func refuse(_ connection: NIOAsyncChannel<ReceivedFrame, ByteBuffer>, _ error: WireError) async {
         try? await connection.executeThenClose { _, outbound in
             if let line = try? Response(id: nil, error: error).encodedLine() {
                 try await outbound.write(ByteBuffer(bytes: line))

@@ -50,10 +50,10 @@ struct LineListener: Service {
         let queued = server.configuration.maxQueuedRequests
         // Past the high watermark NIO stops reading the socket: a client that pipelines without end is
         // held back by TCP flow control rather than by the server's memory.
-        let channelConfiguration = NIOAsyncChannel<LineFramer.Frame, ByteBuffer>.Configuration(
+        let channelConfiguration = NIOAsyncChannel<ReceivedFrame, ByteBuffer>.Configuration(
             backPressureStrategy: .init(lowWatermark: max(1, queued / 2), highWatermark: queued))
 
-        let listener: NIOAsyncChannel<NIOAsyncChannel<LineFramer.Frame, ByteBuffer>, Never>
+        let listener: NIOAsyncChannel<NIOAsyncChannel<ReceivedFrame, ByteBuffer>, Never>
         do {
             listener = try await ServerBootstrap(group: server.eventLoopGroup)
                 .serverChannelOption(.backlog, value: 256)
@@ -68,7 +68,8 @@ struct LineListener: Service {
                         try server.addTLSHandlers(to: channel)
                         try channel.pipeline.syncOperations.addHandler(
                             ByteToMessageHandler(LineFrameDecoder(maxLineBytes: maxLineBytes)))
-                        return try NIOAsyncChannel<LineFramer.Frame, ByteBuffer>(
+                        try channel.pipeline.syncOperations.addHandler(ReceivedFrame.Stamper())
+                        return try NIOAsyncChannel<ReceivedFrame, ByteBuffer>(
                             wrappingChannelSynchronously: channel, configuration: channelConfiguration)
                     }
                 }

@@ -40,18 +40,24 @@ struct RequestDispatcher: Sendable {
     }
 
     /// Runs `request` as `user`. With `versions` (the connection's), a request about an entity migrated
-    /// past the version the connection registered is refused, and registrations are remembered.
-    func execute(_ request: Request, as user: SessionUser, versions: SessionSchemaVersions? = nil) async -> Response {
+    /// past the version the connection registered is refused, and registrations are remembered. A client
+    /// deadline (`timeoutMs`) counts from `received`, when the server read the line.
+    func execute(_ request: Request, as user: SessionUser, versions: SessionSchemaVersions? = nil,
+                 received: NIODeadline = .now()) async -> Response {
         let requester = Requester.user(AuthenticatedUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
         let started = ContinuousClock.now
         let result: Result<ResponseResult, WireError>
         do {
-            let timeout = Self.timeout(of: request, serverTimeout: requestTimeout)
             let operation = request.operation
+            let budget = Self.clientDeadline(of: request, received: received)
+            if let budget, budget <= .now() {
+                // It waited behind the connection's earlier requests until its client stopped waiting.
+                throw PGModelError(.timeout, "'\(operation.name.rawValue)' was not started: its client's deadline (timeoutMs) passed while it waited behind earlier requests")
+            }
+            let timeout = Self.timeout(of: request, serverTimeout: requestTimeout, clientDeadline: budget)
             if let versions { try versions.check(Self.entities(of: operation), against: gateway.registry.recordedVersions) }
             // The gateway's connection waits and transactions end by the client's deadline too: a request
             // answered `timeout` must not commit afterwards, when its client has moved on.
-            let budget: NIODeadline? = request.timeout == nil ? nil : .now() + ConnectionDeadline.timeAmount(timeout)
             result = .success(try await RequestBudget.$deadline.withValue(budget) {
                 try await Deadline(timeout, operation: "'\(operation.name.rawValue)'").run { [self] in
                     try await run(operation, as: requester)
@@ -84,13 +90,20 @@ struct RequestDispatcher: Sendable {
         return Response(id: request.id, result: result)
     }
 
-    /// How long `request` may run: the server's deadline (at least ``ConnectionDeadline/minimumSchemaDuration``
-    /// for `register` and `migrate`, which create tables and indexes), or the client's `timeoutMs` when shorter.
-    static func timeout(of request: Request, serverTimeout: Duration) -> Duration {
+    /// When `request`'s client stops waiting: its `timeoutMs` after the line was read; nil without one.
+    static func clientDeadline(of request: Request, received: NIODeadline) -> NIODeadline? {
+        request.timeout.map { received + ConnectionDeadline.timeAmount($0) }
+    }
+
+    /// How long `request` may run from now: the server's deadline (at least
+    /// ``ConnectionDeadline/minimumSchemaDuration`` for `register` and `migrate`, which create tables and
+    /// indexes), or what is left of the client's when that ends sooner.
+    static func timeout(of request: Request, serverTimeout: Duration, clientDeadline: NIODeadline?, now: NIODeadline = .now()) -> Duration {
         let name = request.operation.name
         let own = name == .register || name == .migrate ? max(serverTimeout, ConnectionDeadline.minimumSchemaDuration) : serverTimeout
-        guard let client = request.timeout else { return own }
-        return min(own, client)
+        guard let clientDeadline else { return own }
+        let left = Duration.nanoseconds(max(1_000_000, (clientDeadline - now).nanoseconds))
+        return min(own, left)
     }
 
     /// The entities a request reads or writes.

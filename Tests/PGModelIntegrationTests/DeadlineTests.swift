@@ -149,6 +149,47 @@ struct DeadlineTests {
         }
     }
 
+    /// A client's `timeoutMs` counts from when the server read the line: the second of two pipelined
+    /// saves, queued behind the stalled first until after its own deadline, is answered `timeout`
+    /// without being started — it does not get a fresh deadline once the stall ends, and never commits.
+    @Test("service: a pipelined save whose deadline passed while it waited is not started")
+    func queuedSaveIsNotStartedPastItsDeadline() async throws {
+        let schema = TestDatabase.uniqueSchema("dlq")
+        let user = try await ServerTestHarness.makeUser("deadline")
+        try await ServerTestHarness.withServer(schemaName: schema) { port in
+            try await ServerTestHarness.register(Schema([DeadlineEntry.self]).schemaDescription, schemaName: schema)
+            let client = try await RawProtocolClient.connect(port: port)
+            #expect(try await RawProtocolTests.hello(client, user.name, "secret").ok == true)
+            let table = "\"\(schema)\".\"deadline_entry\""
+            let lock = try await TableLock(table)
+            let answers: Result<(RawResponse, RawResponse), any Error>
+            do {
+                func save(_ id: Int, _ title: String, timeoutMs: Int) -> String {
+                    #"{"id":\#(id),"op":"save","timeoutMs":\#(timeoutMs),"inserts":[{"entity":"DeadlineEntry","id":"\#(UUID.v7().uuidString.lowercased())","values":{"title":"\#(title)"}}]}"#
+                }
+                try await client.sendLine(save(1, "first", timeoutMs: 800))
+                try await client.sendLine(save(2, "queued", timeoutMs: 300))
+                let first = try RawResponse(try await client.readLine())
+                // The stall ends before the queued save is looked at: started now, it would commit.
+                try await lock.release()
+                answers = .success((first, try RawResponse(try await client.readLine())))
+            } catch {
+                try? await lock.release()
+                answers = .failure(error)
+            }
+            let (first, queued) = try answers.get()
+            #expect(first.idNumber == 1 && first.code == "timeout", "\(first)")
+            #expect(queued.idNumber == 2 && queued.code == "timeout", "\(queued)")
+            #expect(queued.message?.contains("not started") == true, "\(queued)")
+            // The stalled first save queued for the table before this lock: once it is granted, that save has ended.
+            let after = try await TableLock(table)
+            try await after.release()
+            let count = try await client.request(#"{"id":3,"op":"count","entity":"DeadlineEntry"}"#)
+            #expect(count.count == 0, "neither save committed: \(count)")
+            await client.close()
+        }
+    }
+
     @Test("service: the server answers timeout at its own deadline, and the connection stays usable")
     func serverDeadline() async throws {
         let schema = TestDatabase.uniqueSchema("dlv")
