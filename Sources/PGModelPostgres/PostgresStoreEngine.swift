@@ -275,7 +275,8 @@ public struct PostgresStoreEngine: Sendable {
         _ = try await query(statement, on: connection, model: model)
     }
 
-    /// Runs `body` between BEGIN and COMMIT; any error rolls back and is rethrown as PGModelError.
+    /// Runs `body` between BEGIN and COMMIT; any error rolls back and is rethrown as PGModelError, and so
+    /// does a task cancelled by the time `body` is done (`timeout`: the service's deadline gave up on it).
     /// For a service user the transaction first takes on their identity (``enterScope(of:on:)``).
     func transaction<T>(as requester: Requester = .trusted, on connection: PostgresConnection,
                         _ body: () async throws -> T) async throws -> T {
@@ -294,6 +295,11 @@ public struct PostgresStoreEngine: Sendable {
         do {
             try await enterScope(of: requester, on: connection)
             let result = try await body()
+            // The service's request deadline cancels the work it gives up on: its client was told
+            // `timeout`, so the transaction must not commit after all.
+            if Task.isCancelled {
+                throw PGModelError(.timeout, "the transaction was rolled back before COMMIT: its request was cancelled at its deadline")
+            }
             try await execute(SQLStatement(sql: "COMMIT"), on: connection)
             return result
         } catch {

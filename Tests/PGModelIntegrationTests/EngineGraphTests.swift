@@ -323,6 +323,25 @@ struct EngineGraphTests {
 
     // MARK: Aggregates
 
+    /// The service's request deadline cancels the work it answered `timeout` for: a save whose task is
+    /// cancelled by the time its statements are done rolls back instead of committing.
+    @Test func aCancelledSaveRollsBackInsteadOfCommitting() async throws {
+        try await withStore { engine, c, s in
+            let trip = row("Trip", ["name": .string("abandoned"), "destination": .string("Oslo")])
+            let schema = schema
+            let outcome = await Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await engine.save(SaveRequest(inserts: [trip]), in: schema, as: .trusted, on: c)
+            }.result
+            #expect(throws: PGModelError.self) { try outcome.get() }
+            if case .failure(let error as PGModelError) = outcome { #expect(error.code == .timeout, "\(error)") }
+            #expect(try await fetch(engine, c, FetchRequest(entity: "Trip")).isEmpty, "nothing committed")
+            // The connection is usable: the same save, not cancelled, commits.
+            _ = try await save(engine, c, SaveRequest(inserts: [trip]))
+            #expect(try await fetch(engine, c, FetchRequest(entity: "Trip")).count == 1)
+        }
+    }
+
     @Test func aggregatesMatchSwift() async throws {
         try await withStore { engine, c, _ in
             // Albums with 0…4 tracks, playlists holding some tracks, users following each other.
