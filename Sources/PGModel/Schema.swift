@@ -55,6 +55,12 @@ public final class Schema: Sendable, CustomStringConvertible {
             var seen = Set<String>()
             return subtree.filter { !$0.isExternal && seen.insert($0.name).inserted }.map(\.name)
         }
+        self.hasRequiredToOne = entities.contains { entity in
+            entity.properties.contains { property in
+                guard let relationship = property.relationship else { return false }
+                return !relationship.isToMany && !relationship.isOptional
+            }
+        }
     }
 
     /// The attribute names a fetch of `entity` without `propertiesToFetch` reads: nil (every column) unless
@@ -100,6 +106,8 @@ public final class Schema: Sendable, CustomStringConvertible {
     private let byType: [ObjectIdentifier: Int]
     /// ``defaultFetchProperties(of:)`` of each entity, by index in ``entities``.
     private let defaultFetchProperties: [[String]?]
+    /// Whether a class has a non-optional to-one, whose partners a fetch loads before building its models.
+    let hasRequiredToOne: Bool
 
     public var description: String { "Schema(\(entities.map(\.name).joined(separator: ", ")))" }
 
