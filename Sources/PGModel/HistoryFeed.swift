@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import PGModelCore
+import PGModelPostgres
 import PGModelStore
 
 /// The one reader of a container's history log that every observer shares.

@@ -212,6 +212,49 @@ public struct PostgresStoreEngine: Sendable {
         }
     }
 
+    /// Runs a fetch's select as a named prepared statement (``PreparedSelectRegistry``), parsed once per
+    /// connection instead of on every call; unnamed, as ``query(_:on:model:)``, inside an enclosing
+    /// transaction or once every slot is taken.
+    func select(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) async throws -> [PostgresRow] {
+        guard Self.usesPreparedSelects, !isEnclosed,
+              let slot = PreparedSelectRegistry.shared.slot(sql: statement.sql, types: PostgresValueCoding.bindTypes(statement)) else {
+            return try await query(statement, on: connection, model: model)
+        }
+        Self.statementCounter?.record(statement.sql)
+        let registry = PreparedSelectRegistry.shared
+        let wasPrepared = registry.isPrepared(slot, on: connection)
+        do {
+            let bindings = try PostgresValueCoding.query(statement).binds
+            let rows: [PostgresRow]
+            if let watch = StatementWatch.current {
+                // Under a deadline: awaited through its watch, as every statement (see StatementWatch).
+                rows = try await watch.await(PreparedSelectSlots.start(slot: slot, bindings: bindings, on: connection, logger: logger))
+            } else {
+                rows = try await PreparedSelectSlots.rows(slot: slot, bindings: bindings, on: connection, logger: logger)
+            }
+            if !wasPrepared { registry.markPrepared(slot, on: connection) }
+            return rows
+        } catch {
+            let mapped = PostgresErrorMapping.map(error, model: model)
+            if Self.leavesStatementUnusable(mapped, wasPrepared: wasPrepared) { try? await connection.close() }
+            throw mapped
+        }
+    }
+
+    /// Whether fetches run as named prepared statements: yes unless `PGMODEL_PREPARED_STATEMENTS=off`
+    /// (for a connection pooler in transaction mode, such as PgBouncer's, where a session's statements
+    /// do not follow it from one transaction to the next).
+    static let usesPreparedSelects = ProcessInfo.processInfo.environment["PGMODEL_PREPARED_STATEMENTS"] != "off"
+
+    /// Whether a failed prepared select leaves its statement unusable on its connection, which must then
+    /// be closed (the pool replaces it; a new connection prepares the statement afresh). PostgresNIO keeps
+    /// a failed preparation failed for good (its table did not exist yet, or a lock held it past the
+    /// statement timeout while it was parsed); PostgreSQL keeps a prepared plan whose result type a
+    /// migration changed (0A000) or that someone deallocated (26000) failing.
+    static func leavesStatementUnusable(_ error: PGModelError, wasPrepared: Bool) -> Bool {
+        !wasPrepared || error.sqlState == nil || error.sqlState == "0A000" || error.sqlState?.hasPrefix("26") == true
+    }
+
     /// The session scope `requester`'s statements need (see ``ConnectionScope``).
     ///
     /// ```swift

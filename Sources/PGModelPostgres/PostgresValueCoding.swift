@@ -31,6 +31,28 @@ enum PostgresValueCoding {
         return PostgresQuery(unsafeSQL: statement.sql, binds: bindings)
     }
 
+    /// The PostgreSQL types ``query(_:)`` binds `statement`'s values as, in order: a prepared statement
+    /// is parsed with them, so a select run with other types is another statement.
+    static func bindTypes(_ statement: SQLStatementLike) -> [PostgresDataType] {
+        var types: [PostgresDataType] = []
+        types.reserveCapacity(statement.binds.count + statement.arrays.count)
+        for value in statement.binds {
+            switch value {
+            case .null: types.append(.null)
+            case .bool: types.append(.bool)
+            case .int: types.append(.int8)
+            case .double: types.append(.float8)
+            case .string: types.append(.text)
+            case .decimal: types.append(.numeric)
+            case .date: types.append(Timestamp.psqlType)
+            case .uuid: types.append(.uuid)
+            case .data: types.append(.bytea)
+            }
+        }
+        for array in statement.arrays { types.append(BinaryArray(array: array).psqlType) }
+        return types
+    }
+
     /// An ``SQLArray`` in PostgreSQL's binary array format: one dimension, `NULL`s allowed, each element
     /// encoded by PostgresNIO exactly as a scalar bind of its kind is (and checked the same way first).
     struct BinaryArray: PostgresThrowingDynamicTypeEncodable {

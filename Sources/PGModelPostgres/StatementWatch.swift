@@ -16,7 +16,8 @@ import PostgresNIO
 /// ```
 package final class StatementWatch: Sendable {
     private struct State {
-        var waiting: EventLoopPromise<PostgresQueryResult>?
+        /// Fails the promise of the statement being awaited.
+        var waiting: (@Sendable (PGModelError) -> Void)?
         var abort: PGModelError?
     }
 
@@ -27,12 +28,12 @@ package final class StatementWatch: Sendable {
     package init() {}
 
     /// Awaits `result` unless the watch is or gets aborted; then throws the abort's error.
-    package func await(_ result: EventLoopFuture<PostgresQueryResult>) async throws -> PostgresQueryResult {
+    package func await<Result: Sendable>(_ result: EventLoopFuture<Result>) async throws -> Result {
         if let abort = state.withLockedValue({ $0.abort }) { throw abort }
-        let promise = result.eventLoop.makePromise(of: PostgresQueryResult.self)
+        let promise = result.eventLoop.makePromise(of: Result.self)
         if let abort = state.withLockedValue({ state -> PGModelError? in
             if let abort = state.abort { return abort }
-            state.waiting = promise
+            state.waiting = { promise.fail($0) }
             return nil
         }) {
             promise.fail(abort)
@@ -46,11 +47,11 @@ package final class StatementWatch: Sendable {
 
     /// Fails the statement waiting now, and every later one, with `error`.
     package func abort(_ error: PGModelError) {
-        let waiting = state.withLockedValue { state -> EventLoopPromise<PostgresQueryResult>? in
+        let waiting = state.withLockedValue { state -> (@Sendable (PGModelError) -> Void)? in
             state.abort = error
             defer { state.waiting = nil }
             return state.waiting
         }
-        waiting?.fail(error)
+        waiting?(error)
     }
 }

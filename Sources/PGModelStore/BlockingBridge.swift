@@ -66,23 +66,6 @@ public struct BlockingBridge: Sendable {
     }
 }
 
-/// A TaskExecutor that runs jobs on one NIO event loop.
-package final class EventLoopTaskExecutor: TaskExecutor, @unchecked Sendable {
-    // @unchecked: the only state is the event loop, which is thread-safe.
-    package let eventLoop: any EventLoop
-
-    package init(eventLoop: any EventLoop) {
-        self.eventLoop = eventLoop
-    }
-
-    package func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        eventLoop.execute {
-            job.runSynchronously(on: self.asUnownedTaskExecutor())
-        }
-    }
-}
-
 /// The result of a bridged call, handed from the event loop to the waiting thread.
 private final class OutcomeBox<T: Sendable>: @unchecked Sendable {
     // @unchecked: every access holds `lock` (a call that timed out may still be written to later).
