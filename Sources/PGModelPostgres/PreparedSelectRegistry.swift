@@ -5,8 +5,8 @@ import PostgresNIO
 /// a slot once, for good, and every connection prepares a slot's statement the first time it runs it.
 ///
 /// PostgreSQL parses and plans an unnamed statement on every call — ~70 µs of a ~115 µs point fetch on
-/// the development machine (docs/PERFORMANCE.md, "Point fetches: what a named prepared statement would
-/// save"). A named one is parsed once per connection and, after five runs, planned once. PostgresNIO's
+/// the development machine (docs/PERFORMANCE.md, "Point fetches: named prepared statements"). A named
+/// one is parsed once per connection and, after five runs, planned once. PostgresNIO's
 /// public API names a prepared statement by a Swift type (``PreparedSelect``), so the slots are a fixed
 /// set of types whose SQL this registry supplies; past ``capacity`` distinct selects the rest run unnamed.
 ///
