@@ -33,11 +33,14 @@ struct PreparedSelectTests {
         return try await offCooperativePool { try ModelContainer(for: PreparedNote.self, configurations: ModelConfiguration(url: url)) }
     }
 
-    /// The titles a fresh context fetches, or the error code it threw.
+    /// The titles a fresh context fetches, or the error code it threw. With a `fetchLimit`: only a fetch
+    /// that can return few rows runs as a named statement (`PostgresStoreEngine.expectsFewRows`).
     static func titles(_ container: ModelContainer) async throws -> Result<[String], PGModelError> {
         try await offCooperativePool {
             do {
-                return .success(try ModelContext(container).fetch(FetchDescriptor<PreparedNote>(sortBy: [SortDescriptor(\.title)])).map(\.title))
+                var descriptor = FetchDescriptor<PreparedNote>(sortBy: [SortDescriptor(\.title)])
+                descriptor.fetchLimit = 100
+                return .success(try ModelContext(container).fetch(descriptor).map(\.title))
             } catch let error as PGModelError {
                 return .failure(error)
             } catch {
