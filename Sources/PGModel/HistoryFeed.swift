@@ -210,6 +210,8 @@ private final class HistoryFeedLoop: @unchecked Sendable {
                 return
             }
         } catch {
+            // Stopped (its container closed) while reading: the store's pool is closing too; nothing to retry.
+            if Task.isCancelled { return }
             logger.warning("reading history failed; retrying", metadata: ["error": "\(error)"])
             scheduleRetry()
         }
