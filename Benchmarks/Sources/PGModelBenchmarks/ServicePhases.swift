@@ -56,6 +56,12 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
         _ = try await Deadline(.seconds(30), operation: "'fetch'").run { 1 }
     }
     try await p50("one hop to a new task and back (`await Task { }.value`)") { _ = await Task { 1 }.value }
+    let loop = MultiThreadedEventLoopGroup.singleton.next()
+    try await p50("one hop to an event loop and back (`eventLoop.submit`)") { _ = try await loop.submit { 1 }.get() }
+    let echo = try await LoopbackEcho.start(group: MultiThreadedEventLoopGroup.singleton)
+    try await p50("NIO loopback echo, awaited from a task (no async channel, no JSON)") { try await echo.roundTrip() }
+    try await p50("NIO loopback echo, awaited on the client's event loop") { try await echo.roundTripOnLoop() }
+    await echo.close()
 
     // The same point fetch whole, below the models: the direct store's and the service's `fetchTable`,
     // and the service's `ping` (a round trip that never reaches PostgreSQL), all awaited from a task.
@@ -82,7 +88,7 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
     var key = 0
     func point() -> FetchRequest {
         key = (key + 7919) % 2000
-        return FetchRequest(entity: entity, predicate: .compare(.equal, .key("rank"), .value(.int(Int64(key)))))
+        return FetchRequest(entity: entity, predicate: .compare(.equal, .key("rank"), .value(.int(Int64(key)))), limit: 1)
     }
     try await p50("service `ping` round trip (in-process server, loopback TCP)") { try await remote.ping() }
     try await p50("direct store `fetchTable`, point by an indexed column") {
