@@ -149,6 +149,48 @@ struct HistoryLog {
         return columns
     }
 
+    /// The changes at `range` as ``HistoryInsertColumns`` when every one is a plain insert of one class
+    /// and owner (a bulk save's chunks are), else nil: ``columns(encoder:in:)`` then. Read from the
+    /// insert runs, without an entry per change.
+    func insertColumns(in range: Range<Int>) -> HistoryInsertColumns? {
+        guard !range.isEmpty, range.upperBound <= rowChangeCount else { return nil }
+        // The run of row changes holding the range's start must be inserts and hold its end too.
+        var runStart = 0, insertsBefore = 0
+        for run in runs {
+            if range.lowerBound < runStart + run.count {
+                guard run.isInsert, range.upperBound <= runStart + run.count else { return nil }
+                let first = insertsBefore + (range.lowerBound - runStart)
+                return insertColumns(ofInserts: first..<first + range.count)
+            }
+            if run.isInsert { insertsBefore += run.count }
+            runStart += run.count
+        }
+        return nil
+    }
+
+    /// Inserts number `numbers` (counted among the inserts alone) as one class and owner's columns, or nil
+    /// when they span several classes or owners.
+    private func insertColumns(ofInserts numbers: Range<Int>) -> HistoryInsertColumns? {
+        var columns: HistoryInsertColumns?
+        var key: (entity: Int32, owner: Int32)?
+        var runFirst = 0
+        for run in insertRuns {
+            let low = max(numbers.lowerBound, runFirst), high = min(numbers.upperBound, runFirst + run.count)
+            if low < high {
+                if let key, key.entity != run.entity || key.owner != run.owner { return nil }
+                if key == nil {
+                    key = (run.entity, run.owner)
+                    columns = HistoryInsertColumns(entity: insertedEntities[Int(run.entity)], owner: insertedOwners[Int(run.owner)],
+                                                   capacity: numbers.count)
+                }
+                for number in low..<high { columns?.append(run.id(at: number - runFirst, self)) }
+            }
+            runFirst += run.count
+            if runFirst >= numbers.upperBound { break }
+        }
+        return columns?.count == numbers.count ? columns : nil
+    }
+
     var isEmpty: Bool { changes.isEmpty && insertCount == 0 && audienceEvents.isEmpty }
 
     /// Makes room for `inserts` more inserted rows recorded one by one and `others` more other row

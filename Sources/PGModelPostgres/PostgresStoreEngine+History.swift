@@ -15,10 +15,19 @@ extension PostgresStoreEngine {
         // At most `historyChunkSize` changes a statement, each chunk built while the statement before it
         // runs (the first while the save's last write may still run): bounds the binds' memory, and the
         // client's work overlaps the server's.
-        func chunk(at start: Int) throws -> HistoryChangeColumns {
-            try log.columns(encoder: Self.historyEncoder, in: start..<min(start + Self.historyChunkSize, log.count))
+        // A chunk of plain inserts of one class and owner (a bulk save's) needs only their ids.
+        func chunk(at start: Int) throws -> HistoryChunk {
+            let range = start..<min(start + Self.historyChunkSize, log.count)
+            if let inserts = log.insertColumns(in: range) { return .inserts(inserts) }
+            return .changes(try log.columns(encoder: Self.historyEncoder, in: range))
         }
-        var columns = try chunk(at: 0)
+        func statement(_ chunk: HistoryChunk, transactionID: Int64) -> SQLStatement {
+            switch chunk {
+            case .inserts(let inserts): sql.insertChanges(transactionID: transactionID, inserts: inserts)
+            case .changes(let columns): sql.insertChanges(transactionID: transactionID, columns: columns)
+            }
+        }
+        var next = try chunk(at: 0)
         try await pipeline.drain()
         let rows = try await query(sql.insertTransaction(author: request.author, userID: requester.newRowOwner, userName: requester.userName, joining: isEnclosed), on: connection)
         guard let id = try rows.first?.decode(Int64.self) else {
@@ -26,9 +35,9 @@ extension PostgresStoreEngine {
         }
         var start = 0
         while start < log.count {
-            try await pipeline.send(sql.insertChanges(transactionID: id, columns: columns), self, on: connection)
+            try await pipeline.send(statement(next, transactionID: id), self, on: connection)
             start = min(start + Self.historyChunkSize, log.count)
-            if start < log.count { columns = try chunk(at: start) }
+            if start < log.count { next = try chunk(at: start) }
         }
         try await pipeline.drain()
         try await execute(sql.notify(payload: sql.notifyPayload(entities: log.entities)), on: connection)
@@ -125,4 +134,10 @@ extension PostgresStoreEngine {
         encoder.outputFormatting = [.sortedKeys]
         return encoder
     }()
+}
+
+/// One history statement's changes: plain inserts of one class and owner, or any changes.
+private enum HistoryChunk {
+    case inserts(HistoryInsertColumns)
+    case changes(HistoryChangeColumns)
 }

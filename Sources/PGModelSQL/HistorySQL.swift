@@ -74,6 +74,29 @@ public struct HistorySQL: Sendable {
         return b.statement
     }
 
+    /// Plain inserts of one class and owner as changes of one history transaction, in the ids' order:
+    /// stores exactly what ``insertChanges(transactionID:columns:)`` stores for the same inserts (no
+    /// attributes, values, tombstone or audience), with one array parameter instead of nine.
+    ///
+    /// ```swift
+    /// sql.insertChanges(transactionID: 9, inserts: HistoryInsertColumns(entity: "Trip", owner: nil, rowIDs: ids))
+    /// // INSERT INTO "pgmodel"."changes" (…) SELECT $1, $2::text, "v"."r", 'insert', $3::uuid, '{}', false
+    /// //   FROM unnest($4::uuid[]) WITH ORDINALITY AS "v"("r", "i") ORDER BY "v"."i"
+    /// ```
+    public func insertChanges(transactionID: Int64, inserts: HistoryInsertColumns) -> SQLStatement {
+        var b = SQLBuilder()
+        let id = b.bind(.int(transactionID))
+        let entity = b.bind(.string(inserts.entity))
+        let owner = b.bind(inserts.owner.map(PGValue.uuid) ?? .null)
+        let rowIDs = b.bind(SQLArray(.uuid, inserts.rowIDs))
+        b.sql = """
+            INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "audience_only") \
+            SELECT \(id), \(entity)::text, "v"."r", 'insert', \(owner)::uuid, '{}', false \
+            FROM unnest(\(rowIDs)) WITH ORDINALITY AS "v"("r", "i") ORDER BY "v"."i"
+            """
+        return b.statement
+    }
+
     /// `SELECT pg_notify('pgmodel_changes', payload)`: delivered at commit, dropped on rollback.
     public func notify(payload: String) -> SQLStatement {
         SQLStatement(sql: "SELECT pg_notify('\(Self.channel)', $1)", binds: [.string(payload)])

@@ -297,6 +297,33 @@ struct SetWriteTests {
 }
 
 extension SetWriteTests {
+    /// The rows each of `writes` stores in one history transaction, written in turn and compared as text;
+    /// rolled back afterwards, so nothing is left behind.
+    static func storedChanges(_ engine: PostgresStoreEngine, _ c: PostgresConnection,
+                              _ writes: [(Int64) throws -> SQLStatement]) async throws -> [[String]] {
+        let sql = HistorySQL(schemaName: engine.schemaName)
+        var stored: [[String]] = []
+        do {
+            try await engine.transaction(on: c) {
+                let transaction = try await engine.query(sql.insertTransaction(author: "t", userID: nil, userName: nil), on: c)
+                let id = try #require(try transaction.first?.decode(Int64.self))
+                let select = SQLStatement(sql: """
+                    SELECT concat_ws(' | ', entity, row_id, kind, owner_id, updated_attributes::text, new_values::text, tombstone::text, audience::text, audience_only)
+                    FROM pgmodel.changes WHERE transaction_id = $1 ORDER BY id
+                    """, binds: [.int(id)])
+                var before = 0
+                for write in writes {
+                    try await engine.execute(try write(id), on: c)
+                    let rows = try await engine.query(select, on: c).map { try $0.decode(String.self) }
+                    stored.append(Array(rows.dropFirst(before)))
+                    before = rows.count
+                }
+                throw PGModelError(.internalError, "roll back")
+            }
+        } catch let error as PGModelError where error.message == "roll back" {}
+        return stored
+    }
+
     /// The column-wise history statement stores, row for row, what the JSON-document statement stored.
     @Test func historyColumnsStoreWhatTheJSONDocumentStored() async throws {
         try await withStore { engine, c, _ in
@@ -317,27 +344,39 @@ extension SetWriteTests {
             log.recordAudienceEvent(.delete, "Album", ids[1], for: grantee)
             let sql = HistorySQL(schemaName: engine.schemaName)
             let json = String(decoding: try PostgresStoreEngine.historyEncoder.encode(log.entries), as: UTF8.self)
-            var stored: [[String]] = []
-            do {
-                try await engine.transaction(on: c) {
-                    let transaction = try await engine.query(sql.insertTransaction(author: "t", userID: nil, userName: nil), on: c)
-                    let id = try #require(try transaction.first?.decode(Int64.self))
-                    let select = SQLStatement(sql: """
-                        SELECT concat_ws(' | ', entity, row_id, kind, owner_id, updated_attributes::text, new_values::text, tombstone::text, audience::text, audience_only)
-                        FROM pgmodel.changes WHERE transaction_id = $1 ORDER BY id
-                        """, binds: [.int(id)])
-                    try await engine.execute(sql.insertChanges(transactionID: id, changes: json), on: c)
-                    stored.append(try await engine.query(select, on: c).map { try $0.decode(String.self) })
-                    try await engine.execute(sql.insertChanges(transactionID: id, columns: try log.columns(encoder: PostgresStoreEngine.historyEncoder)), on: c)
-                    stored.append(Array(try await engine.query(select, on: c).map { try $0.decode(String.self) }.dropFirst(stored[0].count)))
-                    // Written only to be compared: the rollback leaves nothing behind.
-                    throw PGModelError(.internalError, "roll back")
-                }
-            } catch let error as PGModelError where error.message == "roll back" {}
+            let columns = try log.columns(encoder: PostgresStoreEngine.historyEncoder)
+            let stored = try await Self.storedChanges(engine, c, [
+                { sql.insertChanges(transactionID: $0, changes: json) },
+                { sql.insertChanges(transactionID: $0, columns: columns) },
+            ])
             #expect(stored.count == 2)
             #expect(stored.first?.count == 7)
             #expect(stored.first == stored.last)
             #expect(stored.last?[1].contains(#"odd \"name\""#) == true, "\(stored)")
+        }
+    }
+
+    /// A chunk of plain inserts written as one array of ids stores, row for row, what the nine-column
+    /// statement stored for them, with and without an owner.
+    @Test func historyInsertColumnsStoreWhatTheColumnsStored() async throws {
+        try await withStore { engine, c, _ in
+            let sql = HistorySQL(schemaName: engine.schemaName)
+            for owner in [nil, UUID.v7()] {
+                var log = HistoryLog()
+                let ids = (0..<4).map { _ in UUID.v7() }
+                for id in ids { log.record(.insert, "Trip", id, owner: owner) }
+                let inserts = try #require(log.insertColumns(in: 0..<4))
+                let columns = try log.columns(encoder: PostgresStoreEngine.historyEncoder)
+                let stored = try await Self.storedChanges(engine, c, [
+                    { sql.insertChanges(transactionID: $0, columns: columns) },
+                    { sql.insertChanges(transactionID: $0, inserts: inserts) },
+                ])
+                #expect(stored.count == 2)
+                #expect(stored.first?.count == 4)
+                #expect(stored.first == stored.last, "\(stored)")
+                // In the ids' order.
+                #expect(zip(stored.last ?? [], ids).allSatisfy { row, id in row.contains(id.uuidString.lowercased()) }, "\(stored)")
+            }
         }
     }
 }
@@ -389,6 +428,18 @@ extension SetWriteTests {
         for range in [0..<9, 0..<4, 3..<8, 6..<9, 4..<5] {
             #expect(try byRow.columns(encoder: PostgresStoreEngine.historyEncoder, in: range)
                     == byID.columns(encoder: PostgresStoreEngine.historyEncoder, in: range), "\(range)")
+        }
+        // Only a range of plain inserts of one class and owner is one array of ids: rows 0–1 (Trip, no
+        // owner), 2 (Trip, owner), 4 and 6 (Album, no owner, around a merged row), 7–8 (Trip, owner).
+        for log in [byRow, byID] {
+            #expect(log.insertColumns(in: 0..<2) == HistoryInsertColumns(entity: "Trip", owner: nil, rowIDs: [rows[0].id, rows[1].id]))
+            #expect(log.insertColumns(in: 2..<3) == HistoryInsertColumns(entity: "Trip", owner: owner, rowIDs: [rows[2].id]))
+            #expect(log.insertColumns(in: 7..<9) == HistoryInsertColumns(entity: "Trip", owner: owner, rowIDs: [rows[7].id, rows[8].id]))
+            #expect(log.insertColumns(in: 6..<7) == HistoryInsertColumns(entity: "Album", owner: nil, rowIDs: [rows[6].id]))
+            for mixed in [0..<3, 1..<4, 3..<4, 4..<7, 6..<8, 0..<9] {
+                #expect(log.insertColumns(in: mixed) == nil, "\(mixed)")
+            }
+            #expect(log.insertColumns(in: 8..<10) == nil, "past the end")
         }
     }
 

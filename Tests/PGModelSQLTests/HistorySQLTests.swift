@@ -53,6 +53,19 @@ struct HistorySQLTests {
         #expect(sql.notifyPayload(entities: many) == #"{"e":[],"s":"app"}"#, "an oversized ring names no entities")
     }
 
+    @Test func plainInsertsOfOneClassAndOwnerAreOneArray() {
+        let ids = [UUID(), UUID()]
+        let owner = UUID()
+        let statement = sql.insertChanges(transactionID: 9, inserts: HistoryInsertColumns(entity: "Trip", owner: owner, rowIDs: ids))
+        #expect(statement.sql == #"INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "audience_only") "#
+            + #"SELECT $1, $2::text, "v"."r", 'insert', $3::uuid, '{}', false FROM unnest($4::uuid[]) WITH ORDINALITY AS "v"("r", "i") ORDER BY "v"."i""#)
+        #expect(statement.binds == [.int(9), .string("Trip"), .uuid(owner)])
+        #expect(statement.arrays == [SQLArray(.uuid, ids.map(PGValue.uuid))])
+        // The direct store's rows have no owner.
+        #expect(sql.insertChanges(transactionID: 9, inserts: HistoryInsertColumns(entity: "Trip", owner: nil, rowIDs: ids)).binds
+            == [.int(9), .string("Trip"), .null])
+    }
+
     @Test func deletesRecordTheNewestToken() {
         #expect(sql.deleteTransactions(.token(.lessOrEqual, 5)).sql
             == #"DELETE FROM "pgmodel"."transactions" t WHERE "# + horizon + #" AND (t."position" <= $2) RETURNING t."position"::text"#)
