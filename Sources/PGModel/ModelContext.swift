@@ -632,23 +632,3 @@ struct WeakModel {
     weak var model: (any PersistentModel)?
     init(_ model: any PersistentModel) { self.model = model }
 }
-
-/// Models in insertion order, with O(1) lookup by id.
-struct OrderedModels {
-    private(set) var models: [any PersistentModel] = []
-    private var index: [UUID: Int] = [:]
-
-    var isEmpty: Bool { models.isEmpty }
-
-    mutating func add(_ model: any PersistentModel, id: UUID) {
-        guard index[id] == nil else { return }
-        index[id] = models.count
-        models.append(model)
-    }
-
-    mutating func remove(_ id: UUID) {
-        guard let position = index.removeValue(forKey: id) else { return }
-        models.remove(at: position)
-        for (key, value) in index where value > position { index[key] = value - 1 }
-    }
-}
