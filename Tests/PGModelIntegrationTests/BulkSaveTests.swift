@@ -249,3 +249,35 @@ struct BulkSaveTests {
         }
     }
 }
+
+extension BulkSaveTests {
+    /// A result of at least ``PostgresStoreEngine/parallelDecodeRows`` rows is decoded in two halves at
+    /// once: it must be exactly the result decoded in one piece (here: pages too small to be split), in
+    /// order, with every class's shape (the halves hold different mixes of the three classes).
+    @Test func aLargeResultDecodedInHalvesIsTheResultDecodedWhole() async throws {
+        try await withStore { engine, c, _ in
+            let half = PostgresStoreEngine.parallelDecodeRows / 2 + 100
+            // First half Trip and BusinessTrip; second half PersonalTrip first, then Trip.
+            var rows: [RowValues] = []
+            for i in 0..<(2 * half) {
+                let entity = i < half ? (i % 2 == 0 ? "Trip" : "BusinessTrip") : (i % 2 == 0 ? "PersonalTrip" : "Trip")
+                var values: [String: PGValue] = ["name": .string("trip \(i)"), "destination": .string("d\(i % 7)")]
+                if entity == "BusinessTrip" { values["perdiem"] = .double(Double(i) / 4) }
+                if entity == "PersonalTrip" { values["reason"] = i % 3 == 0 ? .null : .string("r\(i)") }
+                rows.append(RowValues(entity: entity, id: .v7(), values: values))
+            }
+            _ = try await save(engine, c, SaveRequest(inserts: rows))
+            let whole = try await engine.fetchTable(FetchRequest(entity: "Trip"), in: schema, as: .trusted, on: c)
+            #expect(whole.rows.count == rows.count)
+            var paged: [RowValues] = []
+            for offset in stride(from: 0, to: rows.count, by: 1_000) {
+                paged += try await fetch(engine, c, FetchRequest(entity: "Trip", limit: 1_000, offset: offset))
+            }
+            // Compared as one Bool: a failure should not print 9,000 rows.
+            let same = whole.rowValues == paged
+            #expect(same, "the result decoded in halves differs from the pages decoded whole")
+            #expect(Set(whole.rows.map(\.id)) == Set(rows.map(\.id)))
+            #expect(Set(whole.shapes.map(\.entity)) == ["Trip", "BusinessTrip", "PersonalTrip"] && whole.shapes.count == 3)
+        }
+    }
+}
