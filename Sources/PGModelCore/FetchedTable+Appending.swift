@@ -8,25 +8,36 @@ extension FetchedTable {
     /// ```
     public func appending(_ other: FetchedTable) -> FetchedTable {
         var joined = self
+        joined.append(contentsOf: other)
+        return joined
+    }
+
+    /// Appends `other`'s rows, merging its shapes into this table's (see ``appending(_:)``); the rows
+    /// grow in place when this table holds the only reference to them.
+    ///
+    /// ```swift
+    /// var whole = firstHalf
+    /// whole.append(contentsOf: secondHalf)
+    /// ```
+    public mutating func append(contentsOf other: FetchedTable) {
         var shapeIndex: [Int] = []
         shapeIndex.reserveCapacity(other.shapes.count)
         for shape in other.shapes {
-            if let known = joined.shapes.firstIndex(of: shape) {
+            if let known = shapes.firstIndex(of: shape) {
                 shapeIndex.append(known)
             } else {
-                shapeIndex.append(joined.shapes.count)
-                joined.shapes.append(shape)
+                shapeIndex.append(shapes.count)
+                shapes.append(shape)
             }
         }
-        joined.rows.reserveCapacity(rows.count + other.rows.count)
+        rows.reserveCapacity(rows.count + other.rows.count)
         if shapeIndex.enumerated().allSatisfy({ $0.offset == $0.element }) {
-            joined.rows.append(contentsOf: other.rows)
+            rows.append(contentsOf: other.rows)
         } else {
             for var row in other.rows {
                 row.shape = row.shape < shapeIndex.count ? shapeIndex[row.shape] : row.shape
-                joined.rows.append(row)
+                rows.append(row)
             }
         }
-        return joined
     }
 }

@@ -42,18 +42,19 @@ extension PostgresStoreEngine {
             return try table(of: rows[...], layout: layout, entity: entity)
         }
         let middle = rows.count / 2
-        let secondHalf = Array(rows[middle...])
+        // Both halves read the one array (shared, not copied); the first half's table grows in place.
         let second = Task(executorPreference: EventLoopTaskExecutor(eventLoop: helper)) {
-            try table(of: secondHalf[...], layout: layout, entity: entity)
+            try table(of: rows[middle...], layout: layout, entity: entity)
         }
-        let first: FetchedTable
+        var whole: FetchedTable
         do {
-            first = try table(of: rows[..<middle], layout: layout, entity: entity)
+            whole = try table(of: rows[..<middle], layout: layout, entity: entity)
         } catch {
             _ = try? await second.value
             throw error
         }
-        return first.appending(try await second.value)
+        whole.append(contentsOf: try await second.value)
+        return whole
     }
 
     /// The most rows (by `limit`, or by identifiers asked for) a fetch may ask for to run as a named
