@@ -245,7 +245,9 @@ Measured {datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M 
 """ + "".join(f"| PostgreSQL `{name}` | {value} |\n" for name, value in settings) + """
 The machine is shared (other builds may run on its two cores), which is why every figure is a ratio
 taken within one run with the contenders interleaved: absolute times move between runs, ratios much less.
-PostgreSQL is the embedded cluster from `scripts/lib.sh` (or the server of `DATABASE_URL`) on loopback.
+PostgreSQL is the embedded cluster from `scripts/lib.sh` (or the server of `DATABASE_URL`) on loopback; on
+the embedded cluster the suite runs in a fresh database, `pgmodel_bench`, created at the start and dropped at
+the end, so no earlier run's tables or history slow it down.
 
 ## Running it
 

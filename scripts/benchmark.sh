@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Benchmarks/ in release mode and runs issue 15's side-by-side suite against the embedded cluster
 # (or DATABASE_URL): PGModel direct and through the service, raw PostgresNIO, Fluent 4 and psql \copy.
-# Writes docs/PERFORMANCE.md and docs/performance.svg with the machine and PostgreSQL settings.
+# Writes docs/PERFORMANCE.md and docs/performance.svg with the machine and PostgreSQL settings. On the
+# embedded cluster the suite runs in a fresh database (pgmodel_bench), dropped at exit.
 #
 #   scripts/benchmark.sh [--quick] [--rows N] [--rounds N] [--large N] [--save-rows N] [--out FILE.md]
 #   scripts/benchmark.sh --observers [--quick] [--point | --rls | --history | --migration | --fetch]   the other benchmarks
@@ -30,6 +31,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 
+given_url="${DATABASE_URL:-}"
 pgm_setup
 (cd Benchmarks && swift build -c release)
 bin="$REPO/Benchmarks/.build/release/PGModelBenchmarks"
@@ -40,6 +42,17 @@ fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+if [ -z "$given_url" ]; then
+    # The suite measures a fresh database on the embedded cluster: every insert adds to the shared
+    # history table, so earlier runs' rows (millions after a day of benchmarks) would slow later runs'
+    # inserts and make runs incomparable. Dropped at exit.
+    bench_db=pgmodel_bench
+    psql -X -q -d "$DATABASE_URL" -c "DROP DATABASE IF EXISTS $bench_db WITH (FORCE)" -c "CREATE DATABASE $bench_db"
+    DATABASE_URL="$(pgm_url "$bench_db")"
+    export DATABASE_URL
+    pgm_apply_sql "$DATABASE_URL"
+    trap 'rm -rf "$work"; psql -X -q -d "$(pgm_url "$PGM_DB")" -c "DROP DATABASE IF EXISTS $bench_db WITH (FORCE)" || true' EXIT
+fi
 if [ -z "$out" ]; then
     if [ "$quick" = 1 ]; then out="$work/PERFORMANCE.md"; else out="$REPO/docs/PERFORMANCE.md"; fi
 fi
