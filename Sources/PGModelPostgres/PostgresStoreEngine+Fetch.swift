@@ -37,8 +37,7 @@ extension PostgresStoreEngine {
     /// another of the default group's event loops, when one is not this thread: decoding a 20,000-row
     /// result took longer than reading it, all on the connection's loop while the other core idled.
     static func table(of rows: [PostgresRow], layout: SelectLayout, entity: String) async throws -> FetchedTable {
-        guard rows.count >= parallelDecodeRows,
-              let helper = PostgresConnection.defaultEventLoopGroup.makeIterator().first(where: { !$0.inEventLoop }) else {
+        guard rows.count >= parallelDecodeRows, let helper = helperLoop() else {
             return try table(of: rows[...], layout: layout, entity: entity)
         }
         let middle = rows.count / 2
@@ -99,6 +98,18 @@ extension PostgresStoreEngine {
         default:
             break
         }
+    }
+
+    /// An event loop of the default group other than the current thread's, taken in turn (`next()`), so
+    /// a server's concurrent large fetches spread their second halves over the loops; nil when the group
+    /// has only this thread's loop.
+    private static func helperLoop() -> (any EventLoop)? {
+        let group = PostgresConnection.defaultEventLoopGroup
+        for _ in 0..<2 {
+            let loop = group.next()
+            if !loop.inEventLoop { return loop }
+        }
+        return group.makeIterator().first { !$0.inEventLoop }
     }
 
     /// `rows` of a select with `layout` as a table: each cell decoded straight into its row's value array.
