@@ -26,6 +26,9 @@ struct LoginSecurityTests {
         try await ServerTestHarness.withRunningServer(configure: {
             $0.loginThrottle.freeFailuresPerAddress = 3
             $0.loginThrottle.freeFailuresPerUser = 1_000
+            // A block that outlasts the test: with the default 1 s, a loaded machine's next connection and
+            // hello could arrive after it had expired (it did, in CI, once).
+            $0.loginThrottle.initialDelay = .seconds(30)
         }) { _, port async throws in
             for index in 0..<4 {
                 #expect(try await Self.hello(port, "nobody_\(index)_\(ServerTestHarness.uniqueSuffix())", "x").code == "authentication_failed")
@@ -44,6 +47,9 @@ struct LoginSecurityTests {
         try await ServerTestHarness.withRunningServer(configure: {
             $0.loginThrottle.freeFailuresPerUser = 2
             $0.loginThrottle.freeFailuresPerAddress = 1_000
+            // A block that outlasts the test: with the default 1 s, a loaded machine's next connection and
+            // hello could arrive after it had expired (it did, in CI, once).
+            $0.loginThrottle.initialDelay = .seconds(30)
         }) { _, port async throws in
             #expect(try await Self.hello(port, user.name, "secret").ok == true)
             for _ in 0..<3 {
@@ -57,6 +63,9 @@ struct LoginSecurityTests {
         try await ServerTestHarness.withRunningServer(configure: {
             $0.loginThrottle.freeFailuresPerUser = 2
             $0.loginThrottle.freeFailuresPerAddress = 1_000
+            // A block that outlasts the test: with the default 1 s, a loaded machine's next connection and
+            // hello could arrive after it had expired (it did, in CI, once).
+            $0.loginThrottle.initialDelay = .seconds(30)
         }) { _, port async throws in
             #expect(try await Self.hello(port, target.name, "secret").ok == true)
             for _ in 0..<5 {
