@@ -6,7 +6,7 @@ import PostgresNIO
 /// one Swift type per slot, as PostgresNIO names prepared statements by type.
 ///
 /// ```swift
-/// let rows = try await PreparedSelect.run(slot: 3, bindings: binds, on: connection, logger: logger)
+/// let rows = try await PreparedSelectSlots.rows(slot: 3, bindings: binds, on: connection, logger: logger)
 /// ```
 struct PreparedSelect<High: PreparedSelectDigit, Low: PreparedSelectDigit>: PostgresPreparedStatement {
     typealias Row = PostgresRow
