@@ -48,9 +48,14 @@ public macro Model() = #externalMacro(module: "PGModelMacros", type: "ModelMacro
 ///     var name: String   // @Model adds @_PersistedProperty here
 /// }
 /// ```
+///
+/// `unassigned: true` is for a property without a default value in a subclass that declares no
+/// initializer (seed: `@Model class PersonalTrip: Trip { var reason: Reason }`): it has no value until
+/// assigned, so the subclass can inherit its superclass's initializers, as with SwiftData. Saving it
+/// unassigned throws `type_mismatch`; reading it unassigned stops with a message naming it.
 @attached(accessor, names: named(init), named(get), named(set))
 @attached(peer, names: prefixed(_))
-public macro _PersistedProperty() = #externalMacro(module: "PGModelMacros", type: "PersistedPropertyMacro")
+public macro _PersistedProperty(unassigned: Bool = false) = #externalMacro(module: "PGModelMacros", type: "PersistedPropertyMacro")
 
 /// Customizes how PGModel stores a property.
 ///

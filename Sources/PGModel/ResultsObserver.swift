@@ -4,6 +4,15 @@ import Observation
 import PGModelCore
 import PGModelStore
 
+/// The name the Japanese edition of "What's new in SwiftData" uses for an unsectioned ``ResultsObserver``:
+/// `ModelResultsObserver<Trip>` is `ResultsObserver<Trip, Never>`.
+///
+/// ```swift
+/// let observer = try ModelResultsObserver<Trip>(modelContext: context)
+/// token = withContinuousObservation(options: [.didSet]) { _ in print(observer.results.count) }
+/// ```
+public typealias ModelResultsObserver<Element: PersistentModel> = ResultsObserver<Element, Never>
+
 /// Fetches models and keeps the results current as saves commit — in this context, other contexts,
 /// other processes on the same database and other users of the service (as far as the observing user
 /// may see them). `Observable`: read ``results`` or ``sections`` inside `withObservationTracking` or

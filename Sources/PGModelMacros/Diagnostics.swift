@@ -28,11 +28,6 @@ struct ModelDiagnostic: DiagnosticMessage {
         Self("notAClass", "@Model can only be applied to a class; SwiftData models are reference types, and this is \(article(kind)) \(kind).")
     }
 
-    static func inheritedInitializerNeedsDefaults(_ model: String, superclass: String, properties: [String]) -> Self {
-        let list = properties.map { "'\($0)'" }.joined(separator: ", ")
-        return Self("inheritedInitializerNeedsDefaults", "@Model class '\(model)' declares no initializer, so Swift lets it inherit the initializers of '\(superclass)' only if every stored property has a default value; give \(list) a default value (e.g. `= 0.0`), or write an initializer that sets \(properties.count == 1 ? "it" : "them") and calls super.init.")
-    }
-
     // MARK: Stored properties
 
     static func missingType(_ property: String, of model: String, example: String) -> Self {

@@ -54,6 +54,7 @@ extension ModelMacro: MemberMacro {
 
         let access = accessPrefix(of: model)
         let inheritance = ModelInheritance(of: model, missingConformances: protocols)
+        let unassigned = unassignedNames(of: model, persisted)
         let own = metadataEntries(persisted, root: className)
         // Non-final classes build their metadata with key paths rooted at the dynamic class (`Self`), so
         // `\BusinessTrip.name` — a different key path from `\Trip.name` — names the inherited property
@@ -73,7 +74,7 @@ extension ModelMacro: MemberMacro {
                 "@Transient \(raw: access)lazy var _$backingData = PGModel.ModelBackingData()",
                 registrar,
                 initializer(persisted, access: access, callsSuper: false),
-                storedValueReader(persisted, prefix: access, callsSuper: false),
+                storedValueReader(persisted, prefix: access, callsSuper: false, unassigned: unassigned),
                 "\(raw: access)static var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: own)\n}",
             ]
             if constraints.hasUniqueness {
@@ -92,7 +93,7 @@ extension ModelMacro: MemberMacro {
                 "@Transient \(raw: access)lazy var _$backingData = PGModel.ModelBackingData()",
                 registrar,
                 initializer(persisted, access: access, callsSuper: false, restoresSubclasses: true),
-                storedValueReader(persisted, prefix: overridable, callsSuper: false),
+                storedValueReader(persisted, prefix: overridable, callsSuper: false, unassigned: unassigned),
                 "\(raw: overridable)func _$restoreInheritingValues(from backingData: PGModel.ModelBackingData) throws {}",
                 rooted,
                 "\(raw: overridable)class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: rootedName)(rootedAt: Self.self)\n}",
@@ -108,22 +109,19 @@ extension ModelMacro: MemberMacro {
             let metadata = persisted.isEmpty ? "super.schemaMetadata" : "super.schemaMetadata + \(rootedName)(rootedAt: Self.self)"
             // A subclass that declares no designated initializer inherits its superclass's (the seed's
             // `class BusinessTrip: Trip { var perdiem: Double = 0.0 }`): generating `init(backingData:)`
-            // would take that inheritance away, so its values are restored by an override instead.
+            // would take that inheritance away, so its values are restored by an override instead. Its
+            // properties without a default value (the seed's `class PersonalTrip: Trip { var reason: Reason }`)
+            // are unassigned until set (`unassignedNames`), as in SwiftData.
             let restoring: DeclSyntax
             if declaresDesignatedInitializer(model) {
                 restoring = initializer(persisted, access: access, callsSuper: true)
             } else {
-                let undefaulted = persisted.filter { !$0.hasInitialValue }.map(\.name)
-                if !undefaulted.isEmpty {
-                    context.diagnose(Diagnostic(node: Syntax(model.name), message: ModelDiagnostic.inheritedInitializerNeedsDefaults(
-                        className, superclass: superclass, properties: undefaulted)))
-                }
                 restoring = restoringOverride(persisted, overridable: overridable)
             }
             var members: [DeclSyntax] = [registrar, restoring]
             // Without properties of its own, the superclass's reader reads everything.
             if !persisted.isEmpty {
-                members.append(storedValueReader(persisted, prefix: overridable, callsSuper: true))
+                members.append(storedValueReader(persisted, prefix: overridable, callsSuper: true, unassigned: unassigned))
             }
             members += [
                 rooted,
@@ -168,9 +166,14 @@ extension ModelMacro: MemberMacro {
 
     /// `_$readStoredValues(into:)`: each persisted property's storage read with the codec its type picks,
     /// in declaration order, the superclass's first (the order of `schemaMetadata`).
-    private static func storedValueReader(_ properties: [PersistedProperty], prefix: String, callsSuper: Bool) -> DeclSyntax {
+    private static func storedValueReader(_ properties: [PersistedProperty], prefix: String, callsSuper: Bool,
+                                          unassigned: Set<String>) -> DeclSyntax {
         var lines = callsSuper ? ["super._$readStoredValues(into: &reader)"] : []
-        lines += properties.map { "reader.read(self._\($0.name), \(codec($0)))" }
+        lines += properties.map { property in
+            unassigned.contains(property.name)
+                ? "reader.read(unassigned: self._\(property.name), \(codec(property)))"
+                : "reader.read(self._\(property.name), \(codec(property)))"
+        }
         let signature = "\(prefix)func _$readStoredValues(into reader: inout PGModel._StoredValueReader)"
         guard !lines.isEmpty else { return "\(raw: signature) {}" }
         return """
@@ -192,6 +195,16 @@ extension ModelMacro: MemberMacro {
             \(raw: lines.joined(separator: "\n"))
             }
             """
+    }
+
+    /// The properties stored as `T?` that start unassigned (`@_PersistedProperty(unassigned: true)`): those
+    /// without a default value in a subclass that declares no designated initializer. Swift lets such a
+    /// subclass inherit its superclass's initializers only when every stored property starts with a value,
+    /// and SwiftData's models do inherit them. Decided from syntax alone (the member-attribute role is
+    /// not told the class's conformances), so both roles agree on it.
+    static func unassignedNames(of model: ClassDeclSyntax, _ persisted: [PersistedProperty]) -> Set<String> {
+        guard ModelInheritance(of: model, missingConformances: []).isSubclass, !declaresDesignatedInitializer(model) else { return [] }
+        return Set(persisted.lazy.filter { !$0.hasInitialValue }.map(\.name))
     }
 
     /// Whether the class body declares a designated initializer (convenience ones keep inheritance).
@@ -295,6 +308,9 @@ extension ModelMacro: MemberAttributeMacro {
         guard case .persisted(let property) = ModelMember.classify(member, in: model.name.text),
               !property.isAlreadyPersisted
         else { return [] }
+        if !property.hasInitialValue, unassignedNames(of: model, [property]).contains(property.name) {
+            return ["@_PersistedProperty(unassigned: true)"]
+        }
         return ["@_PersistedProperty"]
     }
 }

@@ -43,6 +43,15 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
         return Target(identifier: pattern.identifier.text, name: ModelMember.plainName(pattern.identifier), type: type.trimmed)
     }
 
+    /// `@_PersistedProperty(unassigned: true)`: the storage is optional and starts empty, so a subclass
+    /// with this property and no initializer still inherits its superclass's initializers.
+    static func isUnassigned(_ node: AttributeSyntax) -> Bool {
+        guard case .argumentList(let arguments) = node.arguments else { return false }
+        return arguments.contains { argument in
+            argument.label?.text == "unassigned" && argument.expression.as(BooleanLiteralExprSyntax.self)?.literal.tokenKind == .keyword(.true)
+        }
+    }
+
     public static func expansion(
         of node: AttributeSyntax,
         providingAccessorsOf declaration: some DeclSyntaxProtocol,
@@ -50,6 +59,36 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
     ) throws -> [AccessorDeclSyntax] {
         guard let target = target(declaration) else { return [] }
         let storage = "_" + target.name
+        if isUnassigned(node) {
+            // The storage is `T?`: the getter has no `T` to return while it is empty, and the change is
+            // recorded between two optionals (nil the first time it is assigned).
+            return [
+                """
+                @storageRestrictions(initializes: \(raw: storage))
+                init(initialValue) {
+                    \(raw: storage) = initialValue
+                }
+                """,
+                """
+                get {
+                    _$observationRegistrar.access(self, keyPath: \\.\(raw: target.identifier))
+                    self._$willRead(\(literal: target.name))
+                    guard let value = \(raw: storage) else { PGModel._unassignedPropertyRead(\(literal: target.name), of: Self.self) }
+                    return value
+                }
+                """,
+                """
+                set {
+                    self._$willRead(\(literal: target.name))
+                    let oldValue = \(raw: storage)
+                    _$observationRegistrar.withMutation(of: self, keyPath: \\.\(raw: target.identifier)) {
+                        \(raw: storage) = newValue
+                    }
+                    self._$didChange(\(literal: target.name), from: oldValue, to: Optional(newValue))
+                }
+                """,
+            ]
+        }
         // The init accessor lets user initializers (and default values) assign the property before
         // `self` is available, without counting as a change. `_$willRead` resolves a value the store has
         // not loaded yet (a fault); the setter needs it too, so `oldValue` is the real previous value
@@ -87,6 +126,9 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
         in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
         guard let target = target(declaration) else { return [] }
+        if isUnassigned(node) {
+            return ["@Transient private var \(raw: "_" + target.name): \(target.type)? = nil"]
+        }
         // No initializer: the property's default value, if any, reaches the storage through the init accessor.
         return ["@Transient private var \(raw: "_" + target.name): \(target.type)"]
     }

@@ -103,6 +103,18 @@ struct SeedObserverTests {
     typealias Trip = SampleTrips.Trip
     let base = Date(timeIntervalSince1970: 1_750_000_000)
 
+    /// The Japanese edition of the session writes `ModelResultsObserver<Trip>(modelContext:)`.
+    @Test("ModelResultsObserver<Trip> is the unsectioned ResultsObserver and fetches the trips")
+    func modelResultsObserverIsTheUnsectionedObserver() throws {
+        let container = try ModelContainer(for: Schema(SampleTrips.models), configurations: ModelConfiguration(url: TestDatabase.schemaURL()))
+        let modelContext = ModelContext(container)
+        modelContext.insert(Trip(name: "Hanami", destination: "Kyoto", startDate: base, endDate: base))
+        try modelContext.save()
+        let modelResultsObserver: ResultsObserver<Trip, Never> = try ModelResultsObserver<Trip>(modelContext: modelContext)
+        #expect(modelResultsObserver.results.map(\.name) == ["Hanami"])
+        #expect(modelResultsObserver.sections == nil)
+    }
+
     @Test(arguments: StoreKind.observed)
     func serverSyncUploadsTheAppsTransactionsOnce(kind: StoreKind) async throws {
         let f = try await StoreFixture.make(kind, SampleTrips.models, service: kind == .service ? try await TestService.seeds() : nil)

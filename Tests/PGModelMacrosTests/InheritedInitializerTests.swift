@@ -6,8 +6,8 @@ import SwiftSyntaxMacros
 import XCTest
 
 /// The seed's `@Model class BusinessTrip: Trip { var perdiem: Double = 0.0 }` declares no initializer and
-/// relies on Swift's initializer inheritance; `@Model` must not take that away, and says what to write
-/// when inheritance cannot apply.
+/// relies on Swift's initializer inheritance; `@Model` must not take that away, also when a property has no
+/// default value (it starts unassigned).
 final class InheritedInitializerTests: XCTestCase {
     private func expand(_ source: String) -> (source: String, diagnostics: [String]) {
         let file = Parser.parse(source: source)
@@ -54,18 +54,54 @@ final class InheritedInitializerTests: XCTestCase {
         XCTAssertFalse(result.source.contains("_$restoreInheritingValues"), result.source)
     }
 
-    func testAPropertyWithoutDefaultIsNamedInAFullSentence() {
+    /// The seed's `@Model class PersonalTrip: Trip { var reason: Reason }` compiles as in SwiftData: a property
+    /// without a default value starts unassigned, so the class still inherits `Trip`'s initializers.
+    func testAPropertyWithoutDefaultStartsUnassignedAndKeepsInheritance() {
         let result = expand("""
             @Model class PersonalTrip: Trip {
                 var reason: String
                 var perdiem: Double = 0
+                var note: String?
             }
             """)
-        XCTAssertEqual(result.diagnostics, [
-            "@Model class 'PersonalTrip' declares no initializer, so Swift lets it inherit the initializers of 'Trip' only if "
-                + "every stored property has a default value; give 'reason' a default value (e.g. `= 0.0`), or write an "
-                + "initializer that sets it and calls super.init.",
-        ])
+        XCTAssertEqual(result.diagnostics, [])
+        XCTAssertFalse(result.source.contains("init(backingData:"), result.source)
+        XCTAssertTrue(result.source.contains("@Transient private var _reason: String? = nil"), result.source)
+        XCTAssertTrue(result.source.contains("guard let value = _reason else {"), result.source)
+        XCTAssertTrue(result.source.contains(#"PGModel._unassignedPropertyRead("reason", of: Self.self)"#), result.source)
+        XCTAssertTrue(result.source.contains(#"self._$didChange("reason", from: oldValue, to: Optional(newValue))"#), result.source)
+        XCTAssertTrue(result.source.contains("reader.read(unassigned: self._reason, PGModel._AttributeCodecs.codec(String.self))"), result.source)
+        // Properties with a value keep their plain storage and reads.
+        XCTAssertTrue(result.source.contains("@Transient private var _perdiem: Double"), result.source)
+        XCTAssertFalse(result.source.contains("_perdiem: Double?"), result.source)
+        XCTAssertTrue(result.source.contains("reader.read(self._perdiem, PGModel._AttributeCodecs.codec(Double.self))"), result.source)
+        XCTAssertTrue(result.source.contains("reader.read(self._note, PGModel._AttributeCodecs.codec(String?.self))"), result.source)
+        XCTAssertTrue(result.source.contains(#"self._reason = try backingData.value(forKey: "reason""#), result.source)
+    }
+
+    /// With an initializer of its own, or in a root class, a property without a default is plain storage:
+    /// Swift makes the initializer set it.
+    func testAPropertyWithoutDefaultIsPlainStorageWhenAnInitializerSetsIt() {
+        for source in [
+            """
+            @Model class PersonalTrip: Trip {
+                var reason: String
+                init(reason: String) { self.reason = reason; super.init(name: "", destination: "") }
+            }
+            """,
+            """
+            @Model final class Trip {
+                var reason: String
+                init(reason: String) { self.reason = reason }
+            }
+            """,
+        ] {
+            let result = expand(source)
+            XCTAssertEqual(result.diagnostics, [])
+            XCTAssertTrue(result.source.contains("@Transient private var _reason: String"), result.source)
+            XCTAssertFalse(result.source.contains("_reason: String?"), result.source)
+            XCTAssertFalse(result.source.contains("unassigned"), result.source)
+        }
     }
 
     func testANonFinalRootCallsTheHookOnceItsValuesAreSet() {
