@@ -28,6 +28,16 @@ public struct SchemaDescription: Codable, Hashable, Sendable {
     /// every constraint naming existing attributes. The server runs it on every registration.
     public func validate() throws {
         var seen = Set<String>()
+        // A root's table and a subclass's view share PostgreSQL's namespace: two classes naming one
+        // relation would fail in DDL with a database error, so it is a schema error here.
+        var relations: [String: String] = [:]
+        for entity in entities {
+            if let other = relations[entity.tableName], other != entity.name {
+                throw PGModelError(.invalidSchema, "\(entity.name) and \(other) both use the table name '\(entity.tableName)': each class needs its own (a subclass's is the name of its view)",
+                                   model: entity.name)
+            }
+            relations[entity.tableName] = entity.name
+        }
         for entity in entities {
             guard Naming.isValidIdentifier(entity.name) else {
                 throw PGModelError(.invalidSchema, "entity name '\(entity.name)' is not a valid identifier", model: entity.name)

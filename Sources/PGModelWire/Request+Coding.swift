@@ -196,11 +196,11 @@ extension Request: Codable {
     private static func decodeHistory(from decoder: any Decoder) throws -> HistoryRequest {
         let c = try decoder.container(keyedBy: DynamicKey.self)
         let key = DynamicKey("history")
-        if let limit = try? c.nestedContainer(keyedBy: DynamicKey.self, forKey: key)
-            .decodeIfPresent(Double.self, forKey: DynamicKey("limit")),
-            !(0..<Double(Int.max)).contains(limit)
-        {
-            throw WireError(.invalidField, "field 'history.limit' must be a non-negative integer", field: "history.limit")
+        if let history = try? c.nestedContainer(keyedBy: DynamicKey.self, forKey: key) {
+            try checkIntegerRange(history, "limit", field: "history.limit")
+            if let limit = try? history.decodeIfPresent(Int.self, forKey: DynamicKey("limit")), limit < 0 {
+                throw WireError(.invalidField, "field 'history.limit' must be a non-negative integer", field: "history.limit")
+            }
         }
         return try c.decode(HistoryRequest.self, forKey: key)
     }
@@ -208,13 +208,7 @@ extension Request: Codable {
     private static func decodeFetch(from decoder: any Decoder) throws -> FetchRequest {
         // A number beyond Int's range fails inside JSONDecoder without naming its field; name it here.
         let c = try decoder.container(keyedBy: DynamicKey.self)
-        for name in ["limit", "offset"] {
-            if let number = try? c.decodeIfPresent(Double.self, forKey: DynamicKey(name)),
-                !(Double(Int.min)..<Double(Int.max)).contains(number)
-            {
-                throw WireError(.invalidField, "field '\(name)' is out of range", field: name)
-            }
-        }
+        for name in ["limit", "offset"] { try checkIntegerRange(c, name, field: name) }
         let request = try FetchRequest(from: decoder)
         if let limit = request.limit, limit < 0 {
             throw WireError(.invalidField, "field 'limit' must not be negative", field: "limit")
@@ -223,6 +217,26 @@ extension Request: Codable {
             throw WireError(.invalidField, "field 'offset' must not be negative", field: "offset")
         }
         return request
+    }
+
+    /// Throws `invalid_field` naming `field` when `name` holds a number no 64-bit integer holds (a
+    /// fraction, 2⁶³ and beyond, or one JSON cannot even give as a double, like `1e400`): JSONDecoder's
+    /// own error for it names no field. Whole numbers up to 2⁶³−1 pass, and so does anything that is not
+    /// a number, which the field's own decoding reports.
+    static func checkIntegerRange(_ c: KeyedDecodingContainer<DynamicKey>, _ name: String, field: String) throws {
+        let key = DynamicKey(name)
+        guard c.contains(key), (try? c.decodeNil(forKey: key)) == false, (try? c.decode(Int.self, forKey: key)) == nil else { return }
+        if let number = try? c.decode(Double.self, forKey: key) {
+            // JSONDecoder's error for a fraction names no field either.
+            guard number == number.rounded(.towardZero) else {
+                throw WireError(.invalidField, "field '\(field)' must be an integer", field: field)
+            }
+        } else if (try? c.decode(String.self, forKey: key)) != nil || (try? c.decode(Bool.self, forKey: key)) != nil
+                    || (try? c.nestedContainer(keyedBy: DynamicKey.self, forKey: key)) != nil
+                    || (try? c.nestedUnkeyedContainer(forKey: key)) != nil {
+            return
+        }
+        throw WireError(.invalidField, "field '\(field)' is out of range (a whole number from 0 to 2^63-1)", field: field)
     }
 
     public func encode(to encoder: any Encoder) throws {

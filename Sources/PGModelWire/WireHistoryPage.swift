@@ -30,8 +30,9 @@ struct WireHistoryPage: Encodable {
             var r = records.nestedContainer(keyedBy: RecordKeys.self)
             try r.encode(record.token, forKey: .token)
             try r.encode(record.transactionIdentifier, forKey: .transactionIdentifier)
-            try r.encodeIfPresent(record.author, forKey: .author)
-            try r.encodeIfPresent(record.userName, forKey: .userName)
+            // `null` rather than absent: PROTOCOL.md promises every transaction these keys.
+            try r.encode(record.author, forKey: .author)
+            try r.encode(record.userName, forKey: .userName)
             try r.encode(record.timestamp, forKey: .timestamp)
             try r.encode(record.storeIdentifier, forKey: .storeIdentifier)
             var changes = r.nestedUnkeyedContainer(forKey: .changes)

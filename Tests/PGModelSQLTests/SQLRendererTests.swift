@@ -294,4 +294,22 @@ struct SQLRendererTests {
         let unknown = SchemaDescription(entities: [EntityDescription(name: "T", attributes: [], indexes: [["x"]])])
         #expect { try unknown.validate() } throws: { ($0 as? PGModelError)?.code == .invalidSchema }
     }
+
+    /// A subclass's view named like its root's table failed in DDL as `database_error` (42809).
+    @Test func twoClassesCannotShareATableName() {
+        let clash = SchemaDescription(entities: [
+            EntityDescription(name: "Trip", attributes: [AttributeDescription(name: "name", type: .string)]),
+            EntityDescription(name: "BusinessTrip", tableName: "trip", attributes: [AttributeDescription(name: "perdiem", type: .double)],
+                              superentity: "Trip"),
+        ])
+        #expect { try clash.validate() } throws: { error in
+            guard let error = error as? PGModelError else { return false }
+            return error.code == .invalidSchema && error.model == "BusinessTrip" && error.message.contains("'trip'")
+        }
+        let distinct = SchemaDescription(entities: [
+            EntityDescription(name: "Trip", attributes: [AttributeDescription(name: "name", type: .string)]),
+            EntityDescription(name: "BusinessTrip", attributes: [AttributeDescription(name: "perdiem", type: .double)], superentity: "Trip"),
+        ])
+        #expect(throws: Never.self) { try distinct.validate() }
+    }
 }

@@ -56,6 +56,11 @@ struct RequestDecodingErrorTests {
         Case(line: #"{"id":5,"op":"fetch","entity":"Trip","limit":-1}"#, id: 5, code: .invalidField, field: "limit", messageContains: "negative"),
         Case(line: #"{"id":5,"op":"fetch","entity":"Trip","offset":-3}"#, id: 5, code: .invalidField, field: "offset", messageContains: "negative"),
         Case(line: #"{"id":5,"op":"fetch","entity":"Trip","limit":1e40}"#, id: 5, code: .invalidField, field: "limit", messageContains: "'limit' is out of range"),
+        Case(line: #"{"id":5,"op":"fetch","entity":"Trip","limit":9223372036854775808}"#, id: 5, code: .invalidField, field: "limit", messageContains: "'limit' is out of range"),
+        Case(line: #"{"id":5,"op":"fetch","entity":"Trip","offset":1e400}"#, id: 5, code: .invalidField, field: "offset", messageContains: "'offset' is out of range"),
+        Case(line: #"{"id":5,"op":"fetch","entity":"Trip","limit":2.5}"#, id: 5, code: .invalidField, field: "limit", messageContains: "'limit' must be an integer"),
+        Case(line: #"{"id":9,"op":"history","history":{"limit":9223372036854775808}}"#, id: 9, code: .invalidField, field: "history.limit", messageContains: "out of range"),
+        Case(line: #"{"id":9,"op":"history","history":{"limit":-1}}"#, id: 9, code: .invalidField, field: "history.limit", messageContains: "non-negative"),
         Case(line: #"{"id":4,"op":"hello","user":"a","password":"p","protocol":1e40}"#, id: 4, code: .invalidField, field: nil, messageContains: "out of range"),
         Case(line: #"{"id":5,"op":"fetch","entity":"Trip","where":{"like":[{"key":"a"},{"value":1}]}}"#, id: 5, code: .invalidField, field: "where.like", messageContains: "unknown operator 'like'"),
         Case(line: #"{"id":5,"op":"fetch","entity":"Trip","where":{"eq":[{"key":"a"}]}}"#, id: 5, code: .invalidField, field: "where.eq", messageContains: "2 operands"),
@@ -86,6 +91,25 @@ struct RequestDecodingErrorTests {
         #expect(failure.error.code == c.code)
         #expect(failure.error.field == c.field)
         #expect(failure.error.message.contains(c.messageContains), "message: \(failure.error.message)")
+    }
+
+    /// PROTOCOL.md §8: `limit` and `offset` take 0 … 2⁶³−1, the largest included (it once went through a
+    /// `Double`, which rounds 2⁶³−1 up to 2⁶³).
+    @Test("the largest limit and offset a 64-bit integer holds are accepted")
+    func largestLimitAndOffset() throws {
+        let line = #"{"id":5,"op":"fetch","entity":"Trip","limit":9223372036854775807,"offset":9223372036854775807}"#
+        guard case .success(let request) = Request.decode(line: Data(line.utf8)), case .fetch(let fetch) = request.operation else {
+            Issue.record("the largest limit was refused")
+            return
+        }
+        #expect(fetch.limit == Int.max)
+        #expect(fetch.offset == Int.max)
+        let history = #"{"id":9,"op":"history","history":{"limit":9223372036854775807}}"#
+        guard case .success(let read) = Request.decode(line: Data(history.utf8)), case .history(let request) = read.operation else {
+            Issue.record("the largest history limit was refused")
+            return
+        }
+        #expect(request.limit == Int.max)
     }
 
     @Test("invalid UTF-8 is malformed")
