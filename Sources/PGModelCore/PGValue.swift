@@ -47,7 +47,9 @@ extension PGValue: Codable {
 
     public init(from decoder: any Decoder) throws {
         if let keyed = try? decoder.container(keyedBy: TagKey.self) {
-            guard let key = keyed.allKeys.first, keyed.allKeys.count == 1 else {
+            // `allKeys` lists only the tags: an unknown key beside one (`{"date":…,"x":1}`) is counted here.
+            let written = (try? decoder.container(keyedBy: AnyTagKey.self).allKeys.count) ?? 0
+            guard let key = keyed.allKeys.first, keyed.allKeys.count == 1, written == 1 else {
                 throw DecodingError.dataCorrupted(.init(
                     codingPath: decoder.codingPath,
                     debugDescription: "a tagged value has exactly one of the keys date, uuid, decimal, data, double"))
@@ -154,4 +156,12 @@ extension PGValue: Codable {
         if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return d }
         return try? Date.ISO8601FormatStyle().parse(text)
     }
+}
+
+/// Any key of a tagged value's object, so keys that are not tags are seen too.
+private struct AnyTagKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
 }

@@ -48,8 +48,8 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     public var maxResponseRows = 100_000
     /// The longest response line, in bytes; a longer answer is replaced by `result_too_large`.
     public var maxResponseBytes = 64 << 20
-    /// A logged-in connection that sends nothing for this long, and has no subscription, gets a
-    /// `timeout` line (id null) and is closed. `nil` keeps idle connections forever.
+    /// A connection (logged in or not) that sends nothing for this long, and has no request running or
+    /// subscription, gets a `timeout` line (id null) and is closed. `nil` keeps idle connections forever.
     public var idleTimeout: Duration? = .seconds(600)
     /// Requests read ahead of the one running, per connection. Past it the server stops reading that
     /// socket until it catches up, so a client that pipelines without end is held back by TCP, not by

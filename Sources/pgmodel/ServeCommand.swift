@@ -37,7 +37,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds a new connection has to log in before it is closed with 'timeout'.", valueName: "seconds"))
     var loginTimeout: Double = 10
 
-    @Option(help: ArgumentHelp("Seconds a logged-in connection may send nothing (without a subscription) before it is closed; 0 keeps idle connections.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds a connection may send nothing (without a request running or a subscription) before it is closed, logged in or not; 0 keeps idle connections.", valueName: "seconds"))
     var idleTimeout: Double = 600
 
     @Option(help: ArgumentHelp("PostgreSQL's statement_timeout for each request, in seconds (default: 0.9 x --request-timeout).", valueName: "seconds"))

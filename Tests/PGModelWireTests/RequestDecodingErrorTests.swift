@@ -80,6 +80,8 @@ struct RequestDecodingErrorTests {
         Case(line: #"{"id":7,"op":"save","inserts":[{"entity":"Trip","id":"nope","values":{}}]}"#, id: 7, code: .invalidField, field: "inserts[0].id", messageContains: "'inserts[0].id'"),
         Case(line: #"{"id":7,"op":"save","updates":[{"entity":"Trip","id":"0193a7c4-5e6f-7a8b-9c0d-000000000001","values":{"a":[1]}}]}"#, id: 7, code: .invalidField, field: "updates[0].values.a", messageContains: "'updates[0].values.a'"),
         Case(line: #"{"id":7,"op":"save","updates":[{"entity":"Trip","id":"0193a7c4-5e6f-7a8b-9c0d-000000000001","values":{"d":{"date":"yesterday"}}}]}"#, id: 7, code: .invalidField, field: "updates[0].values.d.date", messageContains: "ISO 8601"),
+        Case(line: #"{"id":7,"op":"save","updates":[{"entity":"Trip","id":"0193a7c4-5e6f-7a8b-9c0d-000000000001","values":{"d":{"date":"2024-05-01T10:00:00Z","x":1}}}]}"#, id: 7, code: .invalidField, field: "updates[0].values.d", messageContains: "exactly one of the keys"),
+        Case(line: #"{"id":5,"op":"fetch","entity":"Trip","where":{"eq":[{"key":"d"},{"value":{"date":"2024-05-01T10:00:00Z","x":1}}]}}"#, id: 5, code: .invalidField, field: "where.eq[1].value", messageContains: "exactly one of the keys"),
         Case(line: #"{"id":7,"op":"save","deletes":[{"id":"0193a7c4-5e6f-7a8b-9c0d-000000000001"}]}"#, id: 7, code: .missingField, field: "deletes[0].entity", messageContains: "'deletes[0].entity'"),
         Case(line: #"{"id":7,"op":"save","author":42}"#, id: 7, code: .invalidField, field: "author", messageContains: "must be a string"),
     ]
