@@ -141,6 +141,9 @@ fi
 # The README's shell steps, as a newcomer pastes them, on the scripts' own cluster.
 if [ -z "$external_database" ]; then
     run_script_phase readme bash scripts/readme-steps.sh
+    # A client written in Python from docs/PROTOCOL.md alone, against real services: the document's
+    # promises, checked from outside Swift.
+    run_script_phase protocol bash scripts/protocol-check.sh
 fi
 run_phase integration "$INTEGRATION_FILTER" "$ALONE_FILTER"
 for run in $(seq 1 "$HASH_SEED_RUNS"); do
