@@ -49,6 +49,16 @@ def check(name, ok, detail=""):
     return bool(ok)
 
 
+def skip(name, why):
+    """A timing check whose premise this machine did not meet (it was too slow to send the next request
+    within the window): reported, not counted as passed or failed."""
+    SKIPPED.append((name, why))
+    print(f"SKIP {name} -- {why}", flush=True)
+
+
+SKIPPED = []
+
+
 def short(x, n=300):
     s = x if isinstance(x, str) else json.dumps(x, sort_keys=True) if not isinstance(x, bytes) else repr(x)
     return s if len(s) <= n else s[:n] + f"...({len(s)} chars)"
@@ -713,17 +723,29 @@ def t_hello(ctx):
     codes = []
     last = None
 
+    answered = []  # when each attempt's answer arrived
+    sent = []      # when each attempt's connection was opened
+
     def attempt(i):
+        sent.append(time.monotonic())
         c = ctx.connect()
         r = c.req({"id": i, "op": "hello", "user": name, "password": "x", "protocol": 1})
+        answered.append(time.monotonic())
         c.close()
         return r
     for i in range(7):
         last = attempt(i)
         codes.append(err_code(last))
-    check("hello: with 5 free failures per user name, the 6th failure starts the wait and the 7th attempt "
-          "within 1 s is rate_limited",
-          codes[:6] == ["authentication_failed"] * 6 and codes[6] == "rate_limited", short(codes))
+    check("hello: with 5 free failures per user name, the first 6 are checked (authentication_failed)",
+          codes[:6] == ["authentication_failed"] * 6, short(codes))
+    # The 6th failure holds the name back 1 s from when it was recorded: the 7th attempt tests that only
+    # if it reached the server well inside that second (a loaded machine may take longer to send it).
+    if answered[6] - answered[5] < 0.7 or codes[6] == "rate_limited":
+        check("hello: the 6th failure starts the wait: the 7th attempt within 1 s is rate_limited",
+              codes[6] == "rate_limited", short(codes))
+    else:
+        skip("hello: the 7th attempt within 1 s is rate_limited",
+             f"the 7th attempt took {answered[6] - answered[5]:.2f} s to be answered")
     if codes[6] == "rate_limited":
         check("hello: rate_limited message says how many seconds to wait",
               any(ch.isdigit() for ch in last["error"]["message"]), short(last))
@@ -733,8 +755,12 @@ def t_hello(ctx):
                "authentication_failed", rid=7)
     time.sleep(1.2)
     r = attempt(8)
-    expect_err("hello: that failure doubles the wait to 2 s (an attempt 1.2 s later is rate_limited)", r,
-               "rate_limited", rid=8)
+    if answered[8] - answered[7] < 1.9 or err_code(r) == "rate_limited":
+        expect_err("hello: that failure doubles the wait to 2 s (an attempt 1.2 s later is rate_limited)", r,
+                   "rate_limited", rid=8)
+    else:
+        skip("hello: that failure doubles the wait to 2 s",
+             f"the next attempt was answered {answered[8] - answered[7]:.2f} s after it, past the 2 s")
     # a successful login clears the per-address counter
     c = ctx.connect()
     login(c, ctx.u1, ctx.p1)
@@ -2087,7 +2113,7 @@ def main():
             check("login timeout: a connection that never logs in gets an id-null timeout line (ping does not count)",
                   err_code(r) == "timeout" and r.get("id", 0) is None, short(r))
             check("login timeout: sent after about --login-timeout seconds",
-                  abs(dt - args.login_timeout) < 3, f"after {dt:.1f} s")
+                  -3 < dt - args.login_timeout < 6, f"after {dt:.1f} s")
             check("login timeout: connection closed after it", closed, "still open")
         else:
             check("login timeout: id-null timeout line", False, short(lt_result))
@@ -2101,7 +2127,8 @@ def main():
     for k, v in ctx.observed.items():
         print(f"# observed: {k}: {short(v)}")
     failed = [r for r in RESULTS if not r[1]]
-    print(f"# {len(RESULTS) - len(failed)} passed, {len(failed)} failed, {len(RESULTS)} checks")
+    print(f"# {len(RESULTS) - len(failed)} passed, {len(failed)} failed, {len(RESULTS)} checks"
+          + (f", {len(SKIPPED)} timing checks skipped (machine too slow for their window)" if SKIPPED else ""))
     return 1 if failed else 0
 
 
