@@ -28,44 +28,40 @@ public struct _StoredValueReader {
         self.values = [PGValue](repeating: .null, count: count)
     }
 
+    /// Where the next property's value goes, nil for one the row does not take; moves on either way.
+    @inlinable
+    mutating func nextSlot() -> Int? {
+        let property = position
+        position = property &+ 1
+        guard property < slots.count, case let slot = slots[property], slot >= 0, slot < values.count else { return nil }
+        return slot
+    }
+
     /// The next property, an attribute: its stored form by `codec`.
     @inlinable
     public mutating func read<Value>(_ value: Value, _ codec: AttributeCodec<Value>) {
-        let property = position
-        position = property &+ 1
-        guard property < slots.count, case let slot = slots[property], slot >= 0, slot < values.count else { return }
-        values[slot] = codec.encode(value)
+        if let slot = nextSlot() { values[slot] = codec.encode(value) }
     }
 
     /// The next property, an attribute of a subclass that inherits its initializers and has no value until
-    /// assigned (`@_PersistedProperty(unassigned: true)`): `.null` while unassigned, which the save refuses
-    /// as a missing value of a non-optional attribute.
+    /// assigned (`@_PersistedProperty(unassigned: true)`): while unassigned its column stays `.null`, which
+    /// the save refuses as a missing value of a non-optional attribute.
     @inlinable
     public mutating func read<Value>(unassigned value: Value?, _ codec: AttributeCodec<Value>) {
-        let property = position
-        position = property &+ 1
-        guard property < slots.count, case let slot = slots[property], slot >= 0, slot < values.count else { return }
-        values[slot] = value.map(codec.encode) ?? .null
+        guard let value else { return position &+= 1 }
+        read(value, codec)
     }
 
     /// The next property, a relationship without a value until assigned (see the attribute overload).
     public mutating func read<Value>(unassigned value: Value?, _ codec: RelationshipCodec<Value>) {
-        guard let value else {
-            let property = position
-            position = property &+ 1
-            guard property < slots.count, case let slot = slots[property], slot >= 0, slot < values.count, !codec.isToMany else { return }
-            values[slot] = .null
-            return
-        }
+        guard let value else { return position &+= 1 }
         read(value, codec)
     }
 
     /// The next property, a relationship: a to-one's foreign key (the related model's id, `.null` for
     /// none); a to-many is never one of the row's columns.
     public mutating func read<Value>(_ value: Value, _ codec: RelationshipCodec<Value>) {
-        let property = position
-        position = property &+ 1
-        guard property < slots.count, case let slot = slots[property], slot >= 0, slot < values.count, !codec.isToMany else { return }
+        guard let slot = nextSlot(), !codec.isToMany else { return }
         values[slot] = codec.models(value).first.map { .uuid($0._$backingData.id) } ?? .null
     }
 }

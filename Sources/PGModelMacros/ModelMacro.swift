@@ -308,7 +308,7 @@ extension ModelMacro: MemberAttributeMacro {
         guard case .persisted(let property) = ModelMember.classify(member, in: model.name.text),
               !property.isAlreadyPersisted
         else { return [] }
-        if !property.hasInitialValue, unassignedNames(of: model, [property]).contains(property.name) {
+        if !unassignedNames(of: model, [property]).isEmpty {
             return ["@_PersistedProperty(unassigned: true)"]
         }
         return ["@_PersistedProperty"]
