@@ -25,7 +25,7 @@ public enum HistoryChange: Hashable, Sendable {
         }
     }
 
-    /// `pgmodel.changes.id` of this change.
+    /// `pgmodel.change_rows.id` of this change.
     var changeIdentifier: Int64 {
         switch self {
         case .insert(let change): (change as? any PGModelHistoryChange)?.record.changeIdentifier ?? 0

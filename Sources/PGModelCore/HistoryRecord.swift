@@ -37,7 +37,7 @@ public struct HistoryRecord: Codable, Hashable, Sendable {
     }
 }
 
-/// One inserted, updated or deleted row of a ``HistoryRecord`` (`pgmodel.changes`).
+/// One inserted, updated or deleted row of a ``HistoryRecord`` (`pgmodel.change_rows`).
 ///
 /// ```swift
 /// HistoryChangeRecord(changeIdentifier: 7, kind: .update, entity: "Trip", id: tripID, updatedAttributes: ["name"])
@@ -47,7 +47,7 @@ public struct HistoryChangeRecord: Codable, Hashable, Sendable {
         case insert, update, delete
     }
 
-    /// `pgmodel.changes.id`, unique per change.
+    /// `pgmodel.change_rows.id`, unique per change (a run of inserts stores one per insert in `change_ids`).
     public var changeIdentifier: Int64
     public var kind: Kind
     /// The concrete class of the changed row.

@@ -74,14 +74,17 @@ public struct HistorySQL: Sendable {
         return b.statement
     }
 
-    /// Plain inserts of one class and owner as changes of one history transaction, in the ids' order:
-    /// stores exactly what ``insertChanges(transactionID:columns:)`` stores for the same inserts (no
-    /// attributes, values, tombstone or audience), with one array parameter instead of nine.
+    /// Plain inserts of one class and owner as changes of one history transaction, in the ids' order, with
+    /// one array parameter instead of nine. Two or more are one `pgmodel.changes` row, a run
+    /// (`sql/009_pgmodel_history_runs.sql`): their ids in `row_ids`, a change identifier each from the
+    /// changes' sequence in `change_ids` (the row's `id` is the first), `row_id` NULL. A single insert is
+    /// stored as ``insertChanges(transactionID:columns:)`` stores it. Either way
+    /// ``selectChanges(transactionIDs:entities:)`` reads one change per insert.
     ///
     /// ```swift
     /// sql.insertChanges(transactionID: 9, inserts: HistoryInsertColumns(entity: "Trip", owner: nil, rowIDs: ids))
-    /// // INSERT INTO "pgmodel"."changes" (…) SELECT $1, $2::text, "v"."r", 'insert', $3::uuid, '{}', false
-    /// //   FROM unnest($4::uuid[]) WITH ORDINALITY AS "v"("r", "i") ORDER BY "v"."i"
+    /// // INSERT INTO "pgmodel"."changes" ("id", …, "row_ids", "change_ids") SELECT "s"."c"[1], $1, $2::text, NULL,
+    /// //   'insert', $3::uuid, '{}', false, $4, "s"."c" FROM (SELECT array_agg(nextval(…) ORDER BY "g") …) AS "s"
     /// ```
     public func insertChanges(transactionID: Int64, inserts: HistoryInsertColumns) -> SQLStatement {
         var b = SQLBuilder()
@@ -89,10 +92,19 @@ public struct HistorySQL: Sendable {
         let entity = b.bind(.string(inserts.entity))
         let owner = b.bind(inserts.owner.map(PGValue.uuid) ?? .null)
         let rowIDs = b.bind(SQLArray(.uuid, inserts.rowIDs))
+        if inserts.count == 1 {
+            b.sql = """
+                INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "audience_only") \
+                SELECT \(id), \(entity)::text, (\(rowIDs))[1], 'insert', \(owner)::uuid, '{}', false
+                """
+            return b.statement
+        }
+        // The sequence hands out one value per insert, in the ids' order (ascending within the statement,
+        // though other writers' values may fall between them).
         b.sql = """
-            INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "audience_only") \
-            SELECT \(id), \(entity)::text, "v"."r", 'insert', \(owner)::uuid, '{}', false \
-            FROM unnest(\(rowIDs)) WITH ORDINALITY AS "v"("r", "i") ORDER BY "v"."i"
+            INSERT INTO "pgmodel"."changes" ("id", "transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "audience_only", "row_ids", "change_ids") \
+            SELECT "s"."c"[1], \(id), \(entity)::text, NULL, 'insert', \(owner)::uuid, '{}', false, \(rowIDs), "s"."c" \
+            FROM (SELECT array_agg(nextval('"pgmodel"."changes_id_seq"') ORDER BY "g") AS "c" FROM generate_series(1, cardinality(\(rowIDs))) AS "g") AS "s"
             """
         return b.statement
     }
@@ -138,8 +150,10 @@ public struct HistorySQL: Sendable {
     /// user, only changes of rows they may see: row-level security).
     public func selectChanges(transactionIDs: [Int64], entities: [String]?) -> SQLStatement {
         var b = SQLBuilder()
+        // Through pgmodel.change_rows: a run of inserts becomes one change per insert, and a service user
+        // gets only the inserts of a run they may see.
         var sql = "SELECT c.\"transaction_id\", c.\"id\", c.\"kind\", c.\"entity\", c.\"row_id\", c.\"updated_attributes\", "
-            + "c.\"new_values\"::text, c.\"tombstone\"::text FROM \"pgmodel\".\"changes\" c WHERE c.\"transaction_id\" = ANY("
+            + "c.\"new_values\"::text, c.\"tombstone\"::text FROM \"pgmodel\".\"change_rows\" c WHERE c.\"transaction_id\" = ANY("
             + b.bind(.string("{" + transactionIDs.map(String.init).joined(separator: ",") + "}")) + "::bigint[])"
             // A record appearing or disappearing for a user (a share, a revocation) is that user's event only.
             + " AND (NOT c.\"audience_only\" OR (SELECT \"pgmodel\".\"current_user_id\"()) = ANY (c.\"audience\"))"

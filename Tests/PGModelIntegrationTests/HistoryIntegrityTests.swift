@@ -33,7 +33,7 @@ struct HistoryIntegrityTests {
     }
 
     func count(_ engine: PostgresStoreEngine, _ c: PostgresConnection, changesOf ids: [Int64]) async throws -> Int64 {
-        let rows = try await engine.query(SQLStatement(sql: "SELECT count(*) FROM pgmodel.changes WHERE transaction_id = ANY ($1::text::bigint[])",
+        let rows = try await engine.query(SQLStatement(sql: "SELECT count(*) FROM pgmodel.change_rows WHERE transaction_id = ANY ($1::text::bigint[])",
                                                        binds: [.string("{" + ids.map(String.init).joined(separator: ",") + "}")]), on: c)
         return try rows.first?.decode(Int64.self) ?? -1
     }
@@ -90,6 +90,80 @@ struct HistoryIntegrityTests {
             }
             #expect(try await engine.count(FetchRequest(entity: "Memo"), in: schema, as: .trusted, on: c) == 25_000)
             #expect(try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions.count == 1)
+        }
+    }
+
+    /// A save's plain inserts of one class and owner are one `pgmodel.changes` row, a run (sql/009): read
+    /// back one change per insert, each with its own change identifier, in the request's order.
+    @Test func plainInsertsAreOneRunReadAsOneChangeEach() async throws {
+        try await withStore { engine, c, _ in
+            func strings(_ sql: String) async throws -> [String] {
+                try await engine.query(SQLStatement(sql: sql), on: c).map { try $0.decode(String.self) }
+            }
+            let rows = (0..<7).map(memo)
+            _ = try await engine.save(SaveRequest(inserts: rows, author: "run"), in: schema, as: .trusted, on: c)
+            _ = try await engine.save(SaveRequest(inserts: [memo(7)], author: "one"), in: schema, as: .trusted, on: c)
+            let page = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions
+            #expect(page.map(\.author) == ["run", "one"])
+            let run = try #require(page.first), one = try #require(page.last)
+            #expect(run.changes.map(\.id) == rows.map(\.id))
+            #expect(run.changes.allSatisfy { $0.kind == .insert && $0.entity == "Memo" })
+            let identifiers = run.changes.map(\.changeIdentifier)
+            #expect(Set(identifiers).count == 7 && identifiers == identifiers.sorted())
+            #expect(one.changes.count == 1 && one.changes.first?.changeIdentifier ?? 0 > identifiers.last ?? .max)
+            // Stored as one row with the ids, and the single insert as a row of its own.
+            #expect(try await strings("""
+                SELECT concat_ws(' ', id, row_id, cardinality(row_ids), change_ids[1] = id) FROM pgmodel.changes
+                WHERE transaction_id = \(run.transactionIdentifier)
+                """) == ["\(identifiers[0]) 7 t"])
+            #expect(try await strings("SELECT concat_ws(' ', row_id, row_ids IS NULL) FROM pgmodel.changes WHERE transaction_id = \(one.transactionIdentifier)")
+                    == ["\(one.changes[0].id.uuidString.lowercased()) t"])
+            // The admin's view: one row per change.
+            #expect(try await strings("SELECT row_id::text FROM pgmodel.change_rows WHERE transaction_id = \(run.transactionIdentifier) ORDER BY id")
+                    == rows.map { $0.id.uuidString.lowercased() })
+            // A run is only ever a run of inserts with an id each.
+            for malformed in [
+                "row_id, row_ids, change_ids, id) SELECT t, 'insert', gen_random_uuid(), ARRAY[gen_random_uuid()], ARRAY[n], n",
+                "row_ids, change_ids, id) SELECT t, 'update', ARRAY[gen_random_uuid()], ARRAY[n], n",
+                "row_ids, change_ids, id) SELECT t, 'insert', ARRAY[gen_random_uuid(), gen_random_uuid()], ARRAY[n], n",
+                "row_ids, change_ids, id) SELECT t, 'insert', ARRAY[gen_random_uuid()], ARRAY[n + 1], n",
+                "row_ids, change_ids, id) SELECT t, 'insert', '{}'::uuid[], '{}'::bigint[], n",
+            ] {
+                let insert = SQLStatement(sql: """
+                    INSERT INTO pgmodel.changes (transaction_id, entity, kind, \(malformed.replacingOccurrences(of: "SELECT t,", with: "SELECT t, 'Memo',"))
+                    FROM (SELECT \(run.transactionIdentifier)::bigint AS t, nextval('pgmodel.changes_id_seq') AS n) AS v
+                    """)
+                await #expect { try await engine.transaction(on: c) { try await engine.execute(insert, on: c) } } throws: {
+                    ($0 as? PGModelError)?.sqlState == "23514"
+                }
+            }
+        }
+    }
+
+    /// A run is one row, but a service user sees only its inserts they may see: a grantee of one of its
+    /// rows sees that row's insert, not its neighbours' — through the service's reads and through
+    /// `pgmodel.change_rows` in plain SQL as the user.
+    @Test func aGranteeSeesOnlyTheSharedInsertsOfARun() async throws {
+        try await withStore { engine, c, _ in
+            let suffix = UUID().uuidString.prefix(8).lowercased()
+            let alice = try await engine.createUser(name: "hr_alice_\(suffix)", password: "x", isAdmin: false, on: c)
+            let bob = try await engine.createUser(name: "hr_bob_\(suffix)", password: "x", isAdmin: false, on: c)
+            let rows = (0..<5).map(memo)
+            _ = try await engine.save(SaveRequest(inserts: rows), in: schema, as: .user(alice), on: c)
+            #expect(try await engine.fetchHistory(HistoryRequest(), as: .user(bob), on: c).transactions.isEmpty)
+            _ = try await engine.save(SaveRequest(shares: [ShareChange(record: RowReference(entity: "Memo", id: rows[2].id), user: bob.name, permission: .readOnly)]),
+                                      in: schema, as: .user(alice), on: c)
+            let seen = try await engine.fetchHistory(HistoryRequest(), as: .user(bob), on: c).transactions.flatMap(\.changes)
+            #expect(Set(seen.map(\.id)) == [rows[2].id], "\(seen)")
+            #expect(seen.first?.kind == .insert)
+            // The owner sees the whole run.
+            let hers = try await engine.fetchHistory(HistoryRequest(), as: .user(alice), on: c).transactions
+            #expect(hers.first?.changes.map(\.id) == rows.map(\.id))
+            // Plain SQL as Bob, row-level security and the view alone.
+            let visible = try await engine.transaction(as: .user(bob), on: c) {
+                try await engine.query(SQLStatement(sql: "SELECT DISTINCT row_id::text FROM pgmodel.change_rows"), on: c).map { try $0.decode(String.self) }
+            }
+            #expect(visible == [rows[2].id.uuidString.lowercased()])
         }
     }
 
@@ -160,8 +234,8 @@ struct HistoryIntegrityTests {
 }
 
 /// A database whose history was written before sql/008 (changes with a foreign key to their transaction)
-/// is upgraded in place: the foreign key gives way to the triggers, history is kept, and a second start
-/// changes nothing. In a scratch database of its own.
+/// is upgraded in place: the foreign key gives way to the triggers, runs of inserts arrive (sql/009),
+/// history is kept, and a second start changes nothing. In a scratch database of its own.
 @Suite("History integrity: upgrading from the foreign key")
 struct HistoryIntegrityUpgradeTests {
     @Test func anOldStoreKeepsItsHistoryAndItsGuarantees() async throws {
@@ -191,6 +265,11 @@ struct HistoryIntegrityUpgradeTests {
                                   "pgmodel_transactions_delete", "pgmodel_transactions_id", "pgmodel_transactions_truncate"])
             let policies = try await strings("SELECT with_check FROM pg_policies WHERE schemaname = 'pgmodel' AND tablename = 'changes' AND cmd = 'INSERT' ORDER BY policyname")
             #expect(policies.count == 2 && policies.allSatisfy { $0.contains("own_transaction_id") }, "\(policies)")
+            // sql/009: runs of inserts, and the select policy that shows a run to a grantee of one of its rows.
+            let appSelect = try await strings("SELECT qual FROM pg_policies WHERE schemaname = 'pgmodel' AND tablename = 'changes' AND policyname = 'pgmodel_app_select'")
+            #expect(appSelect.count == 1 && appSelect.allSatisfy { $0.contains("row_ids") }, "\(appSelect)")
+            #expect(try await strings("SELECT string_agg(attname::text, ',' ORDER BY attname) FROM pg_attribute WHERE attrelid = 'pgmodel.changes'::regclass AND attname IN ('row_ids', 'change_ids')")
+                    == ["change_ids,row_ids"])
             try await engine.bootstrap(on: c)
             #expect(try await strings(triggers) == installed)
             // The old history is readable, and deleting it deletes its changes.

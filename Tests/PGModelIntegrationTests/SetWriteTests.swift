@@ -297,8 +297,9 @@ struct SetWriteTests {
 }
 
 extension SetWriteTests {
-    /// The rows each of `writes` stores in one history transaction, written in turn and compared as text;
-    /// rolled back afterwards, so nothing is left behind.
+    /// The changes each of `writes` stores in one history transaction, written in turn and compared as text
+    /// one per change (`pgmodel.change_rows`, whichever way they are stored); rolled back afterwards, so
+    /// nothing is left behind.
     static func storedChanges(_ engine: PostgresStoreEngine, _ c: PostgresConnection,
                               _ writes: [(Int64) throws -> SQLStatement]) async throws -> [[String]] {
         let sql = HistorySQL(schemaName: engine.schemaName)
@@ -309,7 +310,7 @@ extension SetWriteTests {
                 let id = try #require(try transaction.first?.decode(Int64.self))
                 let select = SQLStatement(sql: """
                     SELECT concat_ws(' | ', entity, row_id, kind, owner_id, updated_attributes::text, new_values::text, tombstone::text, audience::text, audience_only)
-                    FROM pgmodel.changes WHERE transaction_id = $1 ORDER BY id
+                    FROM pgmodel.change_rows WHERE transaction_id = $1 ORDER BY id
                     """, binds: [.int(id)])
                 var before = 0
                 for write in writes {
@@ -356,8 +357,8 @@ extension SetWriteTests {
         }
     }
 
-    /// A chunk of plain inserts written as one array of ids stores, row for row, what the nine-column
-    /// statement stored for them, with and without an owner.
+    /// A chunk of plain inserts written as one array of ids (a run, one `pgmodel.changes` row) stores, change
+    /// for change, what the nine-column statement stored for them, with and without an owner.
     @Test func historyInsertColumnsStoreWhatTheColumnsStored() async throws {
         try await withStore { engine, c, _ in
             let sql = HistorySQL(schemaName: engine.schemaName)

@@ -53,17 +53,33 @@ struct HistorySQLTests {
         #expect(sql.notifyPayload(entities: many) == #"{"e":[],"s":"app"}"#, "an oversized ring names no entities")
     }
 
-    @Test func plainInsertsOfOneClassAndOwnerAreOneArray() {
+    @Test func plainInsertsOfOneClassAndOwnerAreOneRun() {
         let ids = [UUID(), UUID()]
         let owner = UUID()
         let statement = sql.insertChanges(transactionID: 9, inserts: HistoryInsertColumns(entity: "Trip", owner: owner, rowIDs: ids))
-        #expect(statement.sql == #"INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "audience_only") "#
-            + #"SELECT $1, $2::text, "v"."r", 'insert', $3::uuid, '{}', false FROM unnest($4::uuid[]) WITH ORDINALITY AS "v"("r", "i") ORDER BY "v"."i""#)
+        #expect(statement.sql == #"INSERT INTO "pgmodel"."changes" ("id", "transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "audience_only", "row_ids", "change_ids") "#
+            + #"SELECT "s"."c"[1], $1, $2::text, NULL, 'insert', $3::uuid, '{}', false, $4::uuid[], "s"."c" "#
+            + #"FROM (SELECT array_agg(nextval('"pgmodel"."changes_id_seq"') ORDER BY "g") AS "c" FROM generate_series(1, cardinality($4::uuid[])) AS "g") AS "s""#)
         #expect(statement.binds == [.int(9), .string("Trip"), .uuid(owner)])
         #expect(statement.arrays == [SQLArray(.uuid, ids.map(PGValue.uuid))])
         // The direct store's rows have no owner.
         #expect(sql.insertChanges(transactionID: 9, inserts: HistoryInsertColumns(entity: "Trip", owner: nil, rowIDs: ids)).binds
             == [.int(9), .string("Trip"), .null])
+    }
+
+    @Test func aSingleInsertIsARowOfItsOwn() {
+        let id = UUID()
+        let statement = sql.insertChanges(transactionID: 9, inserts: HistoryInsertColumns(entity: "Trip", owner: nil, rowIDs: [id]))
+        #expect(statement.sql == #"INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "audience_only") "#
+            + #"SELECT $1, $2::text, ($4::uuid[])[1], 'insert', $3::uuid, '{}', false"#)
+        #expect(statement.arrays == [SQLArray(.uuid, [.uuid(id)])])
+    }
+
+    @Test func changesAreReadOnePerInsertThroughTheView() {
+        let statement = sql.selectChanges(transactionIDs: [3, 4], entities: nil)
+        #expect(statement.sql.contains(#" FROM "pgmodel"."change_rows" c WHERE c."transaction_id" = ANY($1::bigint[])"#))
+        #expect(statement.sql.hasSuffix(#" ORDER BY c."id""#))
+        #expect(statement.binds == [.string("{3,4}")])
     }
 
     @Test func deletesRecordTheNewestToken() {
