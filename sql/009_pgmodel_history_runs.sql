@@ -4,31 +4,36 @@
 -- One row per inserted model made a bulk save write twice the rows it saved: a save of 20,000 new models
 -- spent ~115 ms of the server's ~290 ms on its 20,000 history rows (three index entries, a heap tuple and
 -- a sequence value each). Now the plain inserts of one class and owner that a save writes together (up
--- to 5,000 a statement) are one row:
+-- to 5,000 a statement) are one row, a run:
 --
--- * row_ids    the inserted rows' ids, in insertion order; row_id is NULL on such a row.
--- * change_ids each insert's change identifier (from pgmodel.changes_id_seq, like every change's id);
---              the row's own id is the first of them, so every change identifier stays unique.
+-- * row_ids  the inserted rows' ids, in insertion order; row_id is NULL on a run.
+-- * id       the run's first insert's change identifier; the k-th insert's is id + k - 1. The changes'
+--            sequence counts in steps of 8,192, so the identifiers a run takes
+--            are never another change's: every change identifier stays unique, and sorting by it
+--            still gives change order. A run holds at most 8,192 inserts (checked).
 --
 -- Such a row is always kind 'insert' with no attributes, values, tombstone or audience. A single insert,
 -- an update or a delete is one row as before (row_id set, row_ids NULL). pgmodel.change_rows shows every
 -- change as one row, whichever way it is stored: what admins query (docs/ADMIN.md, History).
+-- Do not set the sequence's increment back to 1: runs' identifiers would then be handed out again.
 
 DO $pgmodel$
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'pgmodel.changes'::regclass AND attname = 'row_ids' AND NOT attisdropped) THEN
         ALTER TABLE pgmodel.changes
             ADD COLUMN row_ids uuid[],
-            ADD COLUMN change_ids bigint[],
             ALTER COLUMN row_id DROP NOT NULL,
             ADD CONSTRAINT changes_row_or_rows CHECK ((row_id IS NULL) = (row_ids IS NOT NULL)),
             ADD CONSTRAINT changes_rows_shape CHECK (row_ids IS NULL OR (
                 kind = 'insert' AND NOT audience_only AND audience IS NULL AND new_values IS NULL AND tombstone IS NULL
-                AND cardinality(row_ids) > 0 AND array_ndims(row_ids) = 1 AND array_ndims(change_ids) = 1
-                AND cardinality(change_ids) = cardinality(row_ids) AND change_ids[1] = id));
+                AND array_ndims(row_ids) = 1 AND cardinality(row_ids) BETWEEN 1 AND 8192));
         COMMENT ON COLUMN pgmodel.changes.row_id IS 'the changed row''s id in its model table; NULL on a run of inserts (row_ids)';
-        COMMENT ON COLUMN pgmodel.changes.row_ids IS 'a run of plain inserts of one class and owner: the inserted rows'' ids, in order (row_id is NULL); pgmodel.change_rows shows one row per insert';
-        COMMENT ON COLUMN pgmodel.changes.change_ids IS 'a run of inserts: each insert''s change identifier, in row_ids'' order; id is the first';
+        COMMENT ON COLUMN pgmodel.changes.row_ids IS 'a run of plain inserts of one class and owner: the inserted rows'' ids, in order (row_id is NULL; the k-th insert''s change identifier is id + k - 1); pgmodel.change_rows shows one row per insert';
+    END IF;
+    -- Room for a run's identifiers after each value the sequence hands out.
+    IF (SELECT s.seqincrement FROM pg_sequence s WHERE s.seqrelid = 'pgmodel.changes_id_seq'::regclass) <> 8192 THEN
+        ALTER SEQUENCE pgmodel.changes_id_seq INCREMENT BY 8192;
+        COMMENT ON COLUMN pgmodel.changes.id IS 'the change''s identifier (changeIdentifier); a run''s k-th insert''s is id + k - 1 (the sequence counts in steps of 8,192)';
     END IF;
     -- The runs alone, a few rows among many: how a lookup by row id (pgmodel.change_rows) finds the runs
     -- to unnest without reading every change.
@@ -53,17 +58,17 @@ BEGIN
               FROM pgmodel.changes c
              WHERE c.row_ids IS NULL
             UNION ALL
-            SELECT r.change_id, c.transaction_id, c.entity, r.row_id, c.kind, c.owner_id, c.updated_attributes,
+            SELECT c.id + r.n - 1, c.transaction_id, c.entity, r.row_id, c.kind, c.owner_id, c.updated_attributes,
                    c.new_values, c.tombstone, c.audience, c.audience_only
               FROM pgmodel.changes c
-             CROSS JOIN LATERAL unnest(c.change_ids, c.row_ids) AS r(change_id, row_id)
+             CROSS JOIN LATERAL unnest(c.row_ids) WITH ORDINALITY AS r(row_id, n)
              WHERE c.row_ids IS NOT NULL
                AND (current_user NOT IN ('pgmodel_app', 'pgmodel_admin')
                     OR c.owner_id = (SELECT pgmodel.current_user_id())
                     OR (SELECT pgmodel.current_user_is_admin())
                     OR r.row_id = ANY ((SELECT pgmodel.shared_row_ids())::uuid[]));
         COMMENT ON VIEW pgmodel.change_rows IS 'PGModel history: one row per inserted, updated or deleted model (pgmodel.changes with its runs of inserts unnested)';
-        COMMENT ON COLUMN pgmodel.change_rows.id IS 'the change''s identifier (changeIdentifier): pgmodel.changes.id, or the insert''s entry of a run''s change_ids';
+        COMMENT ON COLUMN pgmodel.change_rows.id IS 'the change''s identifier (changeIdentifier): pgmodel.changes.id, or id + k - 1 for a run''s k-th insert';
         COMMENT ON COLUMN pgmodel.change_rows.transaction_id IS 'the history transaction (pgmodel.transactions.id) it belongs to';
         COMMENT ON COLUMN pgmodel.change_rows.entity IS 'the Swift class of the changed model';
         COMMENT ON COLUMN pgmodel.change_rows.row_id IS 'the changed row''s id in its model table';

@@ -47,7 +47,7 @@ public struct HistoryChangeRecord: Codable, Hashable, Sendable {
         case insert, update, delete
     }
 
-    /// `pgmodel.change_rows.id`, unique per change (a run of inserts stores one per insert in `change_ids`).
+    /// `pgmodel.change_rows.id`, unique per change (a run of inserts' k-th insert has its row's `id` + k − 1).
     public var changeIdentifier: Int64
     public var kind: Kind
     /// The concrete class of the changed row.

@@ -126,7 +126,8 @@ extension PostgresStoreEngine {
         }
     }
 
-    /// The most history changes one statement carries, as ``insertChunkSize`` for rows.
+    /// The most history changes one statement carries, as ``insertChunkSize`` for rows; at most
+    /// `HistorySQL.runCapacity`, since a chunk of plain inserts is one run.
     static let historyChunkSize = 5_000
 
     static let historyEncoder: JSONEncoder = {

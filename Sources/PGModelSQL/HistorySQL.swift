@@ -74,17 +74,21 @@ public struct HistorySQL: Sendable {
         return b.statement
     }
 
+    /// The most inserts one run holds: the step of `pgmodel.changes_id_seq`, which leaves a run's
+    /// change identifiers (its `id` and the values after it) to that run.
+    public static let runCapacity = 8_192
+
     /// Plain inserts of one class and owner as changes of one history transaction, in the ids' order, with
-    /// one array parameter instead of nine. Two or more are one `pgmodel.changes` row, a run
-    /// (`sql/009_pgmodel_history_runs.sql`): their ids in `row_ids`, a change identifier each from the
-    /// changes' sequence in `change_ids` (the row's `id` is the first), `row_id` NULL. A single insert is
-    /// stored as ``insertChanges(transactionID:columns:)`` stores it. Either way
+    /// one array parameter instead of nine. Two or more (at most ``runCapacity``) are one `pgmodel.changes`
+    /// row, a run (`sql/009_pgmodel_history_runs.sql`): their ids in `row_ids`, `row_id` NULL, and the k-th
+    /// insert's change identifier `id + k - 1`. A single insert is stored as
+    /// ``insertChanges(transactionID:columns:)`` stores it. Either way
     /// ``selectChanges(transactionIDs:entities:)`` reads one change per insert.
     ///
     /// ```swift
     /// sql.insertChanges(transactionID: 9, inserts: HistoryInsertColumns(entity: "Trip", owner: nil, rowIDs: ids))
-    /// // INSERT INTO "pgmodel"."changes" ("id", …, "row_ids", "change_ids") SELECT "s"."c"[1], $1, $2::text, NULL,
-    /// //   'insert', $3::uuid, '{}', false, $4, "s"."c" FROM (SELECT array_agg(nextval(…) ORDER BY "g") …) AS "s"
+    /// // INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes",
+    /// //   "audience_only", "row_ids") VALUES ($1, $2::text, NULL, 'insert', $3::uuid, '{}', false, $4)
     /// ```
     public func insertChanges(transactionID: Int64, inserts: HistoryInsertColumns) -> SQLStatement {
         var b = SQLBuilder()
@@ -95,16 +99,14 @@ public struct HistorySQL: Sendable {
         if inserts.count == 1 {
             b.sql = """
                 INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "audience_only") \
-                SELECT \(id), \(entity)::text, (\(rowIDs))[1], 'insert', \(owner)::uuid, '{}', false
+                VALUES (\(id), \(entity)::text, (\(rowIDs))[1], 'insert', \(owner)::uuid, '{}', false)
                 """
             return b.statement
         }
-        // The sequence hands out one value per insert, in the ids' order (ascending within the statement,
-        // though other writers' values may fall between them).
+        // More than a run holds fails the table's check (changes_rows_shape); the store's chunks are smaller.
         b.sql = """
-            INSERT INTO "pgmodel"."changes" ("id", "transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "audience_only", "row_ids", "change_ids") \
-            SELECT "s"."c"[1], \(id), \(entity)::text, NULL, 'insert', \(owner)::uuid, '{}', false, \(rowIDs), "s"."c" \
-            FROM (SELECT array_agg(nextval('"pgmodel"."changes_id_seq"') ORDER BY "g") AS "c" FROM generate_series(1, cardinality(\(rowIDs))) AS "g") AS "s"
+            INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "audience_only", "row_ids") \
+            VALUES (\(id), \(entity)::text, NULL, 'insert', \(owner)::uuid, '{}', false, \(rowIDs))
             """
         return b.statement
     }
