@@ -52,6 +52,26 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
     try await p50("client: decode the answer") {
         guard case .response = try ServerMessage.decode(line: responseLine.dropLast()) else { throw PGModelError(.internalError, "decode") }
     }
+    // A bulk save's line: what a service save of 1,000 models codes on each side.
+    func benchRow(_ i: Int) -> RowValues {
+        var values: [String: PGValue] = [:]
+        values["name"] = .string("product \(i)")
+        values["category"] = .string("category \(i % 20)")
+        values["price"] = .double(Double(i) + 0.25)
+        values["quantity"] = .int(Int64(i))
+        values["created"] = .date(Date())
+        values["active"] = .bool(i % 2 == 0)
+        values["note"] = .null
+        values["score"] = .double(1.5)
+        values["rank"] = .int(Int64(i))
+        return RowValues(entity: "BenchProduct", id: UUID.v7(), values: values)
+    }
+    let saveRequest = Request(id: .int(43), operation: .save(SaveRequest(inserts: (0..<1_000).map(benchRow))))
+    let saveLine = try saveRequest.encodedLine()
+    try await p50("client: encode a save of 1,000 models (\(saveLine.count) bytes)") { _ = try saveRequest.encodedLine() }
+    try await p50("server: decode that save") {
+        guard case .success = Request.decode(line: saveLine.dropLast()) else { throw PGModelError(.internalError, "decode") }
+    }
     try await p50("server: the request deadline (`Deadline.run`: a work task and a timer task)") {
         _ = try await Deadline(.seconds(30), operation: "'fetch'").run { 1 }
     }
