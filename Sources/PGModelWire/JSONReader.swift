@@ -207,7 +207,7 @@ struct JSONReader {
     }
 
     /// A quoted UUID, read by hand: `UUID(uuidString:)` goes through `sscanf`, a microsecond a row.
-    private mutating func uuid() throws -> UUID {
+    mutating func uuid() throws -> UUID {
         try expect(UInt8(ascii: "\""))
         guard position + 37 <= bytes.count, bytes[position + 36] == UInt8(ascii: "\"") else { throw Unexpected() }
         var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)

@@ -92,9 +92,10 @@ extension JSONReader {
         return text
     }
 
+    /// The canonical form only (36 characters, no escapes), read by hand: `UUID(uuidString:)` goes through
+    /// `sscanf`. Every such string is one `UUID(uuidString:)` reads the same; any other form declines.
     private mutating func saveUUID() throws -> UUID {
-        guard let id = UUID(uuidString: try saveString()) else { throw Unexpected() }
-        return id
+        try uuid()
     }
 
     /// A value as PROTOCOL.md §5 writes it, within the subset above.
