@@ -176,34 +176,43 @@ struct JSONReader {
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
         case UInt8(ascii: "\""): return .string(try string())
         case UInt8(ascii: "{"):
-            position += 1
-            let tag = try string()
-            try expect(UInt8(ascii: ":"))
-            let value: PGValue
-            switch tag {
-            case "double":
-                guard case .double(let d) = try number(asDouble: true) else { throw Unexpected() }
-                value = .double(d)
-            case "date":
-                guard let date = PGValue.parseDate(try string()) else { throw Unexpected() }
-                value = .date(date)
-            case "uuid":
-                guard let uuid = UUID(uuidString: try string()) else { throw Unexpected() }
-                value = .uuid(uuid)
-            case "decimal":
-                guard let decimal = Decimal(string: try string(), locale: Locale(identifier: "en_US_POSIX")) else { throw Unexpected() }
-                value = .decimal(decimal)
-            case "data":
-                guard let data = Data(base64Encoded: try string()) else { throw Unexpected() }
-                value = .data(data)
-            default:
-                throw Unexpected()
-            }
-            try expect(UInt8(ascii: "}"))
-            return value
+            return try taggedValue(string: { try $0.string() }, double: { reader in
+                guard case .double(let d) = try reader.number(asDouble: true) else { throw Unexpected() }
+                return d
+            })
         default:
             return try number()
         }
+    }
+
+    /// A tagged value, `{"double"|"date"|"uuid"|"decimal"|"data": …}`, its strings and its double read with
+    /// the caller's readers (the save reader's are stricter than a response's).
+    mutating func taggedValue(string readString: (inout JSONReader) throws -> String,
+                              double readDouble: (inout JSONReader) throws -> Double) throws -> PGValue {
+        try expect(UInt8(ascii: "{"))
+        let tag = try string()
+        try expect(UInt8(ascii: ":"))
+        let value: PGValue
+        switch tag {
+        case "double":
+            value = .double(try readDouble(&self))
+        case "date":
+            guard let date = PGValue.parseDate(try readString(&self)) else { throw Unexpected() }
+            value = .date(date)
+        case "uuid":
+            guard let uuid = UUID(uuidString: try readString(&self)) else { throw Unexpected() }
+            value = .uuid(uuid)
+        case "decimal":
+            guard let decimal = Decimal(string: try readString(&self), locale: Locale(identifier: "en_US_POSIX")) else { throw Unexpected() }
+            value = .decimal(decimal)
+        case "data":
+            guard let data = Data(base64Encoded: try readString(&self)) else { throw Unexpected() }
+            value = .data(data)
+        default:
+            throw Unexpected()
+        }
+        try expect(UInt8(ascii: "}"))
+        return value
     }
 
     /// A quoted UUID, read by hand: `UUID(uuidString:)` goes through `sscanf`, a microsecond a row.

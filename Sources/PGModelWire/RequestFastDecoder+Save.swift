@@ -106,31 +106,10 @@ extension JSONReader {
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
         case UInt8(ascii: "\""): return .string(try saveString())
         case UInt8(ascii: "{"):
-            position += 1
-            let tag = try plainString()
-            try expect(UInt8(ascii: ":"))
-            let value: PGValue
-            switch tag {
-            case "double":
-                let (text, _) = try jsonNumber()
-                guard let double = Double(text), double.isFinite else { throw Unexpected() }
-                value = .double(double)
-            case "date":
-                guard let date = PGValue.parseDate(try saveString()) else { throw Unexpected() }
-                value = .date(date)
-            case "uuid":
-                value = .uuid(try saveUUID())
-            case "decimal":
-                guard let decimal = Decimal(string: try saveString(), locale: Locale(identifier: "en_US_POSIX")) else { throw Unexpected() }
-                value = .decimal(decimal)
-            case "data":
-                guard let data = Data(base64Encoded: try saveString()) else { throw Unexpected() }
-                value = .data(data)
-            default:
-                throw Unexpected()
-            }
-            try expect(UInt8(ascii: "}"))
-            return value
+            return try taggedValue(string: { try $0.saveString() }, double: { reader in
+                guard let double = Double(try reader.jsonNumber().text), double.isFinite else { throw Unexpected() }
+                return double
+            })
         default:
             let (text, isInteger) = try jsonNumber()
             if isInteger {
@@ -144,7 +123,7 @@ extension JSONReader {
 
     /// A number literal exactly as JSON's grammar has it, `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`,
     /// and whether it is an integer literal (no fraction, no exponent).
-    private mutating func jsonNumber() throws -> (text: String, isInteger: Bool) {
+    fileprivate mutating func jsonNumber() throws -> (text: String, isInteger: Bool) {
         skipSpace()
         let start = position
         func digits() -> Int {
