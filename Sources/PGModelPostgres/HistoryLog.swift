@@ -149,6 +149,82 @@ struct HistoryLog {
         return columns
     }
 
+    /// The ranges of every change to write, one history statement each, in order: a stretch of at least
+    /// `minimumRun` plain inserts of one class and owner is a statement of its own (a run, at most `size`
+    /// a statement; a last piece shorter than `minimumRun` goes with what follows), and everything between
+    /// such stretches goes in statements of up to `size` changes.
+    /// A save that inserts albums, each with thousands of tracks, writes its tracks as runs; one that
+    /// interleaves a few of each writes them row by row, in as few statements as before.
+    ///
+    /// ```swift
+    /// log.statementRanges(size: 5_000, minimumRun: 256)   // [0..<1, 1..<2001, 2001..<2002, 2002..<4002]
+    /// ```
+    func statementRanges(size: Int, minimumRun: Int) -> [Range<Int>] {
+        // Row changes as stretches: (count, whether they are plain inserts of one class and owner).
+        var stretches: [(count: Int, isRun: Bool)] = []
+        func add(_ count: Int, isRun: Bool) {
+            guard count > 0 else { return }
+            if isRun, count >= minimumRun {
+                // A tail too short for a run of its own goes row by row with what follows.
+                let tail = count % size
+                if tail > 0, tail < minimumRun, count > tail {
+                    stretches.append((count - tail, true))
+                    add(tail, isRun: false)
+                } else {
+                    stretches.append((count, true))
+                }
+                return
+            }
+            if let last = stretches.last, !last.isRun {
+                stretches[stretches.count - 1].count += count
+            } else {
+                stretches.append((count, false))
+            }
+        }
+        var insertRun = 0, insertRunFirst = 0, insertsBefore = 0
+        for run in runs {
+            guard run.isInsert else {
+                add(run.count, isRun: false)
+                continue
+            }
+            // Inserts number insertsBefore ..< insertsBefore + run.count, split where class or owner changes.
+            var number = insertsBefore, stretch = 0
+            var key: (entity: Int32, owner: Int32)?
+            let end = insertsBefore + run.count
+            while number < end {
+                while number >= insertRunFirst + insertRuns[insertRun].count {
+                    insertRunFirst += insertRuns[insertRun].count
+                    insertRun += 1
+                }
+                let piece = insertRuns[insertRun]
+                let taken = min(end, insertRunFirst + piece.count) - number
+                if let current = key, current.entity != piece.entity || current.owner != piece.owner {
+                    add(stretch, isRun: true)
+                    stretch = 0
+                }
+                key = (piece.entity, piece.owner)
+                stretch += taken
+                number += taken
+            }
+            add(stretch, isRun: true)
+            insertsBefore = end
+        }
+        add(audienceEvents.count, isRun: false)
+        var ranges: [Range<Int>] = []
+        var start = 0
+        for stretch in stretches {
+            let end = start + stretch.count
+            var low = start
+            while low < end {
+                let high = min(low + size, end)
+                ranges.append(low..<high)
+                low = high
+            }
+            start = end
+        }
+        return ranges
+    }
+
     /// The changes at `range` as ``HistoryInsertColumns`` when every one is a plain insert of one class
     /// and owner (a bulk save's chunks are), else nil: ``columns(encoder:in:)`` then. Read from the
     /// insert runs, without an entry per change.

@@ -14,10 +14,10 @@ extension PostgresStoreEngine {
         let sql = HistorySQL(schemaName: schemaName)
         // At most `historyChunkSize` changes a statement, each chunk built while the statement before it
         // runs (the first while the save's last write may still run): bounds the binds' memory, and the
-        // client's work overlaps the server's.
-        // A chunk of plain inserts of one class and owner (a bulk save's) needs only their ids.
-        func chunk(at start: Int) throws -> HistoryChunk {
-            let range = start..<min(start + Self.historyChunkSize, log.count)
+        // client's work overlaps the server's. A long stretch of plain inserts of one class and owner (a
+        // bulk save's) is a chunk of its own, written as one row: a run.
+        let ranges = log.statementRanges(size: Self.historyChunkSize, minimumRun: Self.historyMinimumRun)
+        func chunk(_ range: Range<Int>) throws -> HistoryChunk {
             if let inserts = log.insertColumns(in: range) { return .inserts(inserts) }
             return .changes(try log.columns(encoder: Self.historyEncoder, in: range))
         }
@@ -27,17 +27,16 @@ extension PostgresStoreEngine {
             case .changes(let columns): sql.insertChanges(transactionID: transactionID, columns: columns)
             }
         }
-        var next = try chunk(at: 0)
+        guard let first = ranges.first else { return try await pipeline.drain() }
+        var next = try chunk(first)
         try await pipeline.drain()
         let rows = try await query(sql.insertTransaction(author: request.author, userID: requester.newRowOwner, userName: requester.userName, joining: isEnclosed), on: connection)
         guard let id = try rows.first?.decode(Int64.self) else {
             throw PGModelError(.internalError, "writing the history transaction of schema \(schemaName) returned no id")
         }
-        var start = 0
-        while start < log.count {
+        for index in ranges.indices {
             try await pipeline.send(statement(next, transactionID: id), self, on: connection)
-            start = min(start + Self.historyChunkSize, log.count)
-            if start < log.count { next = try chunk(at: start) }
+            if index + 1 < ranges.count { next = try chunk(ranges[index + 1]) }
         }
         try await pipeline.drain()
         try await execute(sql.notify(payload: sql.notifyPayload(entities: log.entities)), on: connection)
@@ -129,6 +128,11 @@ extension PostgresStoreEngine {
     /// The most history changes one statement carries, as ``insertChunkSize`` for rows; at most
     /// `HistorySQL.runCapacity`, since a chunk of plain inserts is one run.
     static let historyChunkSize = 5_000
+
+    /// The fewest plain inserts of one class and owner in a row that get a history statement of their own
+    /// (a run): fewer are written row by row with the changes around them, so a save that interleaves
+    /// classes sends no more statements than it did.
+    static let historyMinimumRun = 256
 
     static let historyEncoder: JSONEncoder = {
         let encoder = JSONEncoder()

@@ -17,7 +17,8 @@ struct HistoryIntegrityTests {
         AttributeDescription(name: "text", type: .string),
         AttributeDescription(name: "rank", type: .int64),
     ])
-    let schema: SchemaDescription = SchemaDescription(entities: [HistoryIntegrityTests.memo])
+    static let tag: EntityDescription = EntityDescription(name: "Tag", attributes: [AttributeDescription(name: "label", type: .string)])
+    let schema: SchemaDescription = SchemaDescription(entities: [HistoryIntegrityTests.memo, HistoryIntegrityTests.tag])
     let logger: Logger = {
         var logger = Logger(label: "pgmodel.test.integrity")
         logger.logLevel = .warning
@@ -141,6 +142,49 @@ struct HistoryIntegrityTests {
                     ($0 as? PGModelError)?.sqlState == "23514"
                 }
             }
+        }
+    }
+
+    /// Which history statements a log becomes: a long stretch of one class's inserts is a run of its own,
+    /// shorter ones go row by row with the changes around them, and no statement holds more than `size`.
+    @Test func longStretchesOfInsertsAreStatementsOfTheirOwn() {
+        var log = HistoryLog()
+        func inserts(_ entity: String, _ count: Int, owner: UUID? = nil) {
+            for _ in 0..<count { log.record(.insert, entity, .v7(), owner: owner) }
+        }
+        inserts("Album", 1)
+        inserts("Track", 300)
+        inserts("Album", 1)
+        inserts("Track", 10)
+        log.record(.update, "Album", .v7(), owner: nil, values: ["title": .string("x")])
+        inserts("Track", 300)
+        inserts("Track", 300, owner: UUID())   // another owner: another stretch
+        log.recordAudienceEvent(.insert, "Album", .v7(), for: UUID())
+        #expect(log.statementRanges(size: 5_000, minimumRun: 256) == [0..<1, 1..<301, 301..<313, 313..<613, 613..<913, 913..<914])
+        // Runs of at most `size`; a piece too short for a run (100 < 256) goes row by row with what follows.
+        #expect(log.statementRanges(size: 200, minimumRun: 256) == [0..<1, 1..<201, 201..<313, 313..<513, 513..<613, 613..<813, 813..<914])
+        // Below the minimum everything is row by row, in statements of `size`.
+        #expect(log.statementRanges(size: 500, minimumRun: 1_000) == [0..<500, 500..<914])
+        #expect(log.insertColumns(in: 1..<301)?.count == 300 && log.insertColumns(in: 313..<613)?.count == 300)
+        #expect(log.insertColumns(in: 301..<313) == nil)
+        #expect(HistoryLog().statementRanges(size: 5_000, minimumRun: 256).isEmpty)
+    }
+
+    /// A save of two albums' worth of memos and tags, interleaved: each long stretch of tags is one run,
+    /// the memos rows of their own, and history reads back every insert in the save's order.
+    @Test func aSaveThatInterleavesClassesWritesItsLongStretchesAsRuns() async throws {
+        try await withStore { engine, c, _ in
+            func tags(_ n: Int) -> [RowValues] { (0..<n).map { RowValues(entity: "Tag", id: .v7(), values: ["label": .string("t\($0)")]) } }
+            let rows = [memo(0)] + tags(300) + [memo(1)] + tags(300)
+            _ = try await engine.save(SaveRequest(inserts: rows), in: schema, as: .trusted, on: c)
+            let page = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions
+            let changes = try #require(page.first?.changes)
+            #expect(changes.map(\.id) == rows.map(\.id))
+            #expect(changes.map(\.entity) == rows.map(\.entity))
+            let stored = try await engine.query(SQLStatement(sql: """
+                SELECT concat_ws(' ', entity, coalesce(cardinality(row_ids), 1)) FROM pgmodel.changes WHERE transaction_id = $1 ORDER BY id
+                """, binds: [.int(try #require(page.first?.transactionIdentifier))]), on: c).map { try $0.decode(String.self) }
+            #expect(stored == ["Memo 1", "Tag 300", "Memo 1", "Tag 300"])
         }
     }
 
