@@ -49,7 +49,7 @@ struct JSONReader {
     }
 
     /// Calls `body` for each element of an array.
-    private mutating func array(_ body: (inout JSONReader) throws -> Void) throws {
+    mutating func array(_ body: (inout JSONReader) throws -> Void) throws {
         try expect(UInt8(ascii: "["))
         if try take(UInt8(ascii: "]")) { return }
         repeat { try body(&self) } while try take(UInt8(ascii: ","))
@@ -57,7 +57,7 @@ struct JSONReader {
     }
 
     /// Calls `body` with each key of an object, positioned at its value.
-    private mutating func object(_ body: (String, inout JSONReader) throws -> Void) throws {
+    mutating func object(_ body: (String, inout JSONReader) throws -> Void) throws {
         try expect(UInt8(ascii: "{"))
         if try take(UInt8(ascii: "}")) { return }
         repeat {
@@ -168,27 +168,28 @@ struct JSONReader {
         }
     }
 
-    /// A value as §5 of PROTOCOL.md writes it.
-    mutating func value() throws -> PGValue {
+    /// A value as §5 of PROTOCOL.md writes it. `strict` reads numbers as ``RequestFastDecoder`` must:
+    /// only those the general decoder could not read otherwise (`RequestFastDecoder+Save.swift`).
+    mutating func value(strict: Bool = false) throws -> PGValue {
         switch try peek() {
         case UInt8(ascii: "n"): try literal("null"); return .null
         case UInt8(ascii: "t"): try literal("true"); return .bool(true)
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
         case UInt8(ascii: "\""): return .string(try string())
         case UInt8(ascii: "{"):
-            return try taggedValue(string: { try $0.string() }, double: { reader in
+            return try taggedValue(double: { reader in
+                if strict { return try reader.strictTaggedDouble() }
                 guard case .double(let d) = try reader.number(asDouble: true) else { throw Unexpected() }
                 return d
             })
         default:
-            return try number()
+            return strict ? try strictNumber() : try number()
         }
     }
 
-    /// A tagged value, `{"double"|"date"|"uuid"|"decimal"|"data": …}`, its strings and its double read with
-    /// the caller's readers (the save reader's are stricter than a response's).
-    mutating func taggedValue(string readString: (inout JSONReader) throws -> String,
-                              double readDouble: (inout JSONReader) throws -> Double) throws -> PGValue {
+    /// A tagged value, `{"double"|"date"|"uuid"|"decimal"|"data": …}`, its double read with the caller's
+    /// reader (the save reader's is stricter than a response's).
+    mutating func taggedValue(double readDouble: (inout JSONReader) throws -> Double) throws -> PGValue {
         try expect(UInt8(ascii: "{"))
         let tag = try string()
         try expect(UInt8(ascii: ":"))
@@ -197,16 +198,16 @@ struct JSONReader {
         case "double":
             value = .double(try readDouble(&self))
         case "date":
-            guard let date = PGValue.parseDate(try readString(&self)) else { throw Unexpected() }
+            guard let date = PGValue.parseDate(try string()) else { throw Unexpected() }
             value = .date(date)
         case "uuid":
-            guard let uuid = UUID(uuidString: try readString(&self)) else { throw Unexpected() }
+            guard let uuid = UUID(uuidString: try string()) else { throw Unexpected() }
             value = .uuid(uuid)
         case "decimal":
-            guard let decimal = Decimal(string: try readString(&self), locale: Locale(identifier: "en_US_POSIX")) else { throw Unexpected() }
+            guard let decimal = Decimal(string: try string(), locale: Locale(identifier: "en_US_POSIX")) else { throw Unexpected() }
             value = .decimal(decimal)
         case "data":
-            guard let data = Data(base64Encoded: try readString(&self)) else { throw Unexpected() }
+            guard let data = Data(base64Encoded: try string()) else { throw Unexpected() }
             value = .data(data)
         default:
             throw Unexpected()

@@ -146,11 +146,11 @@ enum RequestFastEncoder {
             writer.raw(",\"id\":")
             writer.uuidString(row.id)
             writer.raw(",\"values\":{")
-            for (position, name) in row.values.keys.sorted().enumerated() {
+            for (position, entry) in row.values.sorted(by: { $0.key < $1.key }).enumerated() {
                 if position > 0 { writer.byte(UInt8(ascii: ",")) }
-                writer.string(name)
+                writer.string(entry.key)
                 writer.byte(UInt8(ascii: ":"))
-                try writer.value(row.values[name] ?? .null)
+                try writer.value(entry.value)
             }
             writer.raw("}}")
         }
