@@ -17,33 +17,40 @@ public struct Deadline: Sendable {
     /// What the operation is, for the error message.
     public var operation: String
 
+    /// The thread that keeps the time; tests give their own to count what it holds.
+    var timer: DeadlineTimer = .shared
+
     public init(_ timeout: Duration, operation: String) {
         self.timeout = timeout
         self.operation = operation
     }
 
     /// Runs `body`; throws `timeout` when it has not finished in time.
+    ///
+    /// `body` starts at once on the caller's thread (`Task.immediate`) and runs there until it first
+    /// suspends; the deadline counts from before it starts, and is kept by one shared timer thread
+    /// (``DeadlineTimer``) rather than a sleeping task: a service request no longer costs two extra jobs on
+    /// Swift's thread pool and their thread hops (issue 15).
     public func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let outcome = OnceOutcome<T>()
-        let timeout = self.timeout
-        let expired = timeoutError
+        let deadline = self
+        let clock = timer
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 outcome.install(continuation)
-                let work = Task {
+                let timer = clock.schedule(after: timeout) {
+                    // Formatted only when needed: a Duration's description costs microseconds.
+                    if outcome.resume(.failure(deadline.timeoutError)) { outcome.cancelWork() }
+                }
+                outcome.onResolve { clock.cancel(timer) }
+                let work = Task.immediate {
                     do { outcome.resume(.success(try await body())) } catch { outcome.resume(.failure(error)) }
                 }
-                let timer = Task {
-                    try? await Task.sleep(for: timeout)
-                    guard !Task.isCancelled else { return }
-                    if outcome.resume(.failure(expired)) { work.cancel() }
-                }
-                outcome.onResolve { timer.cancel() }
-                outcome.onCancellation { work.cancel() }
+                outcome.attachWork { work.cancel() }
             }
         } onCancel: {
             // The caller stopped waiting: so does the work, as far as it checks for cancellation.
-            if outcome.resume(.failure(CancellationError())) { outcome.cancelled() }
+            if outcome.resume(.failure(CancellationError())) { outcome.cancelWork() }
         }
     }
 
@@ -53,7 +60,8 @@ public struct Deadline: Sendable {
     }
 }
 
-/// A continuation resumed by whichever comes first: the result, the deadline or cancellation.
+/// A continuation resumed by whichever comes first: the result, the deadline or cancellation; and the
+/// work's cancellation, for the latter two.
 private final class OnceOutcome<T: Sendable>: @unchecked Sendable {
     // @unchecked: every field is read and written under `lock`.
     private let lock = NSLock()
@@ -61,8 +69,8 @@ private final class OnceOutcome<T: Sendable>: @unchecked Sendable {
     private var early: Result<T, any Error>?
     private var isResolved = false
     private var resolved: [@Sendable () -> Void] = []
-    private var isCancelled = false
-    private var cancellation: (@Sendable () -> Void)?
+    private var isWorkCancelled = false
+    private var workCancellation: (@Sendable () -> Void)?
 
     func install(_ continuation: CheckedContinuation<T, any Error>) {
         lock.lock()
@@ -95,26 +103,26 @@ private final class OnceOutcome<T: Sendable>: @unchecked Sendable {
         return true
     }
 
-    /// Runs `callback` when the caller is cancelled (at once if it already was).
-    func onCancellation(_ callback: @escaping @Sendable () -> Void) {
+    /// Keeps the way to cancel the work; cancels it at once if ``cancelWork()`` came first.
+    func attachWork(_ cancel: @escaping @Sendable () -> Void) {
         lock.lock()
-        guard !isCancelled else {
+        guard !isWorkCancelled else {
             lock.unlock()
-            callback()
+            cancel()
             return
         }
-        cancellation = callback
+        workCancellation = cancel
         lock.unlock()
     }
 
-    /// The caller was cancelled.
-    func cancelled() {
+    /// Cancels the work (the deadline passed or the caller was cancelled), now or once it is attached.
+    func cancelWork() {
         lock.lock()
-        isCancelled = true
-        let callback = cancellation
-        cancellation = nil
+        isWorkCancelled = true
+        let cancel = workCancellation
+        workCancellation = nil
         lock.unlock()
-        callback?()
+        cancel?()
     }
 
     func onResolve(_ callback: @escaping @Sendable () -> Void) {

@@ -1,0 +1,68 @@
+import Testing
+@testable import PGModelCore
+
+/// The one thread behind every service request's deadline: callbacks fire in deadline order, a cancelled
+/// one never fires, and a deadline earlier than the one the thread sleeps until still fires on time.
+@Suite("DeadlineTimer", .timeLimit(.minutes(1)))
+struct DeadlineTimerTests {
+    @Test func callbacksFireInDeadlineOrderNotSchedulingOrder() async {
+        let timer = DeadlineTimer()
+        let (fired, continuation) = AsyncStream.makeStream(of: Int.self)
+        for (label, milliseconds) in [(3, 60), (1, 20), (2, 40)] {
+            _ = timer.schedule(after: .milliseconds(milliseconds)) { continuation.yield(label) }
+        }
+        var order: [Int] = []
+        for await label in fired {
+            order.append(label)
+            if order.count == 3 { break }
+        }
+        #expect(order == [1, 2, 3])
+        #expect(timer.pendingCount == 0)
+    }
+
+    @Test func aCancelledCallbackNeverFires() async {
+        let timer = DeadlineTimer()
+        let (fired, continuation) = AsyncStream.makeStream(of: String.self)
+        let cancelled = timer.schedule(after: .milliseconds(10)) { continuation.yield("cancelled one") }
+        timer.cancel(cancelled)
+        #expect(timer.pendingCount == 0)
+        // Callbacks fire in deadline order, so the cancelled one would have come first.
+        _ = timer.schedule(after: .milliseconds(50)) { continuation.yield("later one") }
+        var iterator = fired.makeAsyncIterator()
+        #expect(await iterator.next() == "later one")
+    }
+
+    @Test func anEarlierDeadlineWakesTheSleepingThread() async {
+        let timer = DeadlineTimer()
+        let (fired, continuation) = AsyncStream.makeStream(of: String.self)
+        let far = timer.schedule(after: .seconds(3600)) { continuation.yield("far") }
+        // The thread now sleeps until the far deadline: the near one must wake it (or the test times out).
+        _ = timer.schedule(after: .milliseconds(20)) { continuation.yield("near") }
+        var iterator = fired.makeAsyncIterator()
+        #expect(await iterator.next() == "near")
+        #expect(timer.pendingCount == 1)
+        timer.cancel(far)
+        #expect(timer.pendingCount == 0)
+    }
+
+    @Test func aDeadlineThatEndsInTimeLeavesNothingScheduled() async throws {
+        var deadline = Deadline(.seconds(30), operation: "quick")
+        deadline.timer = DeadlineTimer()
+        #expect(try await deadline.run { 7 } == 7)
+        #expect(deadline.timer.pendingCount == 0)
+        await #expect(throws: PGModelError.self) {
+            try await deadline.run { () async throws -> Int in throw PGModelError(.notFound, "gone") }
+        }
+        #expect(deadline.timer.pendingCount == 0)
+    }
+
+    @Test func negativeAndHugeDelaysAreClamped() async {
+        let timer = DeadlineTimer()
+        let (fired, continuation) = AsyncStream.makeStream(of: String.self)
+        let huge = timer.schedule(after: .seconds(Int64.max)) { continuation.yield("huge") }
+        _ = timer.schedule(after: .seconds(-5)) { continuation.yield("past") }
+        var iterator = fired.makeAsyncIterator()
+        #expect(await iterator.next() == "past")
+        timer.cancel(huge)
+    }
+}
