@@ -248,30 +248,11 @@ struct JSONReader {
     private mutating func table() throws -> FetchedTable {
         var table = FetchedTable()
         var hasVia = false
-        var raw: [(shape: Int, id: UUID, values: [PGValue])] = []
+        var raw: [TableRow] = []
         try object { key, reader in
             switch key {
             case "rows":
-                try reader.array { reader in
-                    var shape = -1
-                    var id: UUID?
-                    var values: [PGValue] = []
-                    var index = 0
-                    try reader.array { reader in
-                        switch index {
-                        case 0:
-                            guard case .int(let number) = try reader.number(), let position = Int(exactly: number) else { throw Unexpected() }
-                            shape = position
-                        case 1:
-                            id = try reader.uuid()
-                        default:
-                            values.append(try reader.value())
-                        }
-                        index += 1
-                    }
-                    guard let id else { throw Unexpected() }
-                    raw.append((shape, id, values))
-                }
+                raw = try reader.tableRows()
             case "shapes":
                 try reader.array { reader in
                     var entity: String?
@@ -314,6 +295,115 @@ struct JSONReader {
             table.rows.append(FetchedTable.Row(shape: row.shape, id: row.id, values: row.values, via: via))
         }
         return table
+    }
+
+    typealias TableRow = (shape: Int, id: UUID, values: [PGValue])
+
+    /// The fewest bytes after `"rows":` for the rows to be read in two halves at once.
+    static let parallelRowBytes = 1 << 19
+
+    /// The `rows` array of a table: in two halves at once when the line is large (see ``rowSplit()``).
+    mutating func tableRows() throws -> [TableRow] {
+        guard let split = try rowSplit() else {
+            var rows: [TableRow] = []
+            try array { rows.append(try $0.tableRow()) }
+            return rows
+        }
+        let bytes = bytes
+        let start = position + 1
+        let (first, second) = try ParallelPair.run(
+            { try Self.tableRows(in: bytes, from: start, upTo: split) },
+            { () throws -> ([TableRow], Int) in
+                var reader = JSONReader(bytes)
+                reader.position = split + 1
+                var rows: [TableRow] = []
+                repeat { rows.append(try reader.tableRow()) } while try reader.take(UInt8(ascii: ","))
+                try reader.expect(UInt8(ascii: "]"))
+                return (rows, reader.position)
+            })
+        position = second.1
+        return first + second.0
+    }
+
+    /// The rows from `start` that end exactly at the comma at `end`.
+    private static func tableRows(in bytes: UnsafeRawBufferPointer, from start: Int, upTo end: Int) throws -> [TableRow] {
+        var reader = JSONReader(bytes)
+        reader.position = start
+        var rows: [TableRow] = []
+        while true {
+            rows.append(try reader.tableRow())
+            reader.skipSpace()
+            if reader.position == end { return rows }
+            guard reader.position < end, try reader.take(UInt8(ascii: ",")) else { throw Unexpected() }
+        }
+    }
+
+    /// Where a large `rows` array (the reader at its `[`) can be cut in two: the first comma between two
+    /// rows past the middle of what is left of the line; nil for a small array, or one that ends first.
+    ///
+    /// The scan knows only brackets, braces and strings (a backslash escapes the next byte, a quote
+    /// ends), which is how the strict reader delimits them, so a string holding `],[` cannot move the
+    /// cut: and each half must then read as whole rows ending exactly at the cut, or the line is refused.
+    mutating func rowSplit() throws -> Int? {
+        guard try peek() == UInt8(ascii: "["), bytes.count - position >= Self.parallelRowBytes else { return nil }
+        let middle = position + (bytes.count - position) / 2
+        var index = position + 1
+        var depth = 1
+        while index < bytes.count {
+            let b = bytes[index]
+            switch b {
+            case UInt8(ascii: "\""):
+                // To the quote that ends the string: the next one not escaped, that is not after an odd
+                // run of backslashes inside the string. memchr finds quotes many bytes at a time.
+                guard let base = bytes.baseAddress else { return nil }
+                let opened = index + 1
+                var from = opened
+                while true {
+                    guard let found = memchr(base + from, Int32(UInt8(ascii: "\"")), bytes.count - from) else { return nil }
+                    let quote = UnsafeRawPointer(found) - base
+                    var backslashes = 0
+                    while quote - backslashes - 1 >= opened, bytes[quote - backslashes - 1] == UInt8(ascii: "\\") { backslashes += 1 }
+                    if backslashes % 2 == 0 {
+                        index = quote
+                        break
+                    }
+                    from = quote + 1
+                }
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                depth -= 1
+                if depth == 0 { return nil }
+            case UInt8(ascii: ",") where depth == 1 && index >= middle:
+                return index
+            default:
+                break
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// One row of a table: `[shape, "id", value…]`.
+    mutating func tableRow() throws -> TableRow {
+        var shape = -1
+        var id: UUID?
+        var values: [PGValue] = []
+        var index = 0
+        try array { reader in
+            switch index {
+            case 0:
+                guard case .int(let number) = try reader.number(), let position = Int(exactly: number) else { throw Unexpected() }
+                shape = position
+            case 1:
+                id = try reader.uuid()
+            default:
+                values.append(try reader.value())
+            }
+            index += 1
+        }
+        guard let id else { throw Unexpected() }
+        return (shape, id, values)
     }
 
     /// `{"id":…,"ok":true,"table":{…}}`, keys in any order, nothing else.

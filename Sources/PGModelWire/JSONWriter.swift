@@ -11,6 +11,9 @@ struct JSONWriter {
 
     mutating func byte(_ b: UInt8) { bytes.append(b) }
 
+    /// What `other` wrote, after what this one did.
+    mutating func append(_ other: JSONWriter) { bytes.append(contentsOf: other.bytes) }
+
     mutating func raw(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }

@@ -30,21 +30,17 @@ public enum WireTable {
         }
         writer.raw(",\"ok\":true,\"table\":{\"rows\":[")
         let hasVia = table.rows.contains { $0.via != nil }
-        for (n, row) in table.rows.enumerated() {
-            if n > 0 { writer.byte(UInt8(ascii: ",")) }
-            writer.byte(UInt8(ascii: "["))
-            writer.integer(Int64(row.shape))
+        if table.rows.count >= parallelRows {
+            // Two halves written at once; each is valid JSON elements, joined by a comma.
+            let middle = table.rows.count / 2
+            let (first, second) = try ParallelPair.run(
+                { try rowsJSON(table.rows[..<middle], hasVia: hasVia) },
+                { try rowsJSON(table.rows[middle...], hasVia: hasVia) })
+            writer.append(first)
             writer.byte(UInt8(ascii: ","))
-            writer.uuidString(row.id)
-            for value in row.values {
-                writer.byte(UInt8(ascii: ","))
-                try writer.value(value)
-            }
-            if hasVia {
-                writer.byte(UInt8(ascii: ","))
-                if let via = row.via { writer.uuidString(via) } else { writer.raw("null") }
-            }
-            writer.byte(UInt8(ascii: "]"))
+            writer.append(second)
+        } else {
+            try writeRows(table.rows[...], hasVia: hasVia, into: &writer)
         }
         writer.raw("],\"shapes\":[")
         for (n, shape) in table.shapes.enumerated() {
@@ -60,6 +56,39 @@ public enum WireTable {
         }
         writer.raw(hasVia ? "],\"via\":true}}\n" : "]}}\n")
         return writer.data
+    }
+
+    /// The fewest rows a table needs for its line to be written, and read, in two halves at once: a
+    /// 20,000-row answer took ~23 ms to write and ~33 ms to read on one thread, while the other core idled.
+    static let parallelRows = 8_192
+
+    private static func rowsJSON(_ rows: ArraySlice<FetchedTable.Row>, hasVia: Bool) throws -> JSONWriter {
+        var writer = JSONWriter()
+        writer.reserve(rows.count * 160)
+        try writeRows(rows, hasVia: hasVia, into: &writer)
+        return writer
+    }
+
+    /// `rows` as comma-separated JSON arrays (no brackets around them).
+    private static func writeRows(_ rows: ArraySlice<FetchedTable.Row>, hasVia: Bool, into writer: inout JSONWriter) throws {
+        var first = true
+        for row in rows {
+            if !first { writer.byte(UInt8(ascii: ",")) }
+            first = false
+            writer.byte(UInt8(ascii: "["))
+            writer.integer(Int64(row.shape))
+            writer.byte(UInt8(ascii: ","))
+            writer.uuidString(row.id)
+            for value in row.values {
+                writer.byte(UInt8(ascii: ","))
+                try writer.value(value)
+            }
+            if hasVia {
+                writer.byte(UInt8(ascii: ","))
+                if let via = row.via { writer.uuidString(via) } else { writer.raw("null") }
+            }
+            writer.byte(UInt8(ascii: "]"))
+        }
     }
 
     /// The response in `line` (without its `"\n"`) when it is a successful `table` answer of exactly the

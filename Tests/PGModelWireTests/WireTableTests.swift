@@ -130,4 +130,76 @@ struct WireTableTests {
         #expect(PGValue.parseDate("1999-12-31T23:59:59.999999Z").map(PGValue.formatDate) == "1999-12-31T23:59:59.999999Z")
         #expect(PGValue.parseDate("2024-05-01T10:00:00.5Z") == Date(timeIntervalSince1970: 1_714_557_600.5))
     }
+
+    /// A table past ``WireTable/parallelRows`` whose line is past ``JSONReader/parallelRowBytes``: both are
+    /// written and read in two halves at once. Its strings hold what could fool a cut between rows that
+    /// did not follow strings: brackets, commas, quotes and backslashes, and whole forged rows.
+    static func largeTable(rows count: Int = 12_000) -> FetchedTable {
+        let forged = #"],[0,"0193a7c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d","forged"],["#
+        let awkward = ["plain", forged, "\\", "\\\"],[", "\"", "],", ",[", "{\"a\":[1,2]}", "tab\tnew\nline", "✈︎ ],[ 東京"]
+        var table = FetchedTable(shapes: [.init(entity: "Note", keys: ["title", "body", "rank"]), .init(entity: "Tag", keys: ["name"])])
+        for n in 0..<count {
+            let id = UUID(uuidString: String(format: "0193a7c4-5e6f-7a8b-9c0d-%012x", n)) ?? WireTest.tripID
+            if n % 7 == 3 {
+                table.rows.append(.init(shape: 1, id: id, values: [.string(awkward[n % awkward.count])]))
+            } else {
+                table.rows.append(.init(shape: 0, id: id, values: [
+                    .string(awkward[n % awkward.count] + " \(n)"), .string(String(repeating: awkward[(n + 3) % awkward.count], count: 1 + n % 5)),
+                    n % 11 == 0 ? .null : .int(Int64(n)),
+                ]))
+            }
+        }
+        return table
+    }
+
+    @Test("a large table is written and read in halves, and reads back exactly")
+    func largeTableInHalves() throws {
+        let table = Self.largeTable()
+        let response = Response(id: 9, .table(table))
+        let line = try response.encodedLine()
+        #expect(table.rows.count >= WireTable.parallelRows)
+        #expect(line.count >= JSONReader.parallelRowBytes)
+        #expect(!line.dropLast().contains(0x0A))
+        #expect(WireTable.decodeLine(line.dropLast()) == response)
+        // The halves joined are the JSON the general decoder reads, and JSONEncoder's line reads the same.
+        #expect(try WireJSON.makeDecoder().decode(Response.self, from: line) == response)
+        #expect(WireTable.decodeLine(try WireJSON.encodeLine(response).dropLast()) == response)
+    }
+
+    @Test("the cut between halves falls between rows, never inside a string")
+    func cutBetweenRows() throws {
+        let line = try Response(id: 9, .table(Self.largeTable())).encodedLine().dropLast()
+        try line.withUnsafeBytes { bytes in
+            var reader = JSONReader(bytes)
+            let rowsAt = try #require(line.firstRange(of: Data(#""rows":"#.utf8))).upperBound - line.startIndex
+            reader.position = rowsAt
+            let cut = try #require(try reader.rowSplit())
+            #expect(cut > bytes.count / 3)
+            // A row ends just before the cut and the next begins just after it, with a shape index.
+            #expect(bytes[cut - 1] == UInt8(ascii: "]"))
+            #expect(bytes[cut + 1] == UInt8(ascii: "["))
+            var next = JSONReader(bytes)
+            next.position = cut + 1
+            _ = try next.tableRow()
+        }
+    }
+
+    @Test("a fault in either half refuses the whole line", arguments: [0.25, 0.5, 0.75])
+    func faultInAHalf(at fraction: Double) throws {
+        var line = try Response(id: 9, .table(Self.largeTable())).encodedLine().dropLast()
+        // Turn the first id past that point into one that is not a UUID.
+        let from = line.startIndex + Int(Double(line.count) * fraction)
+        let marker = try #require(line[from...].firstRange(of: Data(#","0193a7c4-"#.utf8)))
+        line[marker.lowerBound + 2] = UInt8(ascii: "x")
+        #expect(WireTable.decodeLine(Data(line)) == nil)
+        #expect(throws: PGModelError.self) { try ServerMessage.decode(line: Data(line)) }
+    }
+
+    @Test("a large table with via keeps it in both halves")
+    func largeTableWithVia() throws {
+        var table = Self.largeTable()
+        for n in table.rows.indices where n % 2 == 0 { table.rows[n].via = WireTest.otherID }
+        let response = Response(id: 10, .table(table))
+        #expect(WireTable.decodeLine(try response.encodedLine().dropLast()) == response)
+    }
 }

@@ -15,6 +15,8 @@ import PostgresNIO
 struct InProcessService {
     /// `pgmodel://user:secret@127.0.0.1:port`.
     let url: URL
+    /// The user the URL logs in as.
+    let userName: String
     let running: Task<Void, any Error>
 
     /// Adds a user (an admin when `admin`) through `connection`, then starts a server on `schema` of the
@@ -37,7 +39,7 @@ struct InProcessService {
             running.cancel()
             throw PGModelError(.invalidConfiguration, "cannot form the service URL")
         }
-        return InProcessService(url: url, running: running)
+        return InProcessService(url: url, userName: userName, running: running)
     }
 
     func stop() async {

@@ -5,7 +5,7 @@ import NIOPosix
 /// with no async channel, no JSON and no PGModel in between. The client's handler fulfils one promise per
 /// line; `roundTrip()` awaits it from a task, as `RemoteModelStore` awaits its answers.
 final class LoopbackEcho: Sendable {
-    private let server: Channel
+    private let server: Channel?
     private let client: Channel
     private let handler: EchoClientHandler
 
@@ -22,7 +22,17 @@ final class LoopbackEcho: Sendable {
         return LoopbackEcho(server: server, client: client, handler: handler)
     }
 
-    private init(server: Channel, client: Channel, handler: EchoClientHandler) {
+    /// A bare NIO client (no server of its own) against another line server, such as the service.
+    static func client(to host: String, port: Int, group: EventLoopGroup) async throws -> LoopbackEcho {
+        let handler = EchoClientHandler()
+        let client = try await ClientBootstrap(group: group)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .channelInitializer { $0.pipeline.addHandler(handler) }
+            .connect(host: host, port: port).get()
+        return LoopbackEcho(server: nil, client: client, handler: handler)
+    }
+
+    private init(server: Channel?, client: Channel, handler: EchoClientHandler) {
         self.server = server
         self.client = client
         self.handler = handler
@@ -53,7 +63,7 @@ final class LoopbackEcho: Sendable {
 
     func close() async {
         try? await client.close()
-        try? await server.close()
+        try? await server?.close()
     }
 }
 

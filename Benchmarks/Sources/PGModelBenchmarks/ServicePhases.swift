@@ -96,7 +96,12 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
                                  active: true, note: nil, score: 1, rank: i))
     }
     try seed.save()
-    let service = try await InProcessService.start(databaseURL: databaseURL, schema: schema, admin: true, on: connection, logger: logger)
+    // A user fetching their own rows, as the suite's service contender does (an admin's policy differs).
+    let service = try await InProcessService.start(databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
+    _ = try await connection.query(PostgresQuery(
+        unsafeSQL: "UPDATE \"\(schema)\".\"bench_product\" SET owner_id = (SELECT id FROM pgmodel.users WHERE name = $1)",
+        binds: { var b = PostgresBindings(); b.append(service.userName); return b }()), logger: logger).collect()
+    _ = try await connection.query(PostgresQuery(unsafeSQL: "VACUUM ANALYZE \"\(schema)\".\"bench_product\""), logger: logger).collect()
     let remoteURL = service.url
     let remote = try RemoteModelStore(url: remoteURL)
     let direct = PostgresModelStore(configuration: try PostgresStoreConfiguration.parse(directURL.absoluteString),
@@ -111,6 +116,10 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
         return FetchRequest(entity: entity, predicate: .compare(.equal, .key("rank"), .value(.int(Int64(key)))), limit: 1)
     }
     try await p50("service `ping` round trip (in-process server, loopback TCP)") { try await remote.ping() }
+    let bare = try await LoopbackEcho.client(to: "127.0.0.1", port: service.url.port ?? 0, group: MultiThreadedEventLoopGroup.singleton)
+    try await p50("service `ping` from a bare NIO client (handler and promise)") { try await bare.roundTrip() }
+    try await p50("service `ping` from a bare NIO client, awaited on its loop") { try await bare.roundTripOnLoop() }
+    await bare.close()
     try await p50("direct store `fetchTable`, point by an indexed column") {
         guard try await direct.fetchTable(point()).rows.count == 1 else { throw PGModelError(.internalError, "direct point") }
     }
