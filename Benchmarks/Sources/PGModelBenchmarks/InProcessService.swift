@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PGModel
 import PGModelServer
+import PGModelStore
 import PostgresNIO
 
 /// The line-protocol service run in this process on loopback, and a user it knows (password `secret`):
@@ -18,6 +19,8 @@ struct InProcessService {
     /// The user the URL logs in as.
     let userName: String
     let running: Task<Void, any Error>
+    /// The `pgmodel serve` process, when the service runs in one of its own.
+    var child: Process? = nil
 
     /// Adds a user (an admin when `admin`) through `connection`, then starts a server on `schema` of the
     /// database of `databaseURL`.
@@ -45,5 +48,44 @@ struct InProcessService {
     func stop() async {
         running.cancel()
         _ = try? await running.value
+        if let child, child.isRunning {
+            child.terminate()
+            child.waitUntilExit()
+        }
+    }
+
+    /// A `pgmodel serve` child process (the release binary at `binary`) on `schema`, as the service is
+    /// deployed, instead of a server in this process; a user is added as ``start(databaseURL:schema:admin:on:logger:)`` does.
+    static func startChild(binary: String, databaseURL: URL, schema: String, on connection: PostgresConnection,
+                           logger: Logger) async throws -> InProcessService {
+        let userName = "bench_" + UUID().uuidString.lowercased().prefix(8)
+        _ = try await connection.query(PostgresQuery(
+            unsafeSQL: "INSERT INTO pgmodel.users (name, password_hash, is_admin) VALUES ($1, crypt('secret', gen_salt('bf', 4)), false)",
+            binds: { var b = PostgresBindings(); b.append(userName); return b }()), logger: logger).collect()
+        var serverURL = URLComponents(url: databaseURL, resolvingAgainstBaseURL: false)
+        serverURL?.queryItems = nil
+        let port = 20_000 + Int.random(in: 0..<20_000)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["serve", "--port", "\(port)", "--database-url", serverURL?.url?.absoluteString ?? databaseURL.absoluteString,
+                             "--schema", schema]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        guard let url = URL(string: "pgmodel://\(userName):secret@127.0.0.1:\(port)") else {
+            process.terminate()
+            throw PGModelError(.invalidConfiguration, "cannot form the service URL")
+        }
+        // Ready when it answers a ping.
+        let probe = try RemoteModelStore(url: url)
+        defer { Task { await probe.close() } }
+        for _ in 0..<200 {
+            if (try? await probe.ping()) != nil {
+                return InProcessService(url: url, userName: userName, running: Task {}, child: process)
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        process.terminate()
+        throw PGModelError(.connectionFailed, "pgmodel serve did not answer on port \(port)")
     }
 }

@@ -97,7 +97,14 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
     }
     try seed.save()
     // A user fetching their own rows, as the suite's service contender does (an admin's policy differs).
-    let service = try await InProcessService.start(databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
+    // `--service-binary <path to pgmodel>`: the service in a process of its own, as deployed.
+    let arguments = CommandLine.arguments
+    let binary = arguments.firstIndex(of: "--service-binary").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+    let service = if let binary {
+        try await InProcessService.startChild(binary: binary, databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
+    } else {
+        try await InProcessService.start(databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
+    }
     _ = try await connection.query(PostgresQuery(
         unsafeSQL: "UPDATE \"\(schema)\".\"bench_product\" SET owner_id = (SELECT id FROM pgmodel.users WHERE name = $1)",
         binds: { var b = PostgresBindings(); b.append(service.userName); return b }()), logger: logger).collect()
@@ -115,7 +122,8 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
         key = (key + 7919) % 2000
         return FetchRequest(entity: entity, predicate: .compare(.equal, .key("rank"), .value(.int(Int64(key)))), limit: 1)
     }
-    try await p50("service `ping` round trip (in-process server, loopback TCP)") { try await remote.ping() }
+    let place = binary == nil ? "in-process server" : "`pgmodel serve` process"
+    try await p50("service `ping` round trip (\(place), loopback TCP)") { try await remote.ping() }
     let bare = try await LoopbackEcho.client(to: "127.0.0.1", port: service.url.port ?? 0, group: MultiThreadedEventLoopGroup.singleton)
     try await p50("service `ping` from a bare NIO client (handler and promise)") { try await bare.roundTrip() }
     try await p50("service `ping` from a bare NIO client, awaited on its loop") { try await bare.roundTripOnLoop() }
