@@ -38,6 +38,9 @@ public struct Deadline: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 outcome.install(continuation)
+                // Cancelled before it began: the work never starts (`Task.immediate` would run it
+                // before it could be told).
+                guard !outcome.isResolved else { return }
                 let timer = clock.schedule(after: timeout) {
                     // Formatted only when needed: a Duration's description costs microseconds.
                     if outcome.resume(.failure(deadline.timeoutError)) { outcome.cancelWork() }
@@ -67,10 +70,17 @@ private final class OnceOutcome<T: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var continuation: CheckedContinuation<T, any Error>?
     private var early: Result<T, any Error>?
-    private var isResolved = false
+    private var isResolvedFlag = false
     private var resolved: [@Sendable () -> Void] = []
     private var isWorkCancelled = false
     private var workCancellation: (@Sendable () -> Void)?
+
+    /// Whether the caller has been answered (by the result, the deadline or cancellation).
+    var isResolved: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return isResolvedFlag
+    }
 
     func install(_ continuation: CheckedContinuation<T, any Error>) {
         lock.lock()
@@ -87,11 +97,11 @@ private final class OnceOutcome<T: Sendable>: @unchecked Sendable {
     @discardableResult
     func resume(_ result: Result<T, any Error>) -> Bool {
         lock.lock()
-        guard !isResolved else {
+        guard !isResolvedFlag else {
             lock.unlock()
             return false
         }
-        isResolved = true
+        isResolvedFlag = true
         let continuation = self.continuation
         self.continuation = nil
         if continuation == nil { early = result }
@@ -127,7 +137,7 @@ private final class OnceOutcome<T: Sendable>: @unchecked Sendable {
 
     func onResolve(_ callback: @escaping @Sendable () -> Void) {
         lock.lock()
-        guard !isResolved else {
+        guard !isResolvedFlag else {
             lock.unlock()
             callback()
             return

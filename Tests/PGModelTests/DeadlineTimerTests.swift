@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import PGModelCore
 
@@ -64,5 +65,42 @@ struct DeadlineTimerTests {
         var iterator = fired.makeAsyncIterator()
         #expect(await iterator.next() == "past")
         timer.cancel(huge)
+    }
+
+    @Test func manyConcurrentDeadlinesAllAnswerAndLeaveNothingScheduled() async throws {
+        let timer = DeadlineTimer()
+        let total = try await withThrowingTaskGroup(of: Int.self) { group in
+            for n in 0..<1_000 {
+                group.addTask {
+                    var deadline = Deadline(.seconds(30), operation: "call \(n)")
+                    deadline.timer = timer
+                    return try await deadline.run {
+                        if n % 3 == 0 { await Task.yield() }
+                        return n
+                    }
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(total == (0..<1_000).reduce(0, +))
+        #expect(timer.pendingCount == 0)
+    }
+
+    @Test func aCallerCancelledBeforeTheCallGetsCancellationAndTheWorkNeverStarts() async throws {
+        let timer = DeadlineTimer()
+        let started = Mutex(false)
+        let caller = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            var deadline = Deadline(.seconds(30), operation: "late")
+            deadline.timer = timer
+            return try await deadline.run {
+                started.withLock { $0 = true }
+                return 1
+            }
+        }
+        await #expect(throws: CancellationError.self) { try await caller.value }
+        // The work would have started on the caller's thread before `run` returned.
+        #expect(started.withLock { $0 } == false)
+        #expect(timer.pendingCount == 0)
     }
 }
