@@ -9,7 +9,7 @@ import PostgresNIO
 
 /// Where a service point fetch's time goes, step by step, each timed alone (p50 of `calls`, µs): one
 /// PostgreSQL round trip, the wire coding of the request and of a one-row `table` answer on both sides,
-/// the request deadline's tasks, one hop to a new task; then whole requests below the models: the
+/// the request deadline, one hop to a new task; then whole requests below the models: the
 /// service's `ping`, and a point `fetchTable` on the direct store and through an in-process service.
 /// `--phases` prints them.
 func measureServicePhases(databaseURL: URL, calls: Int) async throws {
@@ -72,7 +72,7 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
     try await p50("server: decode that save") {
         guard case .success = Request.decode(line: saveLine.dropLast()) else { throw PGModelError(.internalError, "decode") }
     }
-    try await p50("server: the request deadline (`Deadline.run`: a work task and a timer task)") {
+    try await p50("server: the request deadline (`Deadline.run`: the work's task and the shared timer thread)") {
         _ = try await Deadline(.seconds(30), operation: "'fetch'").run { 1 }
     }
     try await p50("one hop to a new task and back (`await Task { }.value`)") { _ = await Task { 1 }.value }
