@@ -188,6 +188,7 @@ final class DeadlineTimer: @unchecked Sendable {
         guard seconds >= 0 else { return 0 }
         let whole = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
         guard !whole.overflow else { return .max }
-        return whole.partialValue.addingReportingOverflow(UInt64(max(0, attoseconds) / 1_000_000_000)).partialValue
+        let total = whole.partialValue.addingReportingOverflow(UInt64(max(0, attoseconds) / 1_000_000_000))
+        return total.overflow ? .max : total.partialValue
     }
 }

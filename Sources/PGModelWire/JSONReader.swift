@@ -52,6 +52,11 @@ struct JSONReader {
     mutating func array(_ body: (inout JSONReader) throws -> Void) throws {
         try expect(UInt8(ascii: "["))
         if try take(UInt8(ascii: "]")) { return }
+        try elements(body)
+    }
+
+    /// Calls `body` for each element of a non-empty array whose `[` was read, then reads its `]`.
+    mutating func elements(_ body: (inout JSONReader) throws -> Void) throws {
         repeat { try body(&self) } while try take(UInt8(ascii: ","))
         try expect(UInt8(ascii: "]"))
     }
@@ -317,8 +322,7 @@ struct JSONReader {
                 var reader = JSONReader(bytes)
                 reader.position = split + 1
                 var rows: [TableRow] = []
-                repeat { rows.append(try reader.tableRow()) } while try reader.take(UInt8(ascii: ","))
-                try reader.expect(UInt8(ascii: "]"))
+                try reader.elements { rows.append(try $0.tableRow()) }
                 return (rows, reader.position)
             })
         position = second.1

@@ -61,10 +61,16 @@ struct DeadlineTimerTests {
         let timer = DeadlineTimer()
         let (fired, continuation) = AsyncStream.makeStream(of: String.self)
         let huge = timer.schedule(after: .seconds(Int64.max)) { continuation.yield("huge") }
+        // Whole seconds that fit in UInt64 nanoseconds, plus a fraction that does not: still far away.
+        let edge = timer.schedule(after: .seconds(18_446_744_073) + .nanoseconds(999_999_999)) { continuation.yield("edge") }
         _ = timer.schedule(after: .seconds(-5)) { continuation.yield("past") }
         var iterator = fired.makeAsyncIterator()
         #expect(await iterator.next() == "past")
+        // Had the edge wrapped around, it would fire ~0.3 s from now, before this one.
+        _ = timer.schedule(after: .seconds(1)) { continuation.yield("later") }
+        #expect(await iterator.next() == "later")
         timer.cancel(huge)
+        timer.cancel(edge)
     }
 
     @Test func manyConcurrentDeadlinesAllAnswerAndLeaveNothingScheduled() async throws {
