@@ -140,6 +140,9 @@ def goals(data):
     a, b = get("service", point), get("pgmodel", point)
     if a and b:
         add("service: point fetch over the direct store", f"{a - b:+,.0f} µs", "≤ +100 µs", a - b <= 100)
+    a, b = get("line-server-floor", point), get("line-server-floor-driver", point)
+    if a and b:
+        rows.append(f"| (the floor under that: a bare NIO line server running the driver's select, over the select alone) | {a - b:+,.0f} µs | | |")
     large = data.get("enumerate")
     if large and large.get("enumerate_ms") and large.get("fetch_ms"):
         e, f = sorted(large["enumerate_ms"]), sorted(large["fetch_ms"])

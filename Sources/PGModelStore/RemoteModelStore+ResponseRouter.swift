@@ -10,7 +10,7 @@ extension RemoteModelStore {
     }
 
     /// A request on its way out, with the promise its response completes.
-    struct PendingRequest {
+    struct PendingRequest: Sendable {
         var id: RequestID
         var line: ByteBuffer
         var promise: EventLoopPromise<Response>

@@ -221,19 +221,17 @@ public final class RemoteModelStore: ModelStore {
         let timeout = timeout ?? requestTimeout
         // The server learns the deadline too, so it neither starts nor commits the request after this
         // call has thrown `timeout`.
-        let answer = roundTrip(operation, id: id, timeout: .nanoseconds(timeout.nanoseconds), on: channel)
-        let deadline = channel.eventLoop.makePromise(of: Response.self)
-        let timer = channel.eventLoop.scheduleTask(in: timeout) { [endpoint] in
-            // A promise completes once: if the answer comes first, this failure is ignored.
-            deadline.fail(PGModelError(.timeout,
-                "'\(operation.name.rawValue)' got no answer from \(endpoint) within \(ConnectionDeadline.describe(timeout)); the connection was closed"))
-            channel.close(promise: nil)
+        let endpoint = endpoint
+        let answer = roundTrip(operation, id: id, timeout: .nanoseconds(timeout.nanoseconds), on: channel) { answer in
+            let timer = channel.eventLoop.scheduleTask(in: timeout) {
+                // A promise completes once: if the answer came first, this failure is ignored.
+                answer.fail(PGModelError(.timeout,
+                    "'\(operation.name.rawValue)' got no answer from \(endpoint) within \(ConnectionDeadline.describe(timeout)); the connection was closed"))
+                channel.close(promise: nil)
+            }
+            answer.futureResult.whenComplete { _ in timer.cancel() }
         }
-        answer.whenComplete { result in
-            timer.cancel()
-            deadline.completeWith(result)
-        }
-        return try await deadline.futureResult.get()
+        return try await answer.get()
     }
 
     /// A request id never used before by this store, on any connection.
@@ -245,8 +243,10 @@ public final class RemoteModelStore: ModelStore {
     }
 
     /// Writes one request (with `id`, or a new one, and the client's `timeout` for it) and returns the
-    /// future of its response.
-    func roundTrip(_ operation: Request.Operation, id: RequestID? = nil, timeout: Duration? = nil, on channel: any Channel) -> EventLoopFuture<Response> {
+    /// future of its response. `onLoop` runs on the channel's event loop just before the write (a
+    /// deadline's timer): one trip to the loop for both, since each trip from another thread wakes it.
+    func roundTrip(_ operation: Request.Operation, id: RequestID? = nil, timeout: Duration? = nil, on channel: any Channel,
+                   onLoop: (@Sendable (EventLoopPromise<Response>) -> Void)? = nil) -> EventLoopFuture<Response> {
         let id = id ?? makeRequestID()
         let promise = channel.eventLoop.makePromise(of: Response.self)
         let line: Data
@@ -257,10 +257,15 @@ public final class RemoteModelStore: ModelStore {
             return promise.futureResult
         }
         let pending = PendingRequest(id: id, line: ByteBuffer(bytes: line), promise: promise)
-        // If the channel is already closed the write never reaches the router; fail the promise here.
-        channel.writeAndFlush(pending).whenFailure { [endpoint] _ in
-            promise.fail(RequestNotRun(error: PGModelError(.connectionFailed, "the connection to \(endpoint) is closed")))
+        let endpoint = endpoint
+        let send: @Sendable () -> Void = {
+            onLoop?(promise)
+            // If the channel is already closed the write never reaches the router; fail the promise here.
+            channel.writeAndFlush(pending).whenFailure { _ in
+                promise.fail(RequestNotRun(error: PGModelError(.connectionFailed, "the connection to \(endpoint) is closed")))
+            }
         }
+        if channel.eventLoop.inEventLoop { send() } else { channel.eventLoop.execute(send) }
         return promise.futureResult
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOPosix
 import PGModel
 import PostgresNIO
 
@@ -96,6 +97,12 @@ struct ComparisonSuite {
                     }
                     report.add(contender.key, .point, percentile(calls, 0.5))
                 }
+                // The floor under any service's point fetch: raw's select through a bare line server.
+                if let raw = order.lazy.compactMap({ $0 as? RawContender }).first {
+                    let (floor, driver) = try await floorPoint(sql: raw.pointSQL, ranks: ranks)
+                    report.add(SuiteReport.floorKey, .point, floor)
+                    report.add(SuiteReport.floorDriverKey, .point, driver)
+                }
             } catch {
                 for contender in order { try? await contender.teardown() }
                 throw error
@@ -115,6 +122,44 @@ struct ComparisonSuite {
                                    logger: SuiteTable.logger).collect()
         try await admin.close()
         return report
+    }
+
+    /// The p50s (µs) of `ranks` fetched through a ``PointFloor`` running `sql` on its own loop's
+    /// connection, and of the same select on that connection without the line server, alternately.
+    private func floorPoint(sql: String, ranks: [Int]) async throws -> (floor: Double, driver: Double) {
+        let floor = try await PointFloor.start(configuration: table.connectionConfiguration, sql: sql, logger: SuiteTable.logger)
+        let client: PointFloorClient
+        do {
+            client = try await PointFloorClient.connect(port: floor.port, group: MultiThreadedEventLoopGroup.singleton)
+        } catch {
+            await floor.close()
+            throw error
+        }
+        do {
+            for rank in ranks.prefix(20) {
+                _ = try await client.rows(key: rank)
+                _ = try await floor.select(key: rank, sql: sql, logger: SuiteTable.logger)
+            }
+            let clock = ContinuousClock()
+            var served: [Double] = []
+            var alone: [Double] = []
+            for rank in ranks {
+                var start = clock.now
+                let count = try await client.rows(key: rank)
+                served.append(milliseconds(clock.now - start) * 1000)
+                start = clock.now
+                let direct = try await floor.select(key: rank, sql: sql, logger: SuiteTable.logger)
+                alone.append(milliseconds(clock.now - start) * 1000)
+                guard count == 1, direct == 1 else { throw SuiteError("the line-server floor: point returned \(count) and \(direct) rows, not 1") }
+            }
+            await client.close()
+            await floor.close()
+            return (percentile(served, 0.5), percentile(alone, 0.5))
+        } catch {
+            await client.close()
+            await floor.close()
+            throw error
+        }
     }
 
     private func check(_ count: Int, _ expected: Int, _ contender: any SuiteContender, _ workload: SuiteWorkload) throws {

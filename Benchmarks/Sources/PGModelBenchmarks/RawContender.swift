@@ -41,8 +41,11 @@ final class RawContender: SuiteContender {
     func point(rank: Int) async throws -> Int {
         var binds = PostgresBindings()
         binds.append(rank)
-        return try await read("SELECT \(columnList) FROM \(qualified) WHERE rank = $1 LIMIT 1", binds).count
+        return try await read(pointSQL, binds).count
     }
+
+    /// The point select, whose one parameter is the rank (`PointFloor` runs it too).
+    var pointSQL: String { "SELECT \(columnList) FROM \(qualified) WHERE rank = $1 LIMIT 1" }
 
     func analyze() async throws {
         try await table.execute(["ANALYZE \"\(schema)\".\"\(SuiteTable.name)\""], on: try live())

@@ -134,6 +134,29 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
     try await p50("service `fetchTable`, point by an indexed column") {
         guard try await remote.fetchTable(point()).rows.count == 1 else { throw PGModelError(.internalError, "service point") }
     }
+    // The floor: the same select by the driver alone, then through a line server that runs it on its
+    // own loop's connection (PointFloor); the difference is what any service must add here.
+    let pointSQL = "SELECT id, name, category, price, quantity, created, active, note, score, rank FROM \"\(schema)\".\"bench_product\" WHERE rank = $1 LIMIT 1"
+    var rawKey = 0
+    try await p50("raw PostgresNIO: the point select from a task (unnamed statement)") {
+        rawKey = (rawKey + 7919) % 2000
+        var binds = PostgresBindings()
+        binds.append(Int64(rawKey))
+        guard try await connection.query(PostgresQuery(unsafeSQL: pointSQL, binds: binds), logger: logger).collect().count == 1 else {
+            throw PGModelError(.internalError, "raw point")
+        }
+    }
+    let floor = try await PointFloor.start(configuration: PostgresConnection.Configuration(
+        host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
+        password: components.password, database: String(components.path.dropFirst()), tls: .disable), sql: pointSQL, logger: logger)
+    let floorClient = try await PointFloorClient.connect(port: floor.port, group: MultiThreadedEventLoopGroup.singleton)
+    var floorKey = 0
+    try await p50("floor: that select through a NIO line server on the connection's own loop (bare client)") {
+        floorKey = (floorKey + 7919) % 2000
+        guard try await floorClient.rows(key: floorKey) == 1 else { throw PGModelError(.internalError, "floor point") }
+    }
+    await floorClient.close()
+    await floor.close()
     await remote.close()
     await direct.close()
     await service.stop()

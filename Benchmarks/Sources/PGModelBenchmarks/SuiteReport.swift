@@ -12,6 +12,10 @@ struct SuiteReport {
 
     /// The samples of psql's start-up and login alone (`CopyContender.startUp`), kept under the insert.
     static let psqlStartUpKey = "copy-startup"
+    /// The point fetches of ``PointFloor``: raw PostgresNIO's select behind a bare NIO line server.
+    static let floorKey = "line-server-floor"
+    /// The same select on the floor's connection without the line server (the driver's future API).
+    static let floorDriverKey = "line-server-floor-driver"
 
     mutating func add(_ key: String, _ workload: SuiteWorkload, _ value: Double) {
         samples[key, default: [:]][workload, default: []].append(value)
@@ -81,6 +85,13 @@ struct SuiteReport {
         }
         if let service = value("service", .point), let direct = value("pgmodel", .point) {
             out += "\nA point fetch through the service takes \(service >= direct ? "+" : "")\(SuiteReport.format(service - direct, "µs")) over the direct store (p50).\n"
+        }
+        if let floor = value(SuiteReport.floorKey, .point), let driver = value(SuiteReport.floorDriverKey, .point) {
+            out += "\nThe floor under any service here: raw PostgresNIO's point select behind a bare NIO line server that runs it "
+            out += "on its own event loop's connection (no task, JSON, pool, deadline or row-level security; `PointFloor`) takes "
+            out += "\(SuiteReport.format(floor, "µs")) (p50), \(floor >= driver ? "+" : "")\(SuiteReport.format(floor - driver, "µs")) over the same select "
+            out += "on that connection without the server (\(SuiteReport.format(driver, "µs")), the driver's future API, which collects the rows on its "
+            out += "loop; the raw contender's async row sequence costs more).\n"
         }
         if let large {
             out += "\n### `enumerate` over \(grouped(large.rows)) rows (PGModel, direct store, batch 1,000)\n\n"
