@@ -2,8 +2,11 @@ import Foundation
 import Logging
 import PGModel
 import PGModelCore
+import PGModelPostgres
+import PGModelStore
 import PGModelServer
 import PGModelWire
+import NIOPosix
 import PostgresNIO
 
 /// Issue 15's fetch workloads on one table of ten common columns, against raw PostgresNIO (the same SQL
@@ -172,6 +175,22 @@ func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int, dir
         try body()
         return microseconds(clock.now - began) / 1000
     }
+    // The split of a sync fetch-all: the store's table alone (no models), and the models built but
+    // freed after the clock stops.
+    let store = PostgresModelStore(configuration: try PostgresStoreConfiguration.parse(directURL.absoluteString),
+                                   eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+    try await store.prepare(direct.schema.schemaDescription)
+    let entityName = direct.schema.schemaDescription.entities.first { $0.name.contains("BenchProduct") }?.name ?? "BenchProduct"
+    func storeAll() async throws {
+        guard try await store.fetchTable(FetchRequest(entity: entityName)).rows.count == rows else {
+            throw PGModelError(.internalError, "store count")
+        }
+    }
+    var kept: [BenchProduct] = []
+    func syncAllKept(_ container: ModelContainer) throws {
+        kept = try ModelContext(container).fetch(FetchDescriptor<BenchProduct>())
+        guard kept.count == rows else { throw PGModelError(.internalError, "fetched \(kept.count) rows, not \(rows)") }
+    }
     func rawAll() async throws { guard try await rawRows(allSQL, []).count == rows else { throw PGModelError(.internalError, "raw count") } }
     func rawPages() async throws {
         for lo in pageStarts { guard try await rawRows(pageSQL, [lo, lo + 100]).count == 100 else { throw PGModelError(.internalError, "raw page") } }
@@ -187,6 +206,9 @@ func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int, dir
         result.milliseconds["raw all", default: []].append(try await time { try await rawAll() })
         result.milliseconds["direct all", default: []].append(try await time { try await modelsAll(direct) })
         result.milliseconds["sync all", default: []].append(try timeSync { try syncAll(direct) })
+        result.milliseconds["store all", default: []].append(try await time { try await storeAll() })
+        result.milliseconds["sync all kept", default: []].append(try timeSync { try syncAllKept(direct) })
+        kept = []
         if !directOnly { result.milliseconds["service all", default: []].append(try await time { try await modelsAll(remote) }) }
         result.milliseconds["raw pages", default: []].append(try await time { try await rawPages() })
         result.milliseconds["direct pages", default: []].append(try await time { try await modelsPages(direct) })
@@ -259,6 +281,9 @@ func printFetchResult(_ r: FetchBenchResult, rounds: Int) {
     print("| point fetch by indexed column, p50 (µs) | \(String(format: "%.0f", raw)) | \(String(format: "%.0f", direct)) | \(f(direct / raw)) | \(String(format: "%.0f", service)) | +\(String(format: "%.0f", service - direct)) µs |")
     // The same direct workloads through the synchronous API (`fetch`, BlockingBridge), in the same rounds.
     let syncPoint = percentile(r.pointMicroseconds["sync"] ?? [], 0.5)
+    print("\nFetch all on the direct store, split: the store's table alone (`fetchTable`, no models) \(f(m("store all"))) ms "
+          + "(\(f(m("store all") / m("raw all"))) × raw); sync `fetch` with the models freed after the clock \(f(m("sync all kept"))) ms "
+          + "(\(f(m("sync all kept") / m("raw all"))) × raw)")
     print("\nSynchronous `fetch` on the direct store (BlockingBridge), same rounds: fetch all \(f(m("sync all"))) ms (\(f(m("sync all") / m("raw all"))) × raw), "
         + "pages \(f(m("sync pages"))) ms (\(f(m("sync pages") / m("raw pages"))) × raw), point p50 \(String(format: "%.0f", syncPoint)) µs (\(f(syncPoint / raw)) × raw)")
     guard !r.encodeMilliseconds.isEmpty else { return }
