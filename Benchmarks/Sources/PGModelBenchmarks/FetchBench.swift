@@ -256,6 +256,7 @@ func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int, dir
         result.tableLineBytes = line.count
     }
 
+    await store.close()
     await remote.close()
     await direct.close()
     await service.stop()

@@ -17,9 +17,10 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
         throw PGModelError(.invalidConfiguration, "DATABASE_URL has no host")
     }
     let logger = Logger(label: "bench.phases")
-    let connection = try await PostgresConnection.connect(configuration: PostgresConnection.Configuration(
+    let configuration = PostgresConnection.Configuration(
         host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-        password: components.password, database: String(components.path.dropFirst()), tls: .disable).pgmodelSession(), id: 1, logger: logger)
+        password: components.password, database: String(components.path.dropFirst()), tls: .disable).pgmodelSession()
+    let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
     let clock = ContinuousClock()
     func p50(_ label: String, _ body: () async throws -> Void) async throws {
         var samples: [Double] = []
@@ -146,9 +147,7 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
             throw PGModelError(.internalError, "raw point")
         }
     }
-    let floor = try await PointFloor.start(configuration: PostgresConnection.Configuration(
-        host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-        password: components.password, database: String(components.path.dropFirst()), tls: .disable), sql: pointSQL, logger: logger)
+    let floor = try await PointFloor.start(configuration: configuration, sql: pointSQL, logger: logger)
     let floorClient = try await PointFloorClient.connect(port: floor.port, group: MultiThreadedEventLoopGroup.singleton)
     var floorKey = 0
     try await p50("floor: that select through a NIO line server on the connection's own loop (bare client)") {
