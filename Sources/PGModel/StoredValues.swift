@@ -80,7 +80,11 @@ struct StoredValues: ExpressibleByDictionaryLiteral {
     /// The value of `key` for a model's `init(backingData:)`, which reads its properties in declaration
     /// order, as a shape lists them: `cursor` guesses the position, so most reads compare one name
     /// instead of hashing it.
-    func value(forKey key: String, cursor: inout Int) -> PGValue? {
+    ///
+    /// Mutating though it changes nothing: called on a backing data's stored values, it then reads them
+    /// in place, where a non-mutating call copied the whole struct first (three retains and three
+    /// releases for every property of every fetched row).
+    mutating func value(forKey key: String, cursor: inout Int) -> PGValue? {
         let names = keys.names
         if cursor < names.count, names[cursor] == key {
             defer { cursor += 1 }
