@@ -129,7 +129,9 @@ struct LoginSecurityTests {
     @Test("a hello the server is still checking when the login timeout passes is answered, not cut off")
     func slowCheckIsNotHeldAgainstTheClient() async throws {
         let user = try await LoginTestDatabase.makeUser("slow")
-        try await ServerTestHarness.withRunningServer(loginTimeout: .seconds(1), configure: {
+        // 3 s: both hellos must be read within it while every suite runs at once on two cores.
+        let loginTimeout = Duration.seconds(3)
+        try await ServerTestHarness.withRunningServer(loginTimeout: loginTimeout, configure: {
             $0.databaseURL = (try? LoginTestDatabase.url) ?? ""
         }) { _, port async throws in
             // Every password check waits on the lock for longer than the login timeout. Taken before the
@@ -142,7 +144,7 @@ struct LoginSecurityTests {
             defer { Task { await failing.close() } }
             try await client.sendLine(#"{"id":1,"op":"hello","user":"\#(user.name)","password":"secret","protocol":1}"#)
             try await failing.sendLine(#"{"id":1,"op":"hello","user":"\#(user.name)","password":"wrong","protocol":1}"#)
-            try await Task.sleep(for: .milliseconds(1500))
+            try await Task.sleep(for: loginTimeout + .milliseconds(500))
             try await lock.release()
 
             let answer = try RawResponse(try await client.readLine())

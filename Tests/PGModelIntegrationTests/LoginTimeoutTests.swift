@@ -7,7 +7,10 @@ struct LoginTimeoutTests {
     @Test("no hello within the login timeout: a timeout line with id null, then the socket closes")
     func silentConnectionIsClosed() async throws {
         let user = try await ServerTestHarness.makeUser("login")
-        try await ServerTestHarness.withRunningServer(loginTimeout: .seconds(1)) { _, port in
+        // 3 s, not less: the last client must get its hello read within it while the whole integration
+        // suite runs beside it on two cores (at 1 s a loaded CI run once closed it before its hello).
+        let loginTimeout = Duration.seconds(3)
+        try await ServerTestHarness.withRunningServer(loginTimeout: loginTimeout) { _, port in
             let silent = try await RawProtocolClient.connect(port: port)
             defer { Task { await silent.close() } }
             let line = try RawResponse(try await silent.readLine(timeout: .seconds(10)))
@@ -25,7 +28,7 @@ struct LoginTimeoutTests {
             let client = try await RawProtocolClient.connect(port: port)
             defer { Task { await client.close() } }
             #expect(try await RawProtocolTests.hello(client, user.name, "secret").ok == true)
-            try await Task.sleep(for: .milliseconds(1500))
+            try await Task.sleep(for: loginTimeout + .milliseconds(500))
             #expect(try await client.request(#"{"id":2,"op":"ping"}"#).ok == true)
         }
     }
