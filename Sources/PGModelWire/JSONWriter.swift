@@ -61,8 +61,8 @@ struct JSONWriter {
                 case 0x0C: raw("\\f")
                 default:
                     raw("\\u00")
-                    byte(Self.hex[Int(b >> 4)])
-                    byte(Self.hex[Int(b & 0x0F)])
+                    byte(Self.hexDigit(b >> 4))
+                    byte(Self.hexDigit(b & 0x0F))
                 }
                 start = i + 1
             }
@@ -71,19 +71,31 @@ struct JSONWriter {
         byte(UInt8(ascii: "\""))
     }
 
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    /// The lowercase hex digit of `nibble` (0–15).
+    @inline(__always)
+    static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? nibble &+ UInt8(ascii: "0") : nibble &+ (UInt8(ascii: "a") - 10) }
 
-    /// A lowercase UUID string, quoted.
+    /// A lowercase UUID string, quoted. Written into 38 bytes on the stack and appended once: a table's
+    /// line has one per row, and appending byte by byte checked the array's capacity 38 times.
     mutating func uuidString(_ id: UUID) {
-        byte(UInt8(ascii: "\""))
-        withUnsafeBytes(of: id.uuid) { raw in
-            for (i, b) in raw.enumerated() {
-                if i == 4 || i == 6 || i == 8 || i == 10 { byte(UInt8(ascii: "-")) }
-                byte(Self.hex[Int(b >> 4)])
-                byte(Self.hex[Int(b & 0x0F)])
+        var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &text) { out in
+            out[0] = UInt8(ascii: "\"")
+            var o = 1
+            withUnsafeBytes(of: id.uuid) { raw in
+                for i in 0..<16 {
+                    if i == 4 || i == 6 || i == 8 || i == 10 {
+                        out[o] = UInt8(ascii: "-")
+                        o += 1
+                    }
+                    out[o] = Self.hexDigit(raw[i] >> 4)
+                    out[o + 1] = Self.hexDigit(raw[i] & 0x0F)
+                    o += 2
+                }
             }
+            out[37] = UInt8(ascii: "\"")
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: out[0..<38]))
         }
-        byte(UInt8(ascii: "\""))
     }
 
     /// `value` as §5 of PROTOCOL.md says (``PGValue``'s `Codable` form).

@@ -180,7 +180,8 @@ struct WireTableTests {
             #expect(bytes[cut + 1] == UInt8(ascii: "["))
             var next = JSONReader(bytes)
             next.position = cut + 1
-            _ = try next.tableRow()
+            var width = 0
+            _ = try next.tableRow(width: &width)
         }
     }
 

@@ -135,6 +135,25 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
     try await p50("service `fetchTable`, point by an indexed column") {
         guard try await remote.fetchTable(point()).rows.count == 1 else { throw PGModelError(.internalError, "service point") }
     }
+    // The same point fetch as an app makes it: a new ModelContext's fetch of one model, on each store,
+    // awaited (`fetchAsync`) and synchronous (`fetch`, the calling thread blocked on BlockingBridge).
+    let remoteContainer = try ModelContainer(for: BenchProduct.self, configurations: ModelConfiguration(url: remoteURL))
+    var modelKey = 0
+    func modelPoint() -> FetchDescriptor<BenchProduct> {
+        modelKey = (modelKey + 7919) % 2000
+        let wanted = modelKey
+        var descriptor = FetchDescriptor<BenchProduct>(predicate: #Predicate { $0.rank == wanted })
+        descriptor.fetchLimit = 1
+        return descriptor
+    }
+    for (name, store) in [("direct store", container), ("service", remoteContainer)] {
+        try await p50("\(name): `ModelContext.fetchAsync` of one model by an indexed column") {
+            guard try await ModelContext(store).fetchAsync(modelPoint()).count == 1 else { throw PGModelError(.internalError, "model point") }
+        }
+        try await p50("\(name): `ModelContext.fetch` (synchronous) of one model by an indexed column") {
+            guard try ModelContext(store).fetch(modelPoint()).count == 1 else { throw PGModelError(.internalError, "model point") }
+        }
+    }
     // The floor: the same select by the driver alone, then through a line server that runs it on its
     // own loop's connection (PointFloor); the difference is what any service must add here.
     let pointSQL = "SELECT id, name, category, price, quantity, created, active, note, score, rank FROM \"\(schema)\".\"bench_product\" WHERE rank = $1 LIMIT 1"

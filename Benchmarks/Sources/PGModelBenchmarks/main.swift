@@ -154,6 +154,11 @@ func measureThroughput(observers count: Int, saves: Int, writers: Int = 1) throw
     return Double(saves) / elapsed
 }
 
+if CommandLine.arguments.contains("--wire") {
+    try runWireBench(rows: 20_000, rounds: quick ? 10 : 40)
+    exit(0)
+}
+
 if CommandLine.arguments.contains("--migration") {
     try runMigrationBenchmark(url: freshURL(), rows: quick ? 10_000 : 100_000)
     exit(0)
