@@ -10,8 +10,21 @@ extension PGValue {
 
     /// `date` in §5's form, or nil outside the years 1000 to 9999.
     static func fastFormatDate(_ date: Date) -> String? {
+        var text: String?
+        _ = withFastFormattedDate(date) { text = String(decoding: $0, as: UTF8.self) }
+        return text
+    }
+
+    /// Calls `body` with `date` in §5's form, as UTF-8 bytes on the stack (no quotes; no byte needs
+    /// escaping in JSON), and returns true; false, without calling it, outside the years 1000 to 9999.
+    /// A writer appends the bytes where they belong instead of building a String per date.
+    ///
+    /// ```swift
+    /// _ = PGValue.withFastFormattedDate(date) { bytes.append(contentsOf: $0) }
+    /// ```
+    package static func withFastFormattedDate(_ date: Date, _ body: (UnsafeRawBufferPointer) -> Void) -> Bool {
         let micros = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
-        guard micros.isFinite, abs(micros) < 9e18 else { return nil }
+        guard micros.isFinite, abs(micros) < 9e18 else { return false }
         let total = Int64(micros)
         var seconds = total / 1_000_000
         var fraction = total % 1_000_000
@@ -21,29 +34,36 @@ extension PGValue {
         var secondOfDay = unix % 86_400
         if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
         let (year, month, day) = civil(fromDays: days)
-        guard (1000...9999).contains(year) else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(27)
-        func digits(_ value: Int64, _ width: Int) {
-            var divisor: Int64 = 1
-            for _ in 1..<width { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-                rest %= divisor
-                divisor /= 10
+        guard (1000...9999).contains(year) else { return false }
+        var storage: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &storage) { out in
+            var count = 0
+            func digits(_ value: Int64, _ width: Int) {
+                var rest = value
+                var index = count + width - 1
+                while index >= count {
+                    out[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                    index -= 1
+                }
+                count += width
             }
+            func byte(_ b: UInt8) {
+                out[count] = b
+                count += 1
+            }
+            digits(year, 4); byte(UInt8(ascii: "-"))
+            digits(month, 2); byte(UInt8(ascii: "-"))
+            digits(day, 2); byte(UInt8(ascii: "T"))
+            digits(secondOfDay / 3600, 2); byte(UInt8(ascii: ":"))
+            digits(secondOfDay / 60 % 60, 2); byte(UInt8(ascii: ":"))
+            digits(secondOfDay % 60, 2); byte(UInt8(ascii: "."))
+            // Three digits for whole milliseconds, six otherwise, as formatDate always wrote.
+            if fraction % 1000 == 0 { digits(fraction / 1000, 3) } else { digits(fraction, 6) }
+            byte(UInt8(ascii: "Z"))
+            body(UnsafeRawBufferPointer(rebasing: out[0..<count]))
         }
-        digits(year, 4); bytes.append(UInt8(ascii: "-"))
-        digits(month, 2); bytes.append(UInt8(ascii: "-"))
-        digits(day, 2); bytes.append(UInt8(ascii: "T"))
-        digits(secondOfDay / 3600, 2); bytes.append(UInt8(ascii: ":"))
-        digits(secondOfDay / 60 % 60, 2); bytes.append(UInt8(ascii: ":"))
-        digits(secondOfDay % 60, 2); bytes.append(UInt8(ascii: "."))
-        // Three digits for whole milliseconds, six otherwise, as formatDate always wrote.
-        if fraction % 1000 == 0 { digits(fraction / 1000, 3) } else { digits(fraction, 6) }
-        bytes.append(UInt8(ascii: "Z"))
-        return String(decoding: bytes, as: UTF8.self)
+        return true
     }
 
     /// `text` in the form `YYYY-MM-DDTHH:MM:SS[.fraction]Z` (1 to 9 fraction digits, rounded to the

@@ -118,8 +118,15 @@ extension SQLRenderer {
     }
 
     private static var adminPolicyDefinition: String {
-        let isAdmin = "current_user = '\(adminRole)' AND (SELECT \"pgmodel\".\"current_user_is_admin\"())"
+        let isAdmin = "\(isRole(adminRole)) AND (SELECT \"pgmodel\".\"current_user_is_admin\"())"
         return "TO \(adminRole) USING (\(isAdmin)) WITH CHECK (\(isAdmin))"
+    }
+
+    /// Whether the statement runs as `role`, as a sub-select: PostgreSQL evaluates it once per statement
+    /// (an InitPlan) rather than calling `current_user` for every row, which was half of what row-level
+    /// security cost a 20,000-row fetch (5 of 11 ms in `EXPLAIN ANALYZE`).
+    static func isRole(_ role: String) -> String {
+        "(SELECT current_user = '\(role)')"
     }
 
     /// `DO` block running `statements` unless `condition` holds.
@@ -158,7 +165,7 @@ extension SQLRenderer {
         func shared(write: Bool, children: Bool) -> String {
             "\"id\" = ANY ((SELECT \(Naming.quoted(schemaName)).\"pgmodel_shared_ids\"(\(write), \(children)))::uuid[])"
         }
-        let isApp = "current_user = '\(role)'"
+        let isApp = Self.isRole(role)
         let canRead = "\(isApp) AND (\"owner_id\" = \(me) OR \(shared(write: false, children: false)))"
         let canWrite = "\(isApp) AND (\"owner_id\" = \(me) OR \(shared(write: true, children: false)))"
         let canDelete = "\(isApp) AND (\"owner_id\" = \(me) OR \(shared(write: true, children: true)))"
@@ -226,7 +233,7 @@ extension SQLRenderer {
         func new(_ column: String, _ target: String) -> String {
             "\"pgmodel\".\"is_new_row\"(\(literal(qualifiedTable(named: target)))::regclass, \(Naming.quoted(join.table)).\(Naming.quoted(column)))"
         }
-        let isApp = "current_user = '\(role)'"
+        let isApp = Self.isRole(role)
         let source = (join.sourceColumn, join.sourceTable), destination = (join.destinationColumn, join.destinationTable)
         let canRead = "\(isApp) AND \(visible(source.0, source.1)) AND \(visible(destination.0, destination.1))"
         let canInsert = "\(isApp) AND (\(visible(source.0, source.1)) OR \(new(source.0, source.1))) "

@@ -185,25 +185,26 @@ struct ConnectionServer: Sendable {
     }
 
     private func write(_ response: Response, to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
-        let line: Data
+        let line: ByteBuffer
         do {
-            line = try response.encodedLine()
+            line = try response.encodedLineBuffer()
         } catch {
             // Only values JSON cannot carry (NaN, infinity) get here; the client still gets its one answer.
             logger.warning("response could not be encoded", metadata: ["id": "\(response.id?.description ?? "null")"])
             let fallback = Response(
                 id: response.id,
                 error: WireError(.typeMismatch, "the result contains a value JSON cannot carry (NaN or infinity)"))
-            line = (try? fallback.encodedLine()) ?? Data(#"{"id":null,"ok":false,"error":{"code":"internal_error","message":"encoding failed"}}"#.utf8 + [0x0A])
+            line = (try? fallback.encodedLineBuffer())
+                ?? ByteBuffer(bytes: Data(#"{"id":null,"ok":false,"error":{"code":"internal_error","message":"encoding failed"}}"#.utf8 + [0x0A]))
         }
-        guard line.count <= maxResponseBytes else {
-            logger.notice("response too large", metadata: ["id": "\(response.id?.description ?? "null")", "bytes": "\(line.count)"])
+        guard line.readableBytes <= maxResponseBytes else {
+            logger.notice("response too large", metadata: ["id": "\(response.id?.description ?? "null")", "bytes": "\(line.readableBytes)"])
             let refusal = Response(id: response.id, error: WireError(
-                .resultTooLarge, "the answer would be \(line.count) bytes, over the server's limit of \(maxResponseBytes); page with 'limit' and 'offset'"))
-            try await outbound.write(ByteBuffer(bytes: try refusal.encodedLine()))
+                .resultTooLarge, "the answer would be \(line.readableBytes) bytes, over the server's limit of \(maxResponseBytes); page with 'limit' and 'offset'"))
+            try await outbound.write(try refusal.encodedLineBuffer())
             return
         }
-        try await outbound.write(ByteBuffer(bytes: line))
+        try await outbound.write(line)
     }
 
     private func refuse(_ connection: NIOAsyncChannel<ReceivedFrame, ByteBuffer>, _ error: WireError) async {

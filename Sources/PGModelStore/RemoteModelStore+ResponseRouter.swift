@@ -61,9 +61,12 @@ extension RemoteModelStore {
                             pending.take(id)?.succeed(response)
                         } else if RemoteModelStore.isClosingNotice(response), case .failure(let notice) = response.result {
                             // The server runs nothing more from this connection: whatever waits was not run.
+                            // Closed before the waiting calls resume, so a call retrying at once on
+                            // another thread finds this channel inactive and opens a new one.
                             let error = RequestNotRun(error: notice.modelError)
-                            for promise in pending.takeAll() { promise.fail(error) }
+                            let waiting = pending.takeAll()
                             context.close(promise: nil)
+                            for promise in waiting { promise.fail(error) }
                         } else {
                             pending.takeOldest()?.succeed(response)
                         }

@@ -187,12 +187,17 @@ public final class RemoteModelStore: ModelStore {
     /// A request the server certainly did not run (the connection was closed, or the server announced
     /// it closes an idle connection just as the request went out) is sent once more on a new connection.
     func call(_ operation: Request.Operation, timeout: TimeAmount? = nil) async throws -> ResponseResult {
+        let channel = try await connectedChannel()
         do {
-            let channel = try await connectedChannel()
             return try Self.result(of: try await unmappedResponse(to: operation, on: channel, timeout: timeout), for: operation)
         } catch is RequestNotRun {
-            let channel = try await connectedChannel()
-            return try Self.result(of: try await response(to: operation, on: channel, timeout: timeout), for: operation)
+            // The server runs nothing more from that connection (its idle notice came, or it closed before
+            // this side saw it). Forget it even while it still looks active, so the one retry opens a new
+            // connection instead of writing to the same one again.
+            state.withLockedValue { $0.connection.channelClosed(ChannelBox(channel)) }
+            channel.close(promise: nil)
+            let fresh = try await connectedChannel()
+            return try Self.result(of: try await response(to: operation, on: fresh, timeout: timeout), for: operation)
         }
     }
 

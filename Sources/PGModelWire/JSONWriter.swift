@@ -127,7 +127,12 @@ struct JSONWriter {
             byte(UInt8(ascii: "}"))
         case .date(let d):
             raw("{\"date\":")
-            string(PGValue.formatDate(d))
+            let written = PGValue.withFastFormattedDate(d) { utf8 in
+                byte(UInt8(ascii: "\""))
+                bytes.append(contentsOf: utf8)
+                byte(UInt8(ascii: "\""))
+            }
+            if !written { string(PGValue.formatDate(d)) }
             byte(UInt8(ascii: "}"))
         case .uuid(let u):
             raw("{\"uuid\":")

@@ -14,6 +14,17 @@ extension Response: Codable {
         return try WireJSON.encodeLine(self)
     }
 
+    /// ``encodedLine()`` as the buffer a channel writes: a large `table` answer is copied into it once
+    /// from the writer's bytes, not into `Data` and then again.
+    ///
+    /// ```swift
+    /// try await outbound.write(try response.encodedLineBuffer())
+    /// ```
+    public func encodedLineBuffer() throws -> ByteBuffer {
+        if case .success(.table(let table)) = result { return try WireTable.encodeLineBuffer(id: id, table: table) }
+        return ByteBuffer(bytes: try WireJSON.encodeLine(self))
+    }
+
     private enum Field: String {
         case id, ok, error, server, user, userID, pong, entities, rows, table, count, ids, remapped, deleted, history, subscription, shares
         var key: DynamicKey { DynamicKey(rawValue) }

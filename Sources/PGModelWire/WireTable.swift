@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import PGModelCore
 
 /// The `table` answer of a `fetch` with `"format":"table"`, written and read by hand rather than through
@@ -20,6 +21,15 @@ public enum WireTable {
     /// The response line (with its `"\n"`) answering request `id` with `table`. Throws for values JSON
     /// cannot carry (NaN, infinity), as `JSONEncoder` does.
     public static func encodeLine(id: RequestID?, table: FetchedTable) throws -> Data {
+        try writeLine(id: id, table: table).data
+    }
+
+    /// ``encodeLine(id:table:)`` as the buffer a channel writes, copied once from the writer's bytes.
+    public static func encodeLineBuffer(id: RequestID?, table: FetchedTable) throws -> ByteBuffer {
+        ByteBuffer(bytes: try writeLine(id: id, table: table).bytes)
+    }
+
+    private static func writeLine(id: RequestID?, table: FetchedTable) throws -> JSONWriter {
         var writer = JSONWriter()
         writer.reserve(64 + table.rows.count * (24 + 48 + 16 * (table.shapes.first?.keys.count ?? 4)))
         writer.raw("{\"id\":")
@@ -55,7 +65,7 @@ public enum WireTable {
             writer.raw("]}")
         }
         writer.raw(hasVia ? "],\"via\":true}}\n" : "]}}\n")
-        return writer.data
+        return writer
     }
 
     /// The fewest rows a table needs for its line to be written, and read, in two halves at once: a
@@ -96,9 +106,12 @@ public enum WireTable {
     /// general decoder then reads. A `table` whose rows do not match their shapes is `nil` too, so
     /// the general decoder reports it.
     public static func decodeLine(_ line: Data) -> Response? {
-        line.withUnsafeBytes { bytes -> Response? in
-            var reader = JSONReader(bytes)
-            return try? reader.response()
-        }
+        line.withUnsafeBytes { decodeLine(bytes: $0) }
+    }
+
+    /// ``decodeLine(_:)`` of the line in `bytes` (without its `"\n"`), wherever they are.
+    public static func decodeLine(bytes: UnsafeRawBufferPointer) -> Response? {
+        var reader = JSONReader(bytes)
+        return try? reader.response()
     }
 }

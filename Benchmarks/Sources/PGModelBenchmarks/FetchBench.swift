@@ -186,6 +186,15 @@ func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int, dir
             throw PGModelError(.internalError, "store count")
         }
     }
+    // The same split through the service: the remote store's table alone (the server's fetch and
+    // encoding, the transport and the client's decoding; no models).
+    let remoteStore = directOnly ? nil : try RemoteModelStore(url: remoteURL)
+    if let remoteStore { try await remoteStore.prepare(direct.schema.schemaDescription) }
+    func remoteStoreAll() async throws {
+        guard let remoteStore, try await remoteStore.fetchTable(FetchRequest(entity: entityName)).rows.count == rows else {
+            throw PGModelError(.internalError, "remote store count")
+        }
+    }
     var kept: [BenchProduct] = []
     func syncAllKept(_ container: ModelContainer) throws {
         kept = try ModelContext(container).fetch(FetchDescriptor<BenchProduct>())
@@ -209,7 +218,10 @@ func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int, dir
         result.milliseconds["store all", default: []].append(try await time { try await storeAll() })
         result.milliseconds["sync all kept", default: []].append(try timeSync { try syncAllKept(direct) })
         kept = []
-        if !directOnly { result.milliseconds["service all", default: []].append(try await time { try await modelsAll(remote) }) }
+        if !directOnly {
+            result.milliseconds["service all", default: []].append(try await time { try await modelsAll(remote) })
+            result.milliseconds["service store all", default: []].append(try await time { try await remoteStoreAll() })
+        }
         result.milliseconds["raw pages", default: []].append(try await time { try await rawPages() })
         result.milliseconds["direct pages", default: []].append(try await time { try await modelsPages(direct) })
         result.milliseconds["sync pages", default: []].append(try timeSync { try syncPages(direct) })
@@ -257,6 +269,7 @@ func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int, dir
     }
 
     await store.close()
+    await remoteStore?.close()
     await remote.close()
     await direct.close()
     await service.stop()
@@ -285,6 +298,10 @@ func printFetchResult(_ r: FetchBenchResult, rounds: Int) {
     print("\nFetch all on the direct store, split: the store's table alone (`fetchTable`, no models) \(f(m("store all"))) ms "
           + "(\(f(m("store all") / m("raw all"))) × raw); sync `fetch` with the models freed after the clock \(f(m("sync all kept"))) ms "
           + "(\(f(m("sync all kept") / m("raw all"))) × raw)")
+    if r.milliseconds["service store all"] != nil {
+        print("\nFetch all through the service, split: the remote store's table alone (`fetchTable`, no models) \(f(m("service store all"))) ms "
+              + "(\(f(m("service store all") / m("store all"))) × the direct store's table)")
+    }
     print("\nSynchronous `fetch` on the direct store (BlockingBridge), same rounds: fetch all \(f(m("sync all"))) ms (\(f(m("sync all") / m("raw all"))) × raw), "
         + "pages \(f(m("sync pages"))) ms (\(f(m("sync pages") / m("raw pages"))) × raw), point p50 \(String(format: "%.0f", syncPoint)) µs (\(f(syncPoint / raw)) × raw)")
     guard !r.encodeMilliseconds.isEmpty else { return }

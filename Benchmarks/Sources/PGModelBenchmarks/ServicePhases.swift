@@ -176,7 +176,12 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
     await floorClient.close()
     await floor.close()
     await remote.close()
+    await remoteContainer.close()
     await direct.close()
+    await container.close()
     await service.stop()
+    // The schema goes with the run, as the other benchmarks' do.
+    _ = try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \"\(schema)\" CASCADE"), logger: logger).collect()
+    _ = try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM pgmodel.entities WHERE schema_name = '\(schema)'"), logger: logger).collect()
     try await connection.close()
 }

@@ -159,6 +159,20 @@ if CommandLine.arguments.contains("--wire") {
     exit(0)
 }
 
+if CommandLine.arguments.contains("--service-table") {
+    guard let databaseURL = URL(string: base) else { exit(2) }
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        do {
+            try await runServiceTableLoop(databaseURL: databaseURL, rows: 20_000, rounds: quick ? 10 : 30,
+                                          remoteOnly: CommandLine.arguments.contains("--remote-only"))
+        } catch { print("service-table failed: \(error)") }
+        done.signal()
+    }
+    done.wait()
+    exit(0)
+}
+
 if CommandLine.arguments.contains("--migration") {
     try runMigrationBenchmark(url: freshURL(), rows: quick ? 10_000 : 100_000)
     exit(0)
