@@ -71,12 +71,35 @@ struct FetchBenchResult {
     var rows = 0
 }
 
+extension BenchProduct {
+    /// Where the sample rows' `created` dates start.
+    static let sampleStart = Date(timeIntervalSince1970: 1_700_000_000.123456)
+
+    /// Row `i` of the fetch benchmarks' table.
+    static func sample(_ i: Int) -> BenchProduct {
+        BenchProduct(name: "product \(i)", category: "category \(i % 20)", price: Double(i) * 0.25 + 0.5,
+                     quantity: i % 500, created: sampleStart.addingTimeInterval(Double(i) * 1.5), active: i % 2 == 0,
+                     note: i % 3 == 0 ? nil : "note for product \(i)", score: Double(i % 1000) / 7, rank: i)
+    }
+
+    /// The same row as the stores return it, without a database: for timing the wire coding alone.
+    static func sampleRow(_ i: Int) -> FetchedRow {
+        var values: [String: PGValue] = [
+            "name": .string("product \(i)"), "category": .string("category \(i % 20)"), "price": .double(Double(i) * 0.25 + 0.5),
+            "quantity": .int(Int64(i % 500)), "created": .date(sampleStart.addingTimeInterval(Double(i) * 1.5)), "active": .bool(i % 2 == 0),
+            "score": .double(Double(i % 1000) / 7), "rank": .int(Int64(i)),
+        ]
+        values["note"] = i % 3 == 0 ? .null : .string("note for product \(i)")
+        return FetchedRow(entity: "BenchProduct", id: UUID(), values: values)
+    }
+}
+
 /// `directOnly` leaves out the service's workloads and the wire steps (`--fetch --direct-only`): a shorter
 /// run that profiles the direct store alone. The synchronous API (`fetch`, through `BlockingBridge`) is
 /// measured beside `fetchAsync` on the direct store.
 func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int, directOnly: Bool = false) async throws -> FetchBenchResult {
     let schema = "bench_fetch_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(8)
-    guard var components = URLComponents(url: databaseURL, resolvingAgainstBaseURL: false), let host = components.host else {
+    guard var components = URLComponents(url: databaseURL, resolvingAgainstBaseURL: false), components.host != nil else {
         throw PGModelError(.invalidConfiguration, "DATABASE_URL has no host")
     }
     components.queryItems = [URLQueryItem(name: "schema", value: schema)]
@@ -84,21 +107,16 @@ func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int, dir
     let direct = try ModelContainer(for: BenchProduct.self, configurations: ModelConfiguration(url: directURL))
 
     let logger = Logger(label: "bench")
-    let configuration = PostgresConnection.Configuration(
-        host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-        password: components.password, database: String(components.path.dropFirst()), tls: .disable).pgmodelSession()
+    let configuration = try PostgresConnection.Configuration.benchmark(databaseURL)
     let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
     let service = try await InProcessService.start(databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
     let remoteURL = service.url
     let remote = try ModelContainer(for: BenchProduct.self, configurations: ModelConfiguration(url: remoteURL))
     // Seeded through the service, so the rows are the user's and both paths see all of them.
-    let start = Date(timeIntervalSince1970: 1_700_000_000.123456)
     for batch in stride(from: 0, to: rows, by: 1000) {
         let seed = ModelContext(remote)
         for i in batch..<min(rows, batch + 1000) {
-            seed.insert(BenchProduct(name: "product \(i)", category: "category \(i % 20)", price: Double(i) * 0.25 + 0.5,
-                                     quantity: i % 500, created: start.addingTimeInterval(Double(i) * 1.5), active: i % 2 == 0,
-                                     note: i % 3 == 0 ? nil : "note for product \(i)", score: Double(i % 1000) / 7, rank: i))
+            seed.insert(BenchProduct.sample(i))
         }
         try await seed.saveAsync()
     }
@@ -241,16 +259,7 @@ func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int, dir
 
     // Where the service's time goes on the wire: one response line of `rows` rows of this shape encoded
     // (the server's step) and decoded (the client's), without sockets or the database.
-    var synthetic: [FetchedRow] = []
-    for i in 0..<(directOnly ? 0 : rows) {
-        var values: [String: PGValue] = [
-            "name": .string("product \(i)"), "category": .string("category \(i % 20)"), "price": .double(Double(i) * 0.25 + 0.5),
-            "quantity": .int(Int64(i % 500)), "created": .date(start.addingTimeInterval(Double(i) * 1.5)), "active": .bool(i % 2 == 0),
-            "score": .double(Double(i % 1000) / 7), "rank": .int(Int64(i)),
-        ]
-        values["note"] = i % 3 == 0 ? .null : .string("note for product \(i)")
-        synthetic.append(FetchedRow(entity: "BenchProduct", id: UUID(), values: values))
-    }
+    let synthetic = (0..<(directOnly ? 0 : rows)).map(BenchProduct.sampleRow)
     for _ in 0..<(directOnly ? 0 : rounds) {
         var line = Data()
         result.encodeMilliseconds.append(try await time { line = try Response(id: 1, .rows(synthetic)).encodedLine() })
@@ -273,8 +282,7 @@ func measureFetch(databaseURL: URL, rows: Int, rounds: Int, pointCalls: Int, dir
     await remote.close()
     await direct.close()
     await service.stop()
-    _ = try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \"\(schema)\" CASCADE"), logger: logger).collect()
-    _ = try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM pgmodel.entities WHERE schema_name = '\(schema)'"), logger: logger).collect()
+    try await connection.dropBenchmarkSchema(schema, logger: logger)
     try await connection.close()
     return result
 }

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import PGModel
+import PGModelCore
+import PGModelPostgres
 import PGModelServer
 import PGModelStore
 import PostgresNIO
@@ -87,5 +89,24 @@ struct InProcessService {
         }
         process.terminate()
         throw PGModelError(.connectionFailed, "pgmodel serve did not answer on port \(port)")
+    }
+}
+
+extension InProcessService {
+    /// Gives every `BenchProduct` row of `schema` to this service's user (and analyzes the table), then
+    /// opens this service's remote store and a direct store on `directURL`, both prepared for `schema`'s
+    /// entities: a user's fetch through one and the same fetch on the other then see the same rows.
+    func storesOverOwnedProducts(schema: String, description: SchemaDescription, directURL: URL,
+                                 on connection: PostgresConnection, logger: Logger) async throws -> (remote: RemoteModelStore, direct: PostgresModelStore, entity: String) {
+        _ = try await connection.query(PostgresQuery(
+            unsafeSQL: "UPDATE \"\(schema)\".\"bench_product\" SET owner_id = (SELECT id FROM pgmodel.users WHERE name = $1)",
+            binds: { var b = PostgresBindings(); b.append(userName); return b }()), logger: logger).collect()
+        _ = try await connection.query(PostgresQuery(unsafeSQL: "VACUUM ANALYZE \"\(schema)\".\"bench_product\""), logger: logger).collect()
+        let remote = try RemoteModelStore(url: url)
+        let direct = PostgresModelStore(configuration: try PostgresStoreConfiguration.parse(directURL.absoluteString),
+                                        eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+        try await direct.prepare(description)
+        try await remote.prepare(description)
+        return (remote, direct, description.entities.first { $0.name.contains("BenchProduct") }?.name ?? "BenchProduct")
     }
 }

@@ -1,3 +1,6 @@
+import Foundation
+import Logging
+import PGModelCore
 import PostgresNIO
 
 extension PostgresConnection.Configuration {
@@ -8,5 +11,25 @@ extension PostgresConnection.Configuration {
         var configuration = self
         configuration.options.additionalStartupParameters = [("search_path", "\"$user\", public")]
         return configuration
+    }
+}
+
+extension PostgresConnection.Configuration {
+    /// A plain-text PGModel session on the database `url` names (`postgres://user:password@host:port/db`).
+    static func benchmark(_ url: URL) throws -> Self {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false), let host = components.host else {
+            throw PGModelError(.invalidConfiguration, "DATABASE_URL has no host")
+        }
+        return PostgresConnection.Configuration(
+            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
+            password: components.password, database: String(components.path.dropFirst()), tls: .disable).pgmodelSession()
+    }
+}
+
+extension PostgresConnection {
+    /// Drops a benchmark's schema and its registration, so runs leave nothing behind.
+    func dropBenchmarkSchema(_ schema: String, logger: Logger) async throws {
+        _ = try await query(PostgresQuery(unsafeSQL: "DROP SCHEMA \"\(schema)\" CASCADE"), logger: logger).collect()
+        _ = try await query(PostgresQuery(unsafeSQL: "DELETE FROM pgmodel.entities WHERE schema_name = '\(schema)'"), logger: logger).collect()
     }
 }

@@ -94,8 +94,7 @@ func measureRLSFetch(databaseURL: URL, rows: Int, rounds: Int) async throws -> R
     await remote.close()
     await direct.close()
     await service.stop()
-    _ = try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \"\(schema)\" CASCADE"), logger: logger).collect()
-    _ = try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM pgmodel.entities WHERE schema_name = '\(schema)'"), logger: logger).collect()
+    try await connection.dropBenchmarkSchema(schema, logger: logger)
     try await connection.close()
     return result
 }

@@ -13,13 +13,8 @@ import PostgresNIO
 /// service's `ping`, and a point `fetchTable` on the direct store and through an in-process service.
 /// `--phases` prints them.
 func measureServicePhases(databaseURL: URL, calls: Int) async throws {
-    guard let components = URLComponents(url: databaseURL, resolvingAgainstBaseURL: false), let host = components.host else {
-        throw PGModelError(.invalidConfiguration, "DATABASE_URL has no host")
-    }
     let logger = Logger(label: "bench.phases")
-    let configuration = PostgresConnection.Configuration(
-        host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-        password: components.password, database: String(components.path.dropFirst()), tls: .disable).pgmodelSession()
+    let configuration = try PostgresConnection.Configuration.benchmark(databaseURL)
     let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
     let clock = ContinuousClock()
     func p50(_ label: String, _ body: () async throws -> Void) async throws {
@@ -106,18 +101,8 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
     } else {
         try await InProcessService.start(databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
     }
-    _ = try await connection.query(PostgresQuery(
-        unsafeSQL: "UPDATE \"\(schema)\".\"bench_product\" SET owner_id = (SELECT id FROM pgmodel.users WHERE name = $1)",
-        binds: { var b = PostgresBindings(); b.append(service.userName); return b }()), logger: logger).collect()
-    _ = try await connection.query(PostgresQuery(unsafeSQL: "VACUUM ANALYZE \"\(schema)\".\"bench_product\""), logger: logger).collect()
-    let remoteURL = service.url
-    let remote = try RemoteModelStore(url: remoteURL)
-    let direct = PostgresModelStore(configuration: try PostgresStoreConfiguration.parse(directURL.absoluteString),
-                                    eventLoop: MultiThreadedEventLoopGroup.singleton.next())
-    let description = container.schema.schemaDescription
-    try await direct.prepare(description)
-    try await remote.prepare(description)
-    let entity = description.entities.first { $0.name.contains("BenchProduct") }?.name ?? "BenchProduct"
+    let (remote, direct, entity) = try await service.storesOverOwnedProducts(
+        schema: schema, description: container.schema.schemaDescription, directURL: directURL, on: connection, logger: logger)
     var key = 0
     func point() -> FetchRequest {
         key = (key + 7919) % 2000
@@ -137,7 +122,7 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
     }
     // The same point fetch as an app makes it: a new ModelContext's fetch of one model, on each store,
     // awaited (`fetchAsync`) and synchronous (`fetch`, the calling thread blocked on BlockingBridge).
-    let remoteContainer = try ModelContainer(for: BenchProduct.self, configurations: ModelConfiguration(url: remoteURL))
+    let remoteContainer = try ModelContainer(for: BenchProduct.self, configurations: ModelConfiguration(url: service.url))
     var modelKey = 0
     func modelPoint() -> FetchDescriptor<BenchProduct> {
         modelKey = (modelKey + 7919) % 2000
@@ -181,7 +166,6 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
     await container.close()
     await service.stop()
     // The schema goes with the run, as the other benchmarks' do.
-    _ = try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \"\(schema)\" CASCADE"), logger: logger).collect()
-    _ = try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM pgmodel.entities WHERE schema_name = '\(schema)'"), logger: logger).collect()
+    try await connection.dropBenchmarkSchema(schema, logger: logger)
     try await connection.close()
 }

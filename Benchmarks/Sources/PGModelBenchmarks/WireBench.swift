@@ -5,17 +5,7 @@ import PGModelWire
 /// `--wire`: the fetch-all answer's `table` line alone, written and read `rounds` times without sockets
 /// or a database (the service's own share of a large fetch, for profiling the wire coding).
 func runWireBench(rows: Int, rounds: Int) throws {
-    let start = Date(timeIntervalSince1970: 1_700_000_000)
-    var synthetic: [FetchedRow] = []
-    for i in 0..<rows {
-        var values: [String: PGValue] = [
-            "name": .string("product \(i)"), "category": .string("category \(i % 20)"), "price": .double(Double(i) * 0.25 + 0.5),
-            "quantity": .int(Int64(i % 500)), "created": .date(start.addingTimeInterval(Double(i) * 1.5)), "active": .bool(i % 2 == 0),
-            "score": .double(Double(i % 1000) / 7), "rank": .int(Int64(i)),
-        ]
-        values["note"] = i % 3 == 0 ? .null : .string("note for product \(i)")
-        synthetic.append(FetchedRow(entity: "BenchProduct", id: UUID(), values: values))
-    }
+    let synthetic = (0..<rows).map(BenchProduct.sampleRow)
     let table = FetchedTable(rows: synthetic)
     var encode: [Double] = [], decode: [Double] = [], free: [Double] = []
     var bytes = 0

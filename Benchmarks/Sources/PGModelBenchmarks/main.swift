@@ -9,7 +9,8 @@ import PGModel
 // history log. Prints a Markdown table.
 //
 //   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick]
-//       [--point | --rls | --history | --fetch | --phases | --migration | --compare | --writes insert|update|delete N]
+//       [--point | --rls | --history | --fetch | --phases | --migration | --compare | --writes insert|update|delete N
+//        | --wire | --service-table [--remote-only]]
 //   env -u DATABASE_URL swift run -c release PGModelBenchmarks --in-memory [N]
 //
 // --compare runs issue 15's side-by-side suite instead (SuiteCommand.swift); scripts/benchmark.sh runs
@@ -17,6 +18,9 @@ import PGModel
 // --writes times one save of N inserts, updates or deletes (run it under /usr/bin/time -v for memory).
 // --fetch times fetch-all, pages and point fetches, direct and through the service, against raw PostgresNIO;
 // --fetch --direct-only leaves the service out (a shorter run, for profiling the direct store).
+// --wire times the fetch-all answer's `table` line written and read alone (no sockets, no database);
+// --service-table times the stores' 20,000-row table (no models) direct and through the service,
+// alternately; with --remote-only only the service's (for `perf record`).
 
 let quick = CommandLine.arguments.contains("--quick")
 // In-memory stores on the private cluster: no DATABASE_URL by design (InMemoryBenchmark.swift).
