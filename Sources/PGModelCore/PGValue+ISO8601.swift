@@ -72,36 +72,44 @@ extension PGValue {
     /// direct store reads.
     static func fastParseDate(_ text: String) -> Date? {
         var text = text
-        return text.withUTF8 { b -> Date? in
-            guard b.count >= 20, b.count <= 30, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T"),
-                  b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"), b[b.count - 1] == UInt8(ascii: "Z") else { return nil }
-            func number(_ range: Range<Int>) -> Int64? {
-                var value: Int64 = 0
-                for i in range {
-                    let d = b[i] &- UInt8(ascii: "0")
-                    guard d < 10 else { return nil }
-                    value = value * 10 + Int64(d)
-                }
-                return value
+        return text.withUTF8 { fastParseDate(utf8: $0) }
+    }
+
+    /// ``fastParseDate(_:)`` of UTF-8 bytes where they lie: a reader parses a date without making a
+    /// String of it first.
+    ///
+    /// ```swift
+    /// let date = bytes.withMemoryRebound(to: UInt8.self) { PGValue.fastParseDate(utf8: $0) }
+    /// ```
+    package static func fastParseDate(utf8 b: UnsafeBufferPointer<UInt8>) -> Date? {
+        guard b.count >= 20, b.count <= 30, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T"),
+              b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"), b[b.count - 1] == UInt8(ascii: "Z") else { return nil }
+        func number(_ range: Range<Int>) -> Int64? {
+            var value: Int64 = 0
+            for i in range {
+                let d = b[i] &- UInt8(ascii: "0")
+                guard d < 10 else { return nil }
+                value = value * 10 + Int64(d)
             }
-            guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-                  let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-                  (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60 else { return nil }
-            var nanos: Int64 = 0
-            if b.count > 20 {
-                guard b[19] == UInt8(ascii: "."), b.count - 21 >= 1, b.count - 21 <= 9, let fraction = number(20..<(b.count - 1)) else { return nil }
-                nanos = fraction
-                for _ in 0..<(9 - (b.count - 21)) { nanos *= 10 }
-            } else if b.count != 20 {
-                return nil
-            }
-            let days = days(fromCivil: year, month, day)
-            // February 30th and the like: what the format style refuses, this path refuses too.
-            guard civil(fromDays: days) == (year, month, day) else { return nil }
-            let unix = days * 86_400 + hour * 3600 + minute * 60 + second
-            let micros = (unix - postgresEpochSince1970) * 1_000_000 + (nanos + 500) / 1000
-            return Date(timeInterval: Double(micros) / 1_000_000, since: Date(timeIntervalSince1970: Double(postgresEpochSince1970)))
+            return value
         }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60 else { return nil }
+        var nanos: Int64 = 0
+        if b.count > 20 {
+            guard b[19] == UInt8(ascii: "."), b.count - 21 >= 1, b.count - 21 <= 9, let fraction = number(20..<(b.count - 1)) else { return nil }
+            nanos = fraction
+            for _ in 0..<(9 - (b.count - 21)) { nanos *= 10 }
+        } else if b.count != 20 {
+            return nil
+        }
+        let days = days(fromCivil: year, month, day)
+        // February 30th and the like: what the format style refuses, this path refuses too.
+        guard civil(fromDays: days) == (year, month, day) else { return nil }
+        let unix = days * 86_400 + hour * 3600 + minute * 60 + second
+        let micros = (unix - postgresEpochSince1970) * 1_000_000 + (nanos + 500) / 1000
+        return Date(timeInterval: Double(micros) / 1_000_000, since: Date(timeIntervalSince1970: Double(postgresEpochSince1970)))
     }
 
     /// Year, month, day of a day count since 1970-01-01 (proleptic Gregorian; H. Hinnant's algorithm).

@@ -128,6 +128,24 @@ struct JSONReader {
         throw Unexpected()
     }
 
+    /// The bytes of the string that comes next, consumed, when it has no escapes and is short (a
+    /// date's length); nil, consuming nothing, otherwise.
+    mutating func plainStringBytes() throws -> UnsafeRawBufferPointer? {
+        guard try peek() == UInt8(ascii: "\"") else { throw Unexpected() }
+        let start = position + 1
+        var end = start
+        while end < bytes.count, end - start <= 40 {
+            let b = bytes[end]
+            if b == UInt8(ascii: "\"") {
+                position = end + 1
+                return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+            }
+            guard b != UInt8(ascii: "\\"), b >= 0x20 else { return nil }
+            end += 1
+        }
+        return nil
+    }
+
     private mutating func hex4() throws -> UInt32 {
         guard position + 4 <= bytes.count else { throw Unexpected() }
         var value: UInt32 = 0
@@ -289,7 +307,15 @@ struct JSONReader {
         case "double":
             value = .double(try readDouble(&self))
         case "date":
-            guard let date = PGValue.parseDate(try string()) else { throw Unexpected() }
+            // Read where it lies when it has no escapes (§5's dates never have): no String per date.
+            let date: Date?
+            if let plain = try plainStringBytes() {
+                date = plain.withMemoryRebound(to: UInt8.self) { PGValue.fastParseDate(utf8: $0) }
+                    ?? PGValue.parseDate(String(decoding: plain, as: UTF8.self))
+            } else {
+                date = PGValue.parseDate(try string())
+            }
+            guard let date else { throw Unexpected() }
             value = .date(date)
         case "uuid":
             guard let uuid = UUID(uuidString: try string()) else { throw Unexpected() }

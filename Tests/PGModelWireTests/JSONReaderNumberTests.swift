@@ -86,6 +86,21 @@ struct JSONReaderNumberTests {
         #expect(throws: (any Error).self) { try Self.readValue("1e999") }
     }
 
+    @Test("tagged dates read in place are the dates the general parser makes, escaped or not")
+    func dates() throws {
+        for text in ["2024-05-01T10:00:00.000Z", "2024-05-01T10:00:00.250001Z", "1940-01-01T00:00:00.5Z", "2024-05-01T10:00:00Z",
+                     "0999-12-31T23:59:59.000Z", "9999-12-31T23:59:59.999999Z"] {
+            let expected = try #require(PGValue.parseDate(text), "\(text)")
+            #expect(try Self.readValue(#"{"date":"\#(text)"}"#) == .date(expected), "\(text)")
+        }
+        // An escape sends the string through the general reader: the same date.
+        let escaped = #"{"date":"2024-05-01T10:00:00\u002e250001Z"}"#
+        #expect(try Self.readValue(escaped) == .date(try #require(PGValue.parseDate("2024-05-01T10:00:00.250001Z"))))
+        for bad in [#"{"date":"yesterday"}"#, #"{"date":"2024-05-01T10:00:00.000Z"#, #"{"date":"2024-05-01T10:00:00.000Z\"#] {
+            #expect(throws: (any Error).self, "\(bad)") { try Self.readValue(bad) }
+        }
+    }
+
     @Test("UUIDs are read in either case, and anything else is refused")
     func uuids() throws {
         let id = UUID()
