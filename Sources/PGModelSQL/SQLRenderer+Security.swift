@@ -123,8 +123,8 @@ extension SQLRenderer {
     }
 
     /// Whether the statement runs as `role`, as a sub-select: PostgreSQL evaluates it once per statement
-    /// (an InitPlan) rather than calling `current_user` for every row, which was half of what row-level
-    /// security cost a 20,000-row fetch (5 of 11 ms in `EXPLAIN ANALYZE`).
+    /// (an InitPlan) rather than calling `current_user` for every row: a user's scan of 20,000 rows took
+    /// 11.0 ms in `EXPLAIN ANALYZE` with the bare form, 4.0 ms with this one.
     static func isRole(_ role: String) -> String {
         "(SELECT current_user = '\(role)')"
     }

@@ -214,7 +214,8 @@ struct JSONReader {
     /// and its power of ten is within ±22: then both are exact Doubles and one multiplication or division,
     /// which IEEE 754 rounds correctly, gives the correctly rounded value (Clinger's fast path), as
     /// `strtod` would. Nil otherwise (longer mantissas, larger exponents, anything malformed): the caller
-    /// then parses the text. Most values a table carries take this path, at a tenth of `strtod`'s cost.
+    /// then parses the text. Values with short decimal forms (prices, measurements) take this path; the
+    /// 17-digit shortest forms of arbitrary doubles mostly do not.
     static func exactDouble(_ span: UnsafeRawBufferPointer) -> Double? {
         var index = 0
         let count = span.count
