@@ -266,6 +266,14 @@ the end, so no earlier run's tables or history slow it down.
 The benchmark package is `Benchmarks/` (a separate SwiftPM package, built in release mode against this
 checkout); the suite's code is `Benchmarks/Sources/PGModelBenchmarks/ComparisonSuite.swift` and the
 contender files beside it.
+
+To see where a workload's time goes, run the release binary directly (`DATABASE_URL` set, as
+`scripts/pg.sh env` prints it), under `perf record` if need be:
+
+    Benchmarks/.build/release/PGModelBenchmarks --fetch [--direct-only] [--quick]   # fetches, split by step
+    Benchmarks/.build/release/PGModelBenchmarks --phases [--quick]                  # a point fetch, step by step
+    Benchmarks/.build/release/PGModelBenchmarks --wire [--quick]                    # the table line alone
+    Benchmarks/.build/release/PGModelBenchmarks --service-table [--remote-only]     # the stores' tables, direct and through the service
 """
     with open(args.out, "w") as f:
         f.write(doc)
