@@ -14,6 +14,12 @@ struct JSONWriter {
     /// What `other` wrote, after what this one did.
     mutating func append(_ other: JSONWriter) { bytes.append(contentsOf: other.bytes) }
 
+    /// Appends `raw` as one copy. `Array.append(contentsOf:)` copies a typed buffer with `memcpy` but an
+    /// untyped one (or a slice of one) byte by byte.
+    mutating func append(bytesOf raw: UnsafeRawBufferPointer) {
+        raw.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
+    }
+
     mutating func raw(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
@@ -40,7 +46,7 @@ struct JSONWriter {
                 rest /= 10
                 count += 1
             } while rest > 0
-            bytes.append(contentsOf: buffer[(20 - count)...])
+            append(bytesOf: UnsafeRawBufferPointer(rebasing: buffer[(20 - count)...]))
         }
     }
 
@@ -94,7 +100,7 @@ struct JSONWriter {
                 }
             }
             out[37] = UInt8(ascii: "\"")
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: out[0..<38]))
+            append(bytesOf: UnsafeRawBufferPointer(rebasing: out[0..<38]))
         }
     }
 
@@ -129,7 +135,7 @@ struct JSONWriter {
             raw("{\"date\":")
             let written = PGValue.withFastFormattedDate(d) { utf8 in
                 byte(UInt8(ascii: "\""))
-                bytes.append(contentsOf: utf8)
+                append(bytesOf: utf8)
                 byte(UInt8(ascii: "\""))
             }
             if !written { string(PGValue.formatDate(d)) }
