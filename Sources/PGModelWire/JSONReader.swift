@@ -166,7 +166,7 @@ struct JSONReader {
 
     /// A JSON number: an integer when it has no fraction or exponent and fits, else a double. `asDouble`
     /// reads it as a double whatever its form: a tagged double's `-0` is negative zero, not the integer 0.
-    mutating func number(asDouble: Bool = false) throws -> PGValue {
+    private mutating func number(asDouble: Bool = false) throws -> PGValue {
         skipSpace()
         let start = position
         var isInteger = true

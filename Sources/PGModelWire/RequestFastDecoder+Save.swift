@@ -65,24 +65,29 @@ extension JSONReader {
 
     /// A tagged double's number: any finite literal in JSON's grammar.
     mutating func strictTaggedDouble() throws -> Double {
-        guard let double = Double(try jsonNumber().text), double.isFinite else { throw Unexpected() }
+        guard let double = Self.double(try jsonNumber().span), double.isFinite else { throw Unexpected() }
         return double
     }
 
     /// An untagged number: an integer literal within Int64, or a finite value that is not whole.
     mutating func strictNumber() throws -> PGValue {
-        let (text, isInteger) = try jsonNumber()
+        let (span, isInteger) = try jsonNumber()
         if isInteger {
-            guard let integer = Int64(text) else { throw Unexpected() }
+            guard let integer = Self.shortInteger(span) ?? Int64(String(decoding: span, as: UTF8.self)) else { throw Unexpected() }
             return .int(integer)
         }
-        guard let double = Double(text), double.isFinite, double.rounded() != double else { throw Unexpected() }
+        guard let double = Self.double(span), double.isFinite, double.rounded() != double else { throw Unexpected() }
         return .double(double)
+    }
+
+    /// A number literal's Double, as `strtod` reads it (``JSONReader/exactDouble(_:)`` when that answers).
+    private static func double(_ span: UnsafeRawBufferPointer) -> Double? {
+        exactDouble(span) ?? Double(String(decoding: span, as: UTF8.self))
     }
 
     /// A number literal exactly as JSON's grammar has it, `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`,
     /// and whether it is an integer literal (no fraction, no exponent).
-    private mutating func jsonNumber() throws -> (text: String, isInteger: Bool) {
+    private mutating func jsonNumber() throws -> (span: UnsafeRawBufferPointer, isInteger: Bool) {
         skipSpace()
         let start = position
         func digits() -> Int {
@@ -106,6 +111,6 @@ extension JSONReader {
             guard digits() > 0 else { throw Unexpected() }
             isInteger = false
         }
-        return (String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self), isInteger)
+        return (UnsafeRawBufferPointer(rebasing: bytes[start..<position]), isInteger)
     }
 }

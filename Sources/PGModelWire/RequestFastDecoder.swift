@@ -153,8 +153,8 @@ extension JSONReader {
             default: break
             }
         }
-        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
-        guard let value = Int64(text) else { throw Unexpected() }
+        let span = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
+        guard let value = Self.shortInteger(span) ?? Int64(String(decoding: span, as: UTF8.self)) else { throw Unexpected() }
         return value
     }
 
