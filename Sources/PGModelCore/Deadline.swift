@@ -17,12 +17,18 @@ public struct Deadline: Sendable {
     /// What the operation is, for the error message.
     public var operation: String
 
+    /// Where the operation runs after its first suspension; nil is the global concurrent executor. The
+    /// service passes its connection's event loop, so a short request stays on the thread its bytes
+    /// arrived on.
+    public var executor: (any TaskExecutor)?
+
     /// The thread that keeps the time; tests give their own to count what it holds.
     var timer: DeadlineTimer = .shared
 
-    public init(_ timeout: Duration, operation: String) {
+    public init(_ timeout: Duration, operation: String, executor: (any TaskExecutor)? = nil) {
         self.timeout = timeout
         self.operation = operation
+        self.executor = executor
     }
 
     /// Runs `body`; throws `timeout` when it has not finished in time.
@@ -46,7 +52,7 @@ public struct Deadline: Sendable {
                     if outcome.resume(.failure(deadline.timeoutError)) { outcome.cancelWork() }
                 }
                 outcome.onResolve { clock.cancel(timer) }
-                let work = Task.immediate {
+                let work = Task.immediate(executorPreference: deadline.executor) {
                     do { outcome.resume(.success(try await body())) } catch { outcome.resume(.failure(error)) }
                 }
                 outcome.attachWork { work.cancel() }

@@ -33,10 +33,27 @@ extension PostgresStoreEngine {
     /// The fewest rows whose decoding is split between this thread and another event loop.
     static let parallelDecodeRows = 8_192
 
+    /// The fewest rows decoded on ``largeResultExecutor`` when it is set.
+    package static let largeResultRows = 257
+
+    /// Where a result of ``largeResultRows`` or more is decoded; nil decodes it where the fetch runs. The
+    /// service runs short requests on their connection's event loop and sets Swift's global executor
+    /// here, so a large result's decoding does not hold up the other connections' I/O on that loop.
+    ///
+    /// ```swift
+    /// try await PostgresStoreEngine.$largeResultExecutor.withValue(globalConcurrentExecutor) { … }
+    /// ```
+    @TaskLocal package static var largeResultExecutor: (any TaskExecutor)?
+
     /// ``table(of:layout:entity:)``; a large result is decoded in two halves at once, the second on
     /// another of the default group's event loops, when one is not this thread: decoding a 20,000-row
     /// result took longer than reading it, all on the connection's loop while the other core idled.
     static func table(of rows: [PostgresRow], layout: SelectLayout, entity: String) async throws -> FetchedTable {
+        if rows.count >= largeResultRows, let executor = largeResultExecutor {
+            return try await PostgresStoreEngine.$largeResultExecutor.withValue(nil) {
+                try await withTaskExecutorPreference(executor) { try await table(of: rows, layout: layout, entity: entity) }
+            }
+        }
         guard rows.count >= parallelDecodeRows, let helper = helperLoop() else {
             return try table(of: rows[...], layout: layout, entity: entity)
         }

@@ -31,9 +31,20 @@ struct ConnectionServer: Sendable {
     let idleTimeout: Duration?
     /// The longest response line; a longer answer becomes `result_too_large`.
     let maxResponseBytes: Int
+    /// Whether short requests run on the connection's event loop (``RequestWeight``).
+    let runsShortRequestsOnEventLoop: Bool
     let logger: Logger
 
     func serve(_ connection: NIOAsyncChannel<ReceivedFrame, ByteBuffer>) async {
+        guard runsShortRequestsOnEventLoop else { return await serve(connection, on: nil) }
+        // The connection's task runs where its bytes arrive and leave, and where the pool prefers a
+        // database connection: a short request then wakes no other thread on its way through. What grows
+        // with the request leaves the loop (``RequestWeight``).
+        let executor = EventLoopTaskExecutor(eventLoop: connection.channel.eventLoop)
+        await withTaskExecutorPreference(executor) { await serve(connection, on: executor) }
+    }
+
+    private func serve(_ connection: NIOAsyncChannel<ReceivedFrame, ByteBuffer>, on executor: EventLoopTaskExecutor?) async {
         let remote = connection.channel.remoteAddress.map { "\($0)" } ?? "unknown"
         var logger = logger
         logger[metadataKey: "peer"] = "\(remote)"
@@ -70,7 +81,7 @@ struct ConnectionServer: Sendable {
                 }
                 let idleTimer = idle?.start()
                 defer { idleTimer?.cancel() }
-                let client = Client(outbound: outbound, subscriptions: subscriptions, login: login, idle: idle,
+                let client = Client(outbound: outbound, executor: executor, subscriptions: subscriptions, login: login, idle: idle,
                                     address: LoginGuard.address(of: connection.channel), logger: logger)
                 do {
                     try await serveRequests(inbound, client)
@@ -91,6 +102,8 @@ struct ConnectionServer: Sendable {
     /// What one connection's requests are performed with.
     private struct Client {
         let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+        /// The connection's event loop, where its short requests run; nil when they run on the global executor.
+        let executor: EventLoopTaskExecutor?
         let subscriptions: SessionSubscriptions
         let login: LoginWatchdog
         let idle: IdleWatchdog?
@@ -116,7 +129,10 @@ struct ConnectionServer: Sendable {
                         if line.readableBytesView.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
                             continue
                         }
-                        action = session.receive(Request.decode(line: line))
+                        let request = await RequestWeight.run(heavy: client.executor != nil && RequestWeight.isHeavy(line: line)) {
+                            Request.decode(line: line)
+                        }
+                        action = session.receive(request)
                     }
                     // Closed as idle meanwhile: the request is not run (the client may resend it elsewhere).
                     guard client.idle?.requestStarted() ?? true else { break }
@@ -161,7 +177,12 @@ struct ConnectionServer: Sendable {
             try await write(Response(id: request.id, result: result.map { ResponseResult.acknowledged }), to: outbound)
             return true
         case .execute(let request, let user):
-            try await write(await dispatcher.execute(request, as: user, versions: client.schemaVersions, received: received), to: outbound)
+            let heavy = client.executor != nil && RequestWeight.isHeavy(request.operation)
+            let response = await RequestWeight.run(heavy: heavy) {
+                await dispatcher.execute(request, as: user, versions: client.schemaVersions, received: received,
+                                         executor: heavy ? nil : client.executor)
+            }
+            try await write(response, to: outbound)
             return true
         case .authenticate(let id, let hello):
             client.login.helloReceived()
@@ -170,7 +191,8 @@ struct ConnectionServer: Sendable {
                 logger.notice("login throttled", metadata: ["user": "\(hello.user)"])
                 outcome = .failure(refusal)
             } else {
-                outcome = await dispatcher.authenticate(hello)
+                // bcrypt's work is the database's, but the login's connection may be a new one: off the loop.
+                outcome = await RequestWeight.run(heavy: client.executor != nil) { await dispatcher.authenticate(hello) }
                 loginGuard.record(outcome, user: hello.user, address: client.address)
             }
             let next: SessionStateMachine.Action
@@ -187,7 +209,7 @@ struct ConnectionServer: Sendable {
     private func write(_ response: Response, to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
         let line: ByteBuffer
         do {
-            line = try response.encodedLineBuffer()
+            line = try await RequestWeight.run(heavy: RequestWeight.isHeavy(response)) { try response.encodedLineBuffer() }
         } catch {
             // Only values JSON cannot carry (NaN, infinity) get here; the client still gets its one answer.
             logger.warning("response could not be encoded", metadata: ["id": "\(response.id?.description ?? "null")"])

@@ -45,7 +45,8 @@ struct LineListener: Service {
             maxFailedAuthentications: server.configuration.maxFailedAuthentications,
             loginTimeout: server.configuration.loginTimeout,
             loginGuard: LoginGuard(policy: server.configuration.loginThrottle),
-            idleTimeout: server.configuration.idleTimeout, maxResponseBytes: server.configuration.maxResponseBytes, logger: logger)
+            idleTimeout: server.configuration.idleTimeout, maxResponseBytes: server.configuration.maxResponseBytes,
+            runsShortRequestsOnEventLoop: server.configuration.runsShortRequestsOnEventLoop, logger: logger)
         let maxLineBytes = server.configuration.maxLineBytes
         let queued = server.configuration.maxQueuedRequests
         // Past the high watermark NIO stops reading the socket: a client that pipelines without end is

@@ -55,6 +55,18 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// socket until it catches up, so a client that pipelines without end is held back by TCP, not by
     /// the server's memory.
     public var maxQueuedRequests = 16
+    /// Whether a connection's short requests (a point fetch, a small save, a `ping`) run on the event
+    /// loop its bytes arrive on, with a database connection from the same loop when the pool has one
+    /// (`true`, the default), rather than on Swift's global executor. On the loop a short request wakes
+    /// no other thread between the socket, PostgreSQL and the answer; what grows with the request — long
+    /// lines, saves of many rows, large results, schema changes, history, logins — still leaves the loop
+    /// (see ARCHITECTURE.md, Where the service's work runs). `PGMODEL_SERVE_ON_EVENT_LOOP=off` in the
+    /// environment makes `false` the default, for `pgmodel serve` too.
+    ///
+    /// ```swift
+    /// configuration.runsShortRequestsOnEventLoop = false   // every request on Swift's global executor
+    /// ```
+    public var runsShortRequestsOnEventLoop = !["off", "0"].contains(ProcessInfo.processInfo.environment["PGMODEL_SERVE_ON_EVENT_LOOP"])
     /// At graceful shutdown, how long requests in progress may take to finish and their answers to be
     /// read; connections still open after it (a client that stopped reading) are closed.
     public var shutdownGracePeriod: Duration = .seconds(10)

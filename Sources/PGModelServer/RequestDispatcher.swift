@@ -41,9 +41,11 @@ struct RequestDispatcher: Sendable {
 
     /// Runs `request` as `user`. With `versions` (the connection's), a request about an entity migrated
     /// past the version the connection registered is refused, and registrations are remembered. A client
-    /// deadline (`timeoutMs`) counts from `received`, when the server read the line.
+    /// deadline (`timeoutMs`) counts from `received`, when the server read the line. With `executor`
+    /// (the connection's event loop, for a short request) the request runs there, and a large fetched
+    /// result is decoded on the global executor (``RequestWeight``).
     func execute(_ request: Request, as user: SessionUser, versions: SessionSchemaVersions? = nil,
-                 received: NIODeadline = .now()) async -> Response {
+                 received: NIODeadline = .now(), executor: (any TaskExecutor)? = nil) async -> Response {
         let requester = Requester.user(AuthenticatedUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
         let started = ContinuousClock.now
         let result: Result<ResponseResult, WireError>
@@ -58,9 +60,12 @@ struct RequestDispatcher: Sendable {
             if let versions { try versions.check(Self.entities(of: operation), against: gateway.registry.recordedVersions) }
             // The gateway's connection waits and transactions end by the client's deadline too: a request
             // answered `timeout` must not commit afterwards, when its client has moved on.
+            let deadline = Deadline(timeout, operation: "'\(operation.name.rawValue)'", executor: executor)
             result = .success(try await RequestBudget.$deadline.withValue(budget) {
-                try await Deadline(timeout, operation: "'\(operation.name.rawValue)'").run { [self] in
-                    try await run(operation, as: requester)
+                try await PostgresStoreEngine.$largeResultExecutor.withValue(executor == nil ? nil : globalConcurrentExecutor) {
+                    try await deadline.run { [self] in
+                        try await run(operation, as: requester)
+                    }
                 }
             })
             switch operation {

@@ -59,6 +59,10 @@ package final class ConnectionPool: Sendable {
 
     package let configuration: PostgresStoreConfiguration
     private let eventLoopGroup: any EventLoopGroup
+    /// While fewer connections than this are open, a lease from an event loop without an idle connection
+    /// of its own opens one there (``ConnectionPoolStateMachine``): one per loop at most, within the idle
+    /// maximum, so the pool does not grow past what it keeps.
+    private let localLimit: Int
     private let logger: Logger
     private let state: NIOLockedValueBox<State>
 
@@ -69,6 +73,9 @@ package final class ConnectionPool: Sendable {
         self.logger = logger
         let machine = ConnectionPoolStateMachine<ObjectIdentifier>(
             maximum: maximumConnections, maximumIdle: maximumIdleConnections ?? maximumConnections)
+        var loops = 0
+        for _ in eventLoopGroup.makeIterator() { loops += 1 }
+        self.localLimit = min(loops, machine.maximumIdle)
         self.state = NIOLockedValueBox(State(machine: machine))
     }
 
@@ -137,6 +144,9 @@ package final class ConnectionPool: Sendable {
     // MARK: Leasing
 
     private func lease(scope: ConnectionScope, until deadline: NIODeadline, operation: String) async throws -> PostgresConnection {
+        // The caller's own event loop when it runs on one of the group's (the service's short requests,
+        // the direct store's calls), else any.
+        let here = eventLoopGroup.any()
         let (action, waiterID) = state.withLockedValue { state -> (Machine.LeaseAction, Int) in
             let id = state.nextID
             state.nextID += 1
@@ -150,7 +160,9 @@ package final class ConnectionPool: Sendable {
             }, rank: { key in
                 // A scope change costs a round trip; another event loop costs two thread wake-ups.
                 (scopes[key] == scope ? 2 : 0) + (connections[key]?.eventLoop.inEventLoop == true ? 1 : 0)
-            })
+            }, isLocal: { key in
+                connections[key]?.eventLoop.inEventLoop == true
+            }, localLimit: here.inEventLoop ? localLimit : 0)
             for key in dropped {
                 state.connections[key] = nil
                 state.scopes[key] = nil
@@ -161,7 +173,7 @@ package final class ConnectionPool: Sendable {
         case .use(let key):
             return try leased(key)
         case .connect:
-            return try await connect(operation: operation)
+            return try await connect(operation: operation, on: here)
         case .closed:
             throw Self.closedError
         case .wait:
@@ -209,14 +221,14 @@ package final class ConnectionPool: Sendable {
         }
     }
 
-    private func connect(operation: String) async throws -> PostgresConnection {
+    private func connect(operation: String, on eventLoop: (any EventLoop)? = nil) async throws -> PostgresConnection {
         let id = state.withLockedValue { state -> Int in
             state.nextID += 1
             return state.nextID
         }
         do {
             let connection = try await PostgresConnection.connect(
-                on: eventLoopGroup.any(), configuration: configuration.connection, id: id, logger: logger)
+                on: eventLoop ?? eventLoopGroup.any(), configuration: configuration.connection, id: id, logger: logger)
             state.withLockedValue { state in
                 state.connections[ObjectIdentifier(connection)] = connection
                 state.scopes[ObjectIdentifier(connection)] = .trusted

@@ -77,9 +77,19 @@ package struct ConnectionPoolStateMachine<Connection: Equatable & Sendable>: Sen
     /// one that does not is dropped and its slot reused. Among idle connections the highest `rank` wins,
     /// and among equal ranks the most recently used: the pool ranks a connection already in the lease's
     /// scope (saves a round trip) above one on the caller's own event loop (saves two thread wake-ups).
+    ///
+    /// With `localLimit` above zero, a lease that finds no idle connection for which `isLocal` holds (one
+    /// on the caller's event loop) opens a new one while fewer than `localLimit` are open, leaving the idle
+    /// ones for other leases: a connection's requests then settle on a database connection of their own
+    /// loop instead of crossing to another thread for each statement.
     package mutating func lease(waiterID: Int, isUsable: (Connection) -> Bool = { _ in true },
-                                rank: (Connection) -> Int) -> LeaseAction {
+                                rank: (Connection) -> Int,
+                                isLocal: (Connection) -> Bool = { _ in true }, localLimit: Int = 0) -> LeaseAction {
         guard !isClosed else { return .closed }
+        if localLimit > 0, open < min(localLimit, maximum), !idle.contains(where: isLocal) {
+            open += 1
+            return .connect
+        }
         while !idle.isEmpty {
             var best = idle.count - 1
             var bestRank = rank(idle[best])

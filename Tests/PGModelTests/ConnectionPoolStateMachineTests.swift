@@ -133,4 +133,28 @@ struct ConnectionPoolStateMachineTests {
         #expect(pool.idle.isEmpty)
         #expect(pool.lease(waiterID: 9, rank: rank) == .wait)
     }
+
+    @Test("a lease from an event loop with no idle connection of its own opens one there, up to the local limit")
+    func aLeaseOpensALocalConnectionUpToTheLimit() {
+        var pool = ConnectionPoolStateMachine<Int>(maximum: 4, maximumIdle: 2)
+        #expect(pool.lease(waiterID: 1) == .connect)
+        #expect(pool.release(10, isUsable: true) == .keep)
+        // Loop A's connection is 10; a lease on loop B finds none of its own and opens one, leaving 10 idle.
+        let onA: (Int) -> Bool = { $0 == 10 }
+        let onB: (Int) -> Bool = { $0 == 11 }
+        #expect(pool.lease(waiterID: 2, rank: { _ in 0 }, isLocal: onB, localLimit: 2) == .connect)
+        #expect(pool.idle == [10])
+        #expect(pool.open == 2)
+        #expect(pool.release(11, isUsable: true) == .keep)
+        // Each loop now takes its own, whatever their order in the idle list.
+        #expect(pool.lease(waiterID: 3, rank: { onB($0) ? 1 : 0 }, isLocal: onB, localLimit: 2) == .use(11))
+        #expect(pool.lease(waiterID: 4, rank: { onA($0) ? 1 : 0 }, isLocal: onA, localLimit: 2) == .use(10))
+        #expect(pool.release(10, isUsable: true) == .keep)
+        #expect(pool.release(11, isUsable: true) == .keep)
+        // At the limit a third loop takes what is idle instead of opening more; without a limit (a caller on
+        // no event loop) nothing is opened for locality.
+        #expect(pool.lease(waiterID: 5, rank: { _ in 0 }, isLocal: { $0 == 12 }, localLimit: 2) == .use(11))
+        #expect(pool.lease(waiterID: 6, rank: { _ in 0 }, isLocal: { _ in false }, localLimit: 0) == .use(10))
+        #expect(pool.open == 2)
+    }
 }

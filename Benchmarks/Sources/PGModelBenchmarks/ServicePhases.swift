@@ -113,6 +113,21 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
     let bare = try await LoopbackEcho.client(to: "127.0.0.1", port: service.url.port ?? 0, group: MultiThreadedEventLoopGroup.singleton)
     try await p50("service `ping` from a bare NIO client (handler and promise)") { try await bare.roundTrip() }
     try await p50("service `ping` from a bare NIO client, awaited on its loop") { try await bare.roundTripOnLoop() }
+    // The two pings again, call by call, so the machine's drift between the rows above cannot tell them
+    // apart: what the Swift client adds to a bare one.
+    do {
+        var storeSamples: [Double] = [], bareSamples: [Double] = []
+        for _ in 0..<calls {
+            var began = clock.now
+            try await remote.ping()
+            storeSamples.append(microseconds(clock.now - began))
+            began = clock.now
+            try await bare.roundTrip()
+            bareSamples.append(microseconds(clock.now - began))
+        }
+        print("| service `ping`, alternating with the bare client's: the store's | \(String(format: "%.1f", percentile(storeSamples, 0.5))) |")
+        print("| service `ping`, alternating with the store's: the bare client's | \(String(format: "%.1f", percentile(bareSamples, 0.5))) |")
+    }
     await bare.close()
     try await p50("direct store `fetchTable`, point by an indexed column") {
         guard try await direct.fetchTable(point()).rows.count == 1 else { throw PGModelError(.internalError, "direct point") }

@@ -1,0 +1,74 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import PGModelCore
+import PGModelPostgres
+import PGModelServer
+@testable import PGModelStore
+import PGModelWire
+import Testing
+
+/// What a service connection runs on its event loop and what leaves it (issue 15): short requests stay
+/// on the loop their bytes arrived on; work that grows with the request — a long line, a save of many
+/// rows, schema changes, a large answer — runs on the global executor, where it delays no other
+/// connection's I/O. No database: the rules and the executors themselves.
+@Suite("Request weight")
+struct RequestWeightTests {
+    func row(_ i: Int) -> RowValues { RowValues(entity: "Note", id: UUID(), values: ["rank": .int(Int64(i))]) }
+
+    @Test func shortRequestsStayAndGrowingWorkLeaves() {
+        #expect(!RequestWeight.isHeavy(line: ByteBuffer(string: #"{"id":1,"op":"ping"}"#)))
+        #expect(RequestWeight.isHeavy(line: ByteBuffer(repeating: UInt8(ascii: " "), count: RequestWeight.lightLineBytes + 1)))
+
+        #expect(!RequestWeight.isHeavy(.fetch(FetchRequest(entity: "Note"))))
+        #expect(!RequestWeight.isHeavy(.count(FetchRequest(entity: "Note"))))
+        #expect(!RequestWeight.isHeavy(.save(SaveRequest(inserts: [row(1)]))))
+        #expect(!RequestWeight.isHeavy(.save(SaveRequest(inserts: (0..<RequestWeight.lightSaveChanges).map(row)))))
+        #expect(RequestWeight.isHeavy(.save(SaveRequest(inserts: (0...RequestWeight.lightSaveChanges).map(row)))))
+        #expect(RequestWeight.isHeavy(.save(SaveRequest(batchDeletes: [FetchRequest(entity: "Note")]))))
+        #expect(RequestWeight.isHeavy(.register(SchemaDescription(entities: []))))
+        #expect(RequestWeight.isHeavy(.history(HistoryRequest())))
+        #expect(RequestWeight.isHeavy(.hello(HelloPayload(user: "alice", password: "secret"))))
+        #expect(!RequestWeight.isHeavy(.ping))
+
+        let id = RequestID.int(1)
+        func table(_ rows: Int) -> Response {
+            var table = FetchedTable(shapes: [.init(entity: "Note", keys: ["rank"])], rows: [])
+            table.rows = (0..<rows).map { .init(shape: 0, id: UUID(), values: [.int(Int64($0))]) }
+            return Response(id: id, .table(table))
+        }
+        #expect(!RequestWeight.isHeavy(table(1)))
+        #expect(!RequestWeight.isHeavy(table(RequestWeight.lightAnswerRows)))
+        #expect(RequestWeight.isHeavy(table(RequestWeight.lightAnswerRows + 1)))
+        #expect(!RequestWeight.isHeavy(Response(id: id, error: WireError(.invalidField, "no"))))
+        #expect(!RequestWeight.isHeavy(Response(id: id, .count(1_000_000))))
+    }
+
+    @Test func heavyWorkLeavesTheEventLoopAndLightWorkStays() async throws {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let executor = EventLoopTaskExecutor(eventLoop: loop)
+        let (light, heavy) = await withTaskExecutorPreference(executor) {
+            let light = await RequestWeight.run(heavy: false) { loop.inEventLoop }
+            let heavy = await RequestWeight.run(heavy: true) { MultiThreadedEventLoopGroup.currentEventLoop == nil }
+            return (light, heavy)
+        }
+        #expect(light)
+        #expect(heavy)
+    }
+
+    @Test func aDeadlineRunsItsWorkOnTheGivenExecutorAndStillExpires() async throws {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let executor = EventLoopTaskExecutor(eventLoop: loop)
+        // The body starts on the caller's thread (`Task.immediate`); after its first suspension it runs where told.
+        #expect(try await Deadline(.seconds(30), operation: "'fetch'", executor: executor).run { await Task.yield(); return loop.inEventLoop })
+        #expect(try await Deadline(.seconds(30), operation: "'fetch'").run { await Task.yield(); return MultiThreadedEventLoopGroup.currentEventLoop == nil })
+        // A body that never finishes still gets its answer at the deadline, on the loop too.
+        let error = await #expect(throws: PGModelError.self) {
+            try await Deadline(.milliseconds(50), operation: "'fetch'", executor: executor).run {
+                try await Task.sleep(for: .seconds(30))
+                return 1
+            }
+        }
+        #expect(error?.code == .timeout)
+    }
+}
