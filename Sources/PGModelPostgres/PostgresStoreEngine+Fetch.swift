@@ -36,9 +36,10 @@ extension PostgresStoreEngine {
     /// The fewest rows decoded on ``largeResultExecutor`` when it is set.
     package static let largeResultRows = 257
 
-    /// Where a result of ``largeResultRows`` or more is decoded; nil decodes it where the fetch runs. The
-    /// service runs short requests on their connection's event loop and sets Swift's global executor
-    /// here, so a large result's decoding does not hold up the other connections' I/O on that loop.
+    /// Where a result of ``largeResultRows`` or more (rows or identifiers) is decoded; nil decodes it
+    /// where the fetch runs. The service runs short requests on their connection's event loop and sets
+    /// Swift's global executor here, so a large result's decoding does not hold up the other
+    /// connections' I/O on that loop.
     ///
     /// ```swift
     /// try await PostgresStoreEngine.$largeResultExecutor.withValue(globalConcurrentExecutor) { … }
@@ -214,7 +215,14 @@ extension PostgresStoreEngine {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         let statement = try renderer.selectIdentifiers(request)
         let rows = try await scoped(requester, on: connection) { try await query(statement, on: connection, model: request.entity) }
-        return try rows.map { row in
+        if rows.count >= Self.largeResultRows, let executor = Self.largeResultExecutor {
+            return try await withTaskExecutorPreference(executor) { try Self.references(of: rows) }
+        }
+        return try Self.references(of: rows)
+    }
+
+    private static func references(of rows: [PostgresRow]) throws -> [RowReference] {
+        try rows.map { row in
             let cells = row.makeRandomAccess()   // a related fetch adds `via`
             return RowReference(entity: try cells[1].decode(String.self), id: try cells[0].decode(UUID.self))
         }

@@ -196,4 +196,40 @@ struct ScopedPoolTests {
             #expect(slept == 1, "trusted work is not held to the user's 300 ms")
         }
     }
+
+    @Test("a lease from an event loop gets a connection of that loop, one opened per loop; a lease from elsewhere opens none")
+    func leasesSettleOnTheirOwnLoop() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        let loops = Array(group.makeIterator())
+        let configuration = try PostgresStoreConfiguration.parse(try TestDatabase.url())
+        let pool = ConnectionPool(configuration: configuration, maximumConnections: 4, maximumIdleConnections: 4,
+                                  eventLoopGroup: group, logger: Self.logger)
+        /// The connection a lease made from `loop` (or from no loop) got, and whether it lives on that loop.
+        func lease(on loop: (any EventLoop)?) async throws -> (connection: ObjectIdentifier, isLocal: Bool) {
+            try await withTaskExecutorPreference(loop.map { EventLoopTaskExecutor(eventLoop: $0) }) {
+                try await pool.withConnection(scope: .trusted, deadline: .seconds(10), operation: "test") { connection in
+                    (ObjectIdentifier(connection), loop.map { connection.eventLoop === $0 } ?? false)
+                }
+            }
+        }
+        do {
+            let first = try await lease(on: loops[0])
+            let second = try await lease(on: loops[1])
+            #expect(first.isLocal)
+            #expect(second.isLocal)
+            #expect(first.connection != second.connection)
+            // Each loop keeps getting its own, whichever was used last.
+            #expect(try await lease(on: loops[0]).connection == first.connection)
+            #expect(try await lease(on: loops[1]).connection == second.connection)
+            #expect(try await lease(on: loops[0]).connection == first.connection)
+            // A caller on no loop takes an idle one rather than opening a third.
+            #expect([first.connection, second.connection].contains(try await lease(on: nil).connection))
+        } catch {
+            await pool.close()
+            try await group.shutdownGracefully()
+            throw error
+        }
+        await pool.close()
+        try await group.shutdownGracefully()
+    }
 }
