@@ -59,9 +59,20 @@ struct RequestWeightTests {
     @Test func aDeadlineRunsItsWorkOnTheGivenExecutorAndStillExpires() async throws {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let executor = EventLoopTaskExecutor(eventLoop: loop)
-        // The body starts on the caller's thread (`Task.immediate`); after its first suspension it runs where told.
-        #expect(try await Deadline(.seconds(30), operation: "'fetch'", executor: executor).run { await Task.yield(); return loop.inEventLoop })
-        #expect(try await Deadline(.seconds(30), operation: "'fetch'").run { await Task.yield(); return MultiThreadedEventLoopGroup.currentEventLoop == nil })
+        // The body starts on the caller's thread (`Task.immediate`); once resumed after its first suspension (a
+        // continuation resumed from another thread, as a database answer is) it runs where told. Not
+        // `Task.yield()`, which may put the task straight back on the global executor.
+        @Sendable func awaitAnotherThread() async {
+            await withCheckedContinuation { continuation in DispatchQueue.global().async { continuation.resume() } }
+        }
+        #expect(try await Deadline(.seconds(30), operation: "'fetch'", executor: executor).run {
+            await awaitAnotherThread()
+            return loop.inEventLoop
+        })
+        #expect(try await Deadline(.seconds(30), operation: "'fetch'").run {
+            await awaitAnotherThread()
+            return MultiThreadedEventLoopGroup.currentEventLoop == nil
+        })
         // A body that never finishes still gets its answer at the deadline, on the loop too.
         let error = await #expect(throws: PGModelError.self) {
             try await Deadline(.milliseconds(50), operation: "'fetch'", executor: executor).run {
