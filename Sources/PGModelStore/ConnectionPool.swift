@@ -152,6 +152,7 @@ package final class ConnectionPool: Sendable {
             state.nextID += 1
             let connections = state.connections
             let scopes = state.scopes
+            let isLocal = { (key: ObjectIdentifier) in connections[key]?.eventLoop.inEventLoop == true }
             var dropped: [ObjectIdentifier] = []
             let action = state.machine.lease(waiterID: id, isUsable: { key in
                 if let connection = connections[key], !connection.isClosed { return true }
@@ -159,10 +160,8 @@ package final class ConnectionPool: Sendable {
                 return false
             }, rank: { key in
                 // A scope change costs a round trip; another event loop costs two thread wake-ups.
-                (scopes[key] == scope ? 2 : 0) + (connections[key]?.eventLoop.inEventLoop == true ? 1 : 0)
-            }, isLocal: { key in
-                connections[key]?.eventLoop.inEventLoop == true
-            }, localLimit: here.inEventLoop ? localLimit : 0)
+                (scopes[key] == scope ? 2 : 0) + (isLocal(key) ? 1 : 0)
+            }, isLocal: isLocal, localLimit: here.inEventLoop ? localLimit : 0)
             for key in dropped {
                 state.connections[key] = nil
                 state.scopes[key] = nil

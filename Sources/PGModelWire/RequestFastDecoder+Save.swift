@@ -73,11 +73,16 @@ extension JSONReader {
     mutating func strictNumber() throws -> PGValue {
         let (span, isInteger) = try jsonNumber()
         if isInteger {
-            guard let integer = Self.shortInteger(span) ?? Int64(String(decoding: span, as: UTF8.self)) else { throw Unexpected() }
+            guard let integer = Self.integer(span) else { throw Unexpected() }
             return .int(integer)
         }
         guard let double = Self.double(span), double.isFinite, double.rounded() != double else { throw Unexpected() }
         return .double(double)
+    }
+
+    /// An integer literal's Int64, nil when out of range (``JSONReader/shortInteger(_:)`` when that answers).
+    static func integer(_ span: UnsafeRawBufferPointer) -> Int64? {
+        shortInteger(span) ?? Int64(String(decoding: span, as: UTF8.self))
     }
 
     /// A number literal's Double, as `strtod` reads it (``JSONReader/exactDouble(_:)`` when that answers).

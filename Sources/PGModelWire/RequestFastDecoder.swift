@@ -154,7 +154,7 @@ extension JSONReader {
             }
         }
         let span = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
-        guard let value = Self.shortInteger(span) ?? Int64(String(decoding: span, as: UTF8.self)) else { throw Unexpected() }
+        guard let value = Self.integer(span) else { throw Unexpected() }
         return value
     }
 
