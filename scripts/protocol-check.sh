@@ -5,7 +5,8 @@
 #   * users alice, bob, carol and the admin root in it (`pgmodel user add … --password-stdin`);
 #   * three services on free ports: the main one (default limits), a "limits" one
 #     (--max-connections 3 --max-response-rows 2 --max-response-bytes 4096 --idle-timeout 3
-#     --max-line-bytes 1000) and, when `openssl` is installed, a TLS one with a throwaway certificate;
+#     --max-line-bytes 1000 --max-save-bytes 3000) and, when `openssl` is installed, a TLS one with a
+#     throwaway certificate;
 #   * the Python checks; every service is stopped and the database dropped however the run ends.
 # The exit status is the Python script's (1: a check failed, 2: it could not start), or 1 if the set-up
 # failed. The binary is $PGMODEL_BIN, else .build/debug/pgmodel (built beforehand; this script never builds).
@@ -146,7 +147,7 @@ EOF
 
 start main "$port"
 start limits "$limits_port" --max-connections 3 --max-response-rows 2 --max-response-bytes 4096 \
-    --idle-timeout 3 --max-line-bytes 1000
+    --idle-timeout 3 --max-line-bytes 1000 --max-save-bytes 3000
 tls_args=()
 if command -v openssl >/dev/null 2>&1 \
     && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \

@@ -7,7 +7,8 @@ check failed (2 if it could not start at all).
 
 What it expects (it creates no users itself):
   * a plain-TCP server (no TLS) at --host/--port, with its default limits unless told otherwise
-    (--max-line-bytes must match the server's --max-line-bytes; --login-timeout its --login-timeout);
+    (--max-line-bytes must match the server's --max-line-bytes, --max-save-bytes its --max-save-bytes,
+    --login-timeout its --login-timeout);
   * three ordinary users --user (alice), --user2 (bob), --user3 (carol) and one admin --admin-user (root,
     created with `pgmodel user add NAME --admin --password-stdin`). Their passwords come from the
     environment: PGMODEL_PASSWORD, and PGMODEL_PASSWORD2, PGMODEL_PASSWORD3, PGMODEL_ADMIN_PASSWORD
@@ -1402,6 +1403,208 @@ def t_save_fetch(ctx):
     expect_ok("timeoutMs: fetch with a generous timeoutMs succeeds", r, 25)
 
 
+# ---------------------------------------------------------------- a save in parts (§4 save, "A save in parts")
+
+
+@guarded("save in parts")
+def t_save_parts(ctx):
+    N, T = ctx.Note, ctx.Trip
+    c = ctx.connect()
+    r = login(c, ctx.u1, ctx.p1)
+    # §4 hello: the result carries the limits a client sizes its requests by
+    check("hello: result has an integer maxLineBytes equal to the server's request-line limit",
+          type(r.get("maxLineBytes")) is int and r["maxLineBytes"] == ctx.max_line, short(r))
+    check("hello: result has an integer maxSaveBytes (the most one save in parts may hold; 64 MiB by default)",
+          type(r.get("maxSaveBytes")) is int and r["maxSaveBytes"] == ctx.max_save, short(r))
+    c2 = ctx.connect()  # a second connection of the same user
+    login(c2, ctx.u1, ctx.p1)
+
+    def notes(label, n):
+        return [{"entity": N, "id": new_id(), "values": {"text": f"parts-{label}-{i}"}} for i in range(n)]
+
+    def part(rid, i, n, **lists):
+        return dict({"id": rid, "op": "save", "part": i, "parts": n}, **lists)
+
+    def seen(conn, rows):
+        """How many of rows conn sees (a count by ids), or the answer if it was not ok."""
+        r = conn.req({"op": "count", "entity": N, "ids": [x["id"] for x in rows]})
+        return r.get("count") if is_ok(r) else short(r)
+
+    def held(name, r, rid, n):
+        return expect_ok(name, r, rid, lambda r: type(r.get("held")) is int and r["held"] == n
+                         and "remapped" not in r)
+
+    # -- a 3-part save: inserts in every part, an update in part 1, a delete in part 2, author only in part 0
+    pre, gone = notes("pre", 1)[0], notes("gone", 1)[0]
+    expect_ok("save in parts: setup (two ordinary rows)", c.req({"op": "save", "inserts": [pre, gone]}))
+    a0, a1, a2 = notes("a0", 2), notes("a1", 2), notes("a2", 1)
+    every = a0 + a1 + a2
+    author = "pyparts-" + ctx.tag
+    held("save in parts: part 0 of 3 answered {held:1}",
+         c.req(part("sp0", 0, 3, author=author, inserts=a0)), "sp0", 1)
+    check("save in parts: held rows are not visible on the same connection (between parts)", seen(c, every) == 0,
+          f"count {seen(c, every)}")
+    check("save in parts: held rows are not visible on a second connection of the same user", seen(c2, every) == 0,
+          f"count {seen(c2, every)}")
+    held("save in parts: part 1 of 3 answered {held:2}",
+         c.req(part("sp1", 1, 3, inserts=a1, updates=[{"entity": N, "id": pre["id"],
+                                                       "values": {"text": "parts-pre-updated"}}])), "sp1", 2)
+    check("save in parts: after two held parts, still nothing visible (same connection)", seen(c, every) == 0,
+          f"count {seen(c, every)}")
+    r = c2.req({"op": "fetch", "entity": N, "ids": [x["id"] for x in every + [pre, gone]], "sort": [{"key": "text"}]})
+    check("save in parts: ... a fetch on the second connection sees only the earlier rows, unchanged",
+          is_ok(r) and [(x["id"], x["values"].get("text")) for x in r["rows"]] ==
+          [(gone["id"], "parts-gone-0"), (pre["id"], "parts-pre-0")], short(r))
+    r = c.req(part("sp2", 2, 3, inserts=a2, deletes=[{"entity": N, "id": gone["id"]}]))
+    expect_ok("save in parts: the last part answers with the save's result (remapped, deleted)", r, "sp2",
+              lambda r: r.get("remapped") == {} and "held" not in r
+              and r.get("deleted") == [{"entity": N, "id": gone["id"]}])
+    check("save in parts: after the last part every inserted row is visible (one save of all parts)",
+          seen(c, every) == len(every), f"count {seen(c, every)} of {len(every)}")
+    check("save in parts: ... on the second connection too", seen(c2, every) == len(every),
+          f"count {seen(c2, every)} of {len(every)}")
+    r = c.req({"op": "fetch", "entity": N, "ids": [pre["id"], gone["id"]]})
+    check("save in parts: the update of part 1 and the delete of part 2 were applied",
+          is_ok(r) and [(x["id"], x["values"].get("text")) for x in r["rows"]] == [(pre["id"], "parts-pre-updated")],
+          short(r))
+    r = c.req({"op": "history", "history": {"where": {"author": {"op": "eq", "value": author}}}})
+    txs = r.get("history", {}).get("transactions", []) if is_ok(r) else None
+    check("save in parts: history shows one transaction with part 0's author", txs is not None and len(txs) == 1,
+          short(r))
+    if txs:
+        kinds = {(ch.get("kind"), ch.get("id")) for ch in txs[0].get("changes", [])}
+        want = {("insert", x["id"]) for x in every} | {("update", pre["id"]), ("delete", gone["id"])}
+        check("save in parts: ... holding the changes of every part", want <= kinds, short(txs[0]))
+
+    # -- out of order: the save is dropped, and its later parts are refused too
+    b = notes("b", 3)
+    held("save in parts: out of order: part 0 of 3 held", c.req(part("oo0", 0, 3, inserts=b[:1])), "oo0", 1)
+    expect_err("save in parts: part 2 of 3 right after part 0 (not the next index) -> invalid_field field part",
+               c.req(part("oo2", 2, 3, inserts=b[2:])), "invalid_field", field="part", rid="oo2")
+    expect_err("save in parts: ... the save was dropped: part 1 of 3 -> invalid_field field part",
+               c.req(part("oo1", 1, 3, inserts=b[1:2])), "invalid_field", field="part", rid="oo1")
+    check("save in parts: ... and none of its rows were written", seen(c, b) == 0, f"count {seen(c, b)}")
+
+    # -- parts differs from the open save's
+    m = notes("m", 2)
+    held("save in parts: parts mismatch: part 0 of 3 held", c.req(part("pm0", 0, 3, inserts=m[:1])), "pm0", 1)
+    expect_err("save in parts: part 1 of 4 after part 0 of 3 -> invalid_field field parts",
+               c.req(part("pm1", 1, 4, inserts=m[1:])), "invalid_field", field="parts", rid="pm1")
+    expect_err("save in parts: ... the save was dropped: part 1 of 3 -> invalid_field field part",
+               c.req(part("pm1b", 1, 3, inserts=m[1:])), "invalid_field", field="part", rid="pm1b")
+    check("save in parts: ... nothing of it was written", seen(c, m) == 0, f"count {seen(c, m)}")
+
+    # -- a part 0 starts a new save, dropping the open one
+    ra, rb, rc = notes("ra", 1), notes("rb", 1), notes("rc", 1)
+    held("save in parts: restart: part 0 of 2 (rows A) held", c.req(part("rs0a", 0, 2, inserts=ra)), "rs0a", 1)
+    held("save in parts: a second part 0 of 2 (rows B) starts a new save: held 1",
+         c.req(part("rs0b", 0, 2, inserts=rb)), "rs0b", 1)
+    expect_ok("save in parts: part 1 of 2 (rows C) completes the new save", c.req(part("rs1", 1, 2, inserts=rc)),
+              "rs1", lambda r: r.get("remapped") == {})
+    check("save in parts: rows B and C committed", seen(c, rb + rc) == 2, f"count {seen(c, rb + rc)}")
+    check("save in parts: rows A (the dropped save's) not", seen(c, ra) == 0, f"count {seen(c, ra)}")
+
+    # -- a part that cannot be decoded leaves the save open, but the next part is then not the expected one
+    d = notes("d", 3)
+    held("save in parts: decode error: part 0 of 3 held", c.req(part("de0", 0, 3, inserts=d[:1])), "de0", 1)
+    bad = dict(d[1], id="not-a-uuid")
+    r = c.req(part("de1", 1, 3, inserts=[bad]))
+    f = str((r.get("error") or {}).get("field", ""))
+    check("save in parts: part 1 with an insert id that is not a UUID -> invalid_field naming inserts[…].id",
+          err_code(r) == "invalid_field" and r.get("id") == "de1" and f.startswith("inserts[") and f.endswith("].id"),
+          short(r))
+    ctx.observed["save in parts: field path of a form error in a part before the last (part 0 had 1 insert)"] = f
+    expect_err("save in parts: ... then part 2 of 3 (not the expected part 1) -> invalid_field field part",
+               c.req(part("de2", 2, 3, inserts=d[2:])), "invalid_field", field="part", rid="de2")
+    check("save in parts: ... and nothing of that save was written", seen(c, d) == 0, f"count {seen(c, d)}")
+
+    # -- closing the connection drops held parts (an open save belongs to its connection)
+    k = notes("k", 2)
+    x = ctx.connect()
+    login(x, ctx.u1, ctx.p1)
+    held("save in parts: part 0 of 2 on a connection that then closes", x.req(part("cl0", 0, 2, inserts=k[:1])),
+         "cl0", 1)
+    x.close()
+    y = ctx.connect()
+    login(y, ctx.u1, ctx.p1)
+    check("save in parts: the closed connection's held rows are not there", seen(y, k) == 0, f"count {seen(y, k)}")
+    expect_err("save in parts: part 1 of 2 on a new connection (no save open there) -> invalid_field field part",
+               y.req(part("cl1", 1, 2, inserts=k[1:])), "invalid_field", field="part", rid="cl1")
+    check("save in parts: ... nothing written", seen(y, k) == 0, f"count {seen(y, k)}")
+    y.close()
+
+    # -- pipelining: all parts back to back, answers in order
+    p = notes("pipe", 3)
+    c.send_raw(b"".join(json.dumps(part(f"pp{i}", i, 3, inserts=[p[i]]), separators=(",", ":")).encode() + b"\n"
+                        for i in range(3)))
+    answers = [c.read_response(timeout=30) for _ in range(3)]
+    held("save in parts: pipelined part 0 of 3 -> held 1", answers[0], "pp0", 1)
+    held("save in parts: pipelined part 1 of 3 -> held 2", answers[1], "pp1", 2)
+    expect_ok("save in parts: pipelined part 2 of 3 -> the save's result", answers[2], "pp2",
+              lambda r: r.get("remapped") == {})
+    check("save in parts: pipelined save committed every part", seen(c, p) == 3, f"count {seen(c, p)}")
+
+    # -- "parts":1 with "part":0 is an ordinary save
+    one = notes("one", 2)
+    expect_ok("save in parts: parts 1, part 0 is an ordinary save (answered with remapped)",
+              c.req(part("one", 0, 1, inserts=one)), "one", lambda r: r.get("remapped") == {} and "held" not in r)
+    check("save in parts: ... and its rows are written", seen(c, one) == 2, f"count {seen(c, one)}")
+
+    # -- values of part and parts outside their ranges, or given alone
+    v = notes("v", 1)
+    bad_values = [
+        ("part -1", {"part": -1, "parts": 3}, "part"),
+        ("parts 0", {"part": 0, "parts": 0}, "parts"),
+        ("parts 65537", {"part": 0, "parts": 65537}, "parts"),
+        ("part 3 of parts 3", {"part": 3, "parts": 3}, "part"),
+        ("part \"0\" (a string)", {"part": "0", "parts": 2}, "part"),
+        ("parts 1.5", {"part": 0, "parts": 1.5}, "parts"),
+        ("part without parts", {"part": 0}, None),
+        ("parts without part", {"parts": 2}, None),
+    ]
+    for label, fields, field in bad_values:
+        r = c.req(dict({"id": "bv", "op": "save", "inserts": v}, **fields))
+        if field is None:
+            check(f"save in parts: {label} -> invalid_field field part or parts",
+                  err_code(r) == "invalid_field" and r.get("id") == "bv"
+                  and (r.get("error") or {}).get("field") in ("part", "parts"), short(r))
+        else:
+            expect_err(f"save in parts: {label} -> invalid_field field {field}", r, "invalid_field", field=field,
+                       rid="bv")
+    check("save in parts: ... none of those saves wrote anything", seen(c, v) == 0, f"count {seen(c, v)}")
+    held("save in parts: parts 65536 (the largest) with part 0 is accepted and held",
+         c.req(part("max", 0, 65536, inserts=v)), "max", 1)
+    check("save in parts: ... and writes nothing yet", seen(c, v) == 0, f"count {seen(c, v)}")
+
+    # -- the schema is checked when the last part arrives: a type error in a part before the last is held
+    tid = new_id()
+    tm = notes("tm", 1)
+    held("save in parts: a part 0 with a string for a double attribute is held (form checked, not the schema)",
+         c.req(part("tm0", 0, 2, inserts=[{"entity": T, "id": tid, "values": trip_values(
+             "Parts-" + ctx.tag, perdiem="lots")}])), "tm0", 1)
+    expect_err("save in parts: ... the last part answers type_mismatch (model, keyPath) as a one-line save would",
+               c.req(part("tm1", 1, 2, inserts=tm)), "type_mismatch", rid="tm1", model=T, keyPath="perdiem")
+    r = c.req({"op": "count", "entity": T, "ids": [tid]})
+    check("save in parts: ... nothing written (neither part's rows)",
+          is_ok(r) and r.get("count") == 0 and seen(c, tm) == 0, f"{short(r)}; notes {seen(c, tm)}")
+    ue = notes("ue", 1)
+    held("save in parts: a part 0 naming an unknown entity is held",
+         c.req(part("ue0", 0, 2, inserts=[{"entity": "Nope" + ctx.tag, "id": new_id(), "values": {}}])), "ue0", 1)
+    expect_err("save in parts: ... the last part answers unknown_entity", c.req(part("ue1", 1, 2, inserts=ue)),
+               "unknown_entity", rid="ue1")
+    check("save in parts: ... nothing written", seen(c, ue) == 0, f"count {seen(c, ue)}")
+    c.req({"op": "save", "deletes": [{"entity": T, "id": tid}]})  # in case a server wrote it anyway (t_sharing counts)
+
+    # -- before hello
+    u = ctx.connect()
+    expect_err("save in parts: a part before hello -> not_authenticated",
+               u.req(part("ua", 0, 2, inserts=notes("u", 1))), "not_authenticated", rid="ua")
+    u.close()
+    expect_ok("save in parts: the connection still serves", c.req({"id": "end", "op": "ping"}), "end")
+    c.close()
+    c2.close()
+
+
 @guarded("subclass")
 def t_subclass(ctx):
     a, c = ctx.admin_conn, ctx.c1
@@ -1457,10 +1660,14 @@ def t_subclass(ctx):
 @guarded("limits")
 def t_limits(ctx, host, port):
     """A second server on the same database, started with --max-connections 3 --max-response-rows 2
-    --max-response-bytes 4096 --idle-timeout 3 --max-line-bytes 1000."""
+    --max-response-bytes 4096 --idle-timeout 3 --max-line-bytes 1000 --max-save-bytes 3000."""
     conns = [Conn(host, port) for _ in range(3)]
-    for c in conns[:2]:
-        login(c, ctx.u1, ctx.p1)
+    hello = login(conns[0], ctx.u1, ctx.p1)
+    login(conns[1], ctx.u1, ctx.p1)
+    check("limits: hello reports maxLineBytes 1000 (--max-line-bytes)",
+          type(hello.get("maxLineBytes")) is int and hello["maxLineBytes"] == 1000, short(hello))
+    check("limits: hello reports maxSaveBytes 3000 (--max-save-bytes)",
+          type(hello.get("maxSaveBytes")) is int and hello["maxSaveBytes"] == 3000, short(hello))
     conns[1].req({"id": 1, "op": "subscribe"})
     conns[2].req({"id": 0, "op": "ping"})
     extra = Conn(host, port)
@@ -1503,6 +1710,44 @@ def t_limits(ctx, host, port):
     c.send_raw(b'{"id":8,"op":"ping","pad":"' + b"p" * 1000 + b'"}\n')
     expect_err("limits: line over --max-line-bytes 1000 -> line_too_long", c.read_response(), "line_too_long", rid=None)
     expect_ok("limits: connection still serves", c.req({"id": 9, "op": "ping"}), 9)
+    # a save in parts: its lines (each counted as in §1, without the "\n") may add up to --max-save-bytes 3000.
+    # Every request here follows the last at once: this server closes a connection idle for 3 s.
+
+    def part_line(rid, i, n, size, rows):
+        """A save part of exactly size bytes: one Note insert whose text pads the line; rows collects the row."""
+        row = {"entity": ctx.Note, "id": new_id(), "values": {"text": ""}}
+        rows.append(row)
+        line = json.dumps({"id": rid, "op": "save", "part": i, "parts": n, "inserts": [row]}, separators=(",", ":"))
+        pad = size - len(line)
+        row["values"]["text"] = "q" * pad
+        return line.replace('"text":""', '"text":"' + "q" * pad + '"').encode()
+
+    def notes_seen(rows):
+        r = c.req({"op": "count", "entity": ctx.Note, "ids": [x["id"] for x in rows]})
+        return r.get("count") if is_ok(r) else short(r)
+    fit = []
+    answers = []
+    for i in range(3):
+        c.send_raw(part_line(f"fit{i}", i, 3, 1000, fit) + b"\n")
+        answers.append(c.read_response())
+    check("limits: three parts of exactly 1000 bytes (3000 together, = --max-save-bytes) -> held 1, held 2, result",
+          [a.get("held") if is_ok(a) else err_code(a) for a in answers[:2]] == [1, 2] and
+          is_ok(answers[2], "fit2") and answers[2].get("remapped") == {}, short(answers))
+    check("limits: ... and that save is written", notes_seen(fit) == 3, f"count {notes_seen(fit)}")
+    big = []
+    answers = []
+    for i in range(4):
+        c.send_raw(part_line(f"big{i}", i, 5, 900, big) + b"\n")
+        answers.append(c.read_response())
+    check("limits: parts 0-2 of 900 bytes (2700 together) are held",
+          [a.get("held") if is_ok(a) else err_code(a) for a in answers[:3]] == [1, 2, 3], short(answers[:3]))
+    expect_err("limits: the part that passes --max-save-bytes 3000 (part 3, 3600 together) -> save_too_large",
+               answers[3], "save_too_large", rid="big3")
+    c.send_raw(part_line("big4", 4, 5, 200, big) + b"\n")
+    expect_err("limits: ... the save was dropped: its last part -> invalid_field field part", c.read_response(),
+               "invalid_field", field="part", rid="big4")
+    check("limits: ... and nothing of it was written", notes_seen(big) == 0, f"count {notes_seen(big)}")
+    expect_ok("limits: connection still serves after save_too_large", c.req({"id": 10, "op": "ping"}), 10)
     # idle timeout 3 s: a logged-in connection that sends nothing
     t0 = time.monotonic()
     try:
@@ -2026,10 +2271,12 @@ def main():
     ap.add_argument("--user3", default="carol")
     ap.add_argument("--admin-user", default="root")
     ap.add_argument("--max-line-bytes", type=int, default=1048576, help="the server's --max-line-bytes")
+    ap.add_argument("--max-save-bytes", type=int, default=64 << 20, help="the server's --max-save-bytes")
     ap.add_argument("--login-timeout", type=float, default=10.0, help="the server's --login-timeout (0: skip)")
     ap.add_argument("--limits-port", type=int, default=0,
                     help="optional: a second server on the same database started with --max-connections 3 "
-                         "--max-response-rows 2 --max-response-bytes 4096 --idle-timeout 3 --max-line-bytes 1000")
+                         "--max-response-rows 2 --max-response-bytes 4096 --idle-timeout 3 --max-line-bytes 1000 "
+                         "--max-save-bytes 3000")
     ap.add_argument("--tls-port", type=int, default=0,
                     help="optional: a server on the same database started with --tls-certificate/--tls-key")
     ap.add_argument("--verbose", action="store_true", help="print details for passing checks too")
@@ -2053,6 +2300,7 @@ def main():
     ctx.u1, ctx.p1, ctx.u2, ctx.p2 = args.user, args.password, args.user2, args.password2
     ctx.u3, ctx.p3, ctx.admin = args.user3, args.password3, args.admin_user
     ctx.max_line = args.max_line_bytes
+    ctx.max_save = args.max_save_bytes
     ctx.login_timeout = args.login_timeout
     ctx.notes = []
     ctx.observed = {}
@@ -2087,6 +2335,7 @@ def main():
     t_hello(ctx)
     t_migrate(ctx)
     t_save_fetch(ctx)
+    t_save_parts(ctx)
     t_subclass(ctx)
     t_stress(ctx)
     t_sharing(ctx)

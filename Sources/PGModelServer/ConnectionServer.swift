@@ -31,6 +31,12 @@ struct ConnectionServer: Sendable {
     let idleTimeout: Duration?
     /// The longest response line; a longer answer becomes `result_too_large`.
     let maxResponseBytes: Int
+    /// The request-line limit, reported by `hello` so clients size their saves' parts by it.
+    let maxLineBytes: Int
+    /// The most one save in parts may hold (``SaveAssembly``).
+    let maxSaveBytes: Int
+    /// What the server's connections hold of unfinished saves in parts, together.
+    let heldSaves: HeldSaveBudget
     /// Whether short requests run on the connection's event loop (``RequestWeight``).
     let runsShortRequestsOnEventLoop: Bool
     let logger: Logger
@@ -117,14 +123,20 @@ struct ConnectionServer: Sendable {
     /// Reads and answers requests until the peer stops sending, a `bye`, or shutdown.
     private func serveRequests(_ inbound: NIOAsyncChannelInboundStream<ReceivedFrame>, _ client: Client) async throws {
                 let logger = client.logger
-                var session = SessionStateMachine(maxFailedAuthentications: maxFailedAuthentications)
+                var session = SessionStateMachine(maxFailedAuthentications: maxFailedAuthentications,
+                                                  maxLineBytes: maxLineBytes, maxSaveBytes: maxSaveBytes)
+                var assembly = SaveAssembly(maxSaveBytes: maxSaveBytes)
+                // A save still held when the connection ends is dropped with it.
+                defer { heldSaves.release(assembly.drop()) }
                 for try await received in inbound {
                     let action: SessionStateMachine.Action
+                    var lineBytes = 0
                     switch received.frame {
                     case .lineTooLong(let limit):
                         logger.notice("line too long", metadata: ["limit": "\(limit)"])
                         action = session.receiveOversizedLine(limit: limit)
                     case .line(let line):
+                        lineBytes = line.readableBytes
                         // Blank lines are not requests; skipping them lets people type into `nc` freely.
                         if line.readableBytesView.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
                             continue
@@ -136,15 +148,18 @@ struct ConnectionServer: Sendable {
                     }
                     // Closed as idle meanwhile: the request is not run (the client may resend it elsewhere).
                     guard client.idle?.requestStarted() ?? true else { break }
-                    let keepOpen = try await perform(action, received: received.received, session: &session, client)
+                    let keepOpen = try await perform(action, received: received.received, lineBytes: lineBytes,
+                                                     session: &session, assembly: &assembly, client)
                     client.idle?.requestFinished()
                     if !keepOpen || tracker.isShuttingDown { break }
                 }
                 session.connectionClosed()
     }
 
-    /// Performs `action` for the line read at `received`; returns whether the connection stays open.
-    private func perform(_ action: SessionStateMachine.Action, received: NIODeadline, session: inout SessionStateMachine,
+    /// Performs `action` for the line of `lineBytes` read at `received`; returns whether the connection
+    /// stays open.
+    private func perform(_ action: SessionStateMachine.Action, received: NIODeadline, lineBytes: Int,
+                         session: inout SessionStateMachine, assembly: inout SaveAssembly,
                          _ client: Client) async throws -> Bool {
         let outbound = client.outbound
         let subscriptions = client.subscriptions
@@ -176,13 +191,29 @@ struct ConnectionServer: Sendable {
             let result = await subscriptions.unsubscribe(id: subscription)
             try await write(Response(id: request.id, result: result.map { ResponseResult.acknowledged }), to: outbound)
             return true
-        case .execute(let request, let user):
-            let heavy = client.executor != nil && RequestWeight.isHeavy(request.operation)
-            let response = await RequestWeight.run(heavy: heavy) {
-                await dispatcher.execute(request, as: user, versions: client.schemaVersions, received: received,
-                                         executor: heavy ? nil : client.executor)
+        case .execute(let request, let user) where request.part != nil:
+            guard case .save(let save) = request.operation, let part = request.part else { return true }
+            let heldSaves = heldSaves
+            switch assembly.receive(save, part: part, bytes: lineBytes, reserve: { heldSaves.reserve($0) }) {
+            case .held(let parts):
+                try await write(Response(id: request.id, .held(parts)), to: outbound)
+            case .refuse(let error, let releasing):
+                heldSaves.release(releasing)
+                if error.code == .saveTooLarge {
+                    logger.notice("save in parts refused", metadata: ["id": "\(request.id)", "reason": "\(error.message)"])
+                }
+                try await write(Response(id: request.id, error: error), to: outbound)
+            case .run(let whole, let releasing):
+                var joined = request
+                joined.operation = .save(whole)
+                joined.part = nil
+                let response = await execute(joined, as: user, received: received, client)
+                heldSaves.release(releasing)
+                try await write(response, to: outbound)
             }
-            try await write(response, to: outbound)
+            return true
+        case .execute(let request, let user):
+            try await write(await execute(request, as: user, received: received, client), to: outbound)
             return true
         case .authenticate(let id, let hello):
             client.login.helloReceived()
@@ -200,9 +231,20 @@ struct ConnectionServer: Sendable {
             case .success(let user): next = session.authenticationSucceeded(id: id, user: user)
             case .failure(let error): next = session.authenticationFailed(id: id, error: error)
             }
-            let keepOpen = try await perform(next, received: received, session: &session, client)
+            let keepOpen = try await perform(next, received: received, lineBytes: lineBytes, session: &session,
+                                             assembly: &assembly, client)
             let succeeded = if case .success = outcome { true } else { false }
             return await client.login.helloChecked(succeeded: succeeded) && keepOpen
+        }
+    }
+
+    /// Runs a logged-in request: on the connection's event loop when it is short, else on the global
+    /// executor (``RequestWeight``).
+    private func execute(_ request: Request, as user: SessionUser, received: NIODeadline, _ client: Client) async -> Response {
+        let heavy = client.executor != nil && RequestWeight.isHeavy(request.operation)
+        return await RequestWeight.run(heavy: heavy) {
+            await dispatcher.execute(request, as: user, versions: client.schemaVersions, received: received,
+                                     executor: heavy ? nil : client.executor)
         }
     }
 

@@ -46,6 +46,8 @@ struct LineListener: Service {
             loginTimeout: server.configuration.loginTimeout,
             loginGuard: LoginGuard(policy: server.configuration.loginThrottle),
             idleTimeout: server.configuration.idleTimeout, maxResponseBytes: server.configuration.maxResponseBytes,
+            maxLineBytes: server.configuration.maxLineBytes, maxSaveBytes: server.configuration.maxSaveBytes,
+            heldSaves: HeldSaveBudget(limit: server.configuration.maxHeldSaveBytes),
             runsShortRequestsOnEventLoop: server.configuration.runsShortRequestsOnEventLoop, logger: logger)
         let maxLineBytes = server.configuration.maxLineBytes
         let queued = server.configuration.maxQueuedRequests

@@ -51,6 +51,17 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// A connection (logged in or not) that sends nothing for this long, and has no request running or
     /// subscription, gets a `timeout` line (id null) and is closed. `nil` keeps idle connections forever.
     public var idleTimeout: Duration? = .seconds(600)
+    /// The most bytes the lines of one save in parts may add up to (PROTOCOL.md §4, A save in parts); the
+    /// part that passes it is refused with `save_too_large` and the save is dropped. 64 MiB by default.
+    ///
+    /// ```swift
+    /// configuration.maxSaveBytes = 256 << 20   // saves of about a million short rows
+    /// ```
+    public var maxSaveBytes = 64 << 20
+    /// The most bytes of unfinished saves in parts the server holds at once, all connections together; a
+    /// part past it is refused with `save_too_large` (try again later) and its save is dropped. 256 MiB by
+    /// default.
+    public var maxHeldSaveBytes = 256 << 20
     /// Requests read ahead of the one running, per connection. Past it the server stops reading that
     /// socket until it catches up, so a client that pipelines without end is held back by TCP, not by
     /// the server's memory.
@@ -109,7 +120,7 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     public var description: String {
         var text = "LineServerConfiguration(host: \(host), port: \(port), database: \(Self.redacting(databaseURL))"
         if let schemaName { text += ", schema: \(schemaName)" }
-        text += ", maxLineBytes: \(maxLineBytes)"
+        text += ", maxLineBytes: \(maxLineBytes), maxSaveBytes: \(maxSaveBytes)"
         if let maxConnections { text += ", maxConnections: \(maxConnections)" }
         if let tlsCertificatePath { text += ", tls: \(tlsCertificatePath)" }
         return text + ")"

@@ -63,7 +63,7 @@ package enum RequestWeight {
         case .history(let page): return page.transactions.count > lightAnswerRows / 8
         case .shares(let shares): return shares.count > lightAnswerRows
         case .saved(let result): return result.remappedIdentifiers.count + result.deleted.count > lightAnswerRows
-        case .hello, .pong, .registered, .count, .acknowledged, .subscribed:
+        case .hello, .pong, .registered, .count, .acknowledged, .subscribed, .held:
             return false
         }
     }

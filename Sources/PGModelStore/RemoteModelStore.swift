@@ -130,8 +130,63 @@ public final class RemoteModelStore: ModelStore {
         return ids
     }
 
+    /// Sends `request` as one `save` line, or, when that line would pass the server's request-line limit
+    /// (its `hello` says which), as a save in parts written back to back, which the server runs as one
+    /// transaction when the last part arrives (PROTOCOL.md §4, A save in parts).
     public func save(_ request: SaveRequest) async throws -> SaveResult {
-        guard case .saved(let result) = try await call(.save(request)) else { throw Self.unexpectedResult(.save) }
+        let channel = try await connectedChannel()
+        let hello = state.withLockedValue { $0.hello }
+        let timeout = Duration.nanoseconds(requestTimeout.nanoseconds)
+        let lines = try SaveParts.lines(for: request, timeout: timeout, maxLineBytes: hello?.maxLineBytes ?? WireProtocol.defaultMaxLineBytes,
+                                        maxSaveBytes: hello?.maxSaveBytes, makeID: makeRequestID)
+        do {
+            return try await send(lines, on: channel)
+        } catch is RequestNotRun {
+            // As in `call`: nothing of it ran, so it goes once more on a new connection.
+            state.withLockedValue { $0.connection.channelClosed(ChannelBox(channel)) }
+            channel.close(promise: nil)
+            let fresh = try await connectedChannel()
+            do {
+                return try await send(lines, on: fresh)
+            } catch let notRun as RequestNotRun {
+                throw notRun.error
+            }
+        }
+    }
+
+    /// Writes a save's lines back to back in one trip to the event loop (no other request of this store
+    /// comes between them) and returns the last one's result. The first error among the answers is
+    /// thrown: a refused part drops the save on the server, so the later parts' errors only echo it.
+    private func send(_ lines: [SaveParts.Line], on channel: any Channel) async throws -> SaveResult {
+        let promises = lines.map { _ in channel.eventLoop.makePromise(of: Response.self) }
+        let (endpoint, timeout) = (endpoint, requestTimeout)
+        let pending = zip(lines, promises).map { PendingRequest(id: $0.id, line: ByteBuffer(bytes: $0.bytes), promise: $1) }
+        let send: @Sendable () -> Void = {
+            let timer = channel.eventLoop.scheduleTask(in: timeout) {
+                let error = PGModelError(.timeout,
+                    "'save' got no answer from \(endpoint) within \(ConnectionDeadline.describe(timeout)); the connection was closed")
+                for promise in promises { promise.fail(error) }
+                channel.close(promise: nil)
+            }
+            promises.last?.futureResult.whenComplete { _ in timer.cancel() }
+            for request in pending {
+                channel.write(request).whenFailure { _ in
+                    request.promise.fail(RequestNotRun(error: PGModelError(.connectionFailed, "the connection to \(endpoint) is closed")))
+                }
+            }
+            channel.flush()
+        }
+        if channel.eventLoop.inEventLoop { send() } else { channel.eventLoop.execute(send) }
+        var result: SaveResult?
+        for (index, promise) in promises.enumerated() {
+            let response = try await promise.futureResult.get()
+            switch try Self.result(of: response, for: .save(SaveRequest())) {
+            case .saved(let saved) where index == promises.count - 1: result = saved
+            case .held where index < promises.count - 1: continue
+            default: throw Self.unexpectedResult(.save)
+            }
+        }
+        guard let result else { throw Self.unexpectedResult(.save) }
         return result
     }
 

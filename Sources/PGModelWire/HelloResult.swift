@@ -1,6 +1,7 @@
 import Foundation
 
-/// What a successful `hello` reports: the server's name and version and who is logged in.
+/// What a successful `hello` reports: the server's name and version, who is logged in, and the limits a
+/// client sizes its requests by.
 ///
 /// ```swift
 /// let result = HelloResult(server: WireProtocol.serverName, user: "alice", userID: UUID.v7())
@@ -13,10 +14,18 @@ public struct HelloResult: Hashable, Sendable {
     public var user: String
     /// The logged-in user's id: the `owner_id` of the rows they create.
     public var userID: UUID
+    /// The server's request-line limit (`"maxLineBytes"`); nil from older servers, which mean 1 MiB.
+    public var maxLineBytes: Int?
+    /// The most one save in parts may hold, its lines together (`"maxSaveBytes"`); nil from older
+    /// servers, which take no saves in parts.
+    public var maxSaveBytes: Int?
 
-    public init(server: String = WireProtocol.serverName, user: String, userID: UUID) {
+    public init(server: String = WireProtocol.serverName, user: String, userID: UUID,
+                maxLineBytes: Int? = nil, maxSaveBytes: Int? = nil) {
         self.server = server
         self.user = user
         self.userID = userID
+        self.maxLineBytes = maxLineBytes
+        self.maxSaveBytes = maxSaveBytes
     }
 }

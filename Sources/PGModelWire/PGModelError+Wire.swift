@@ -35,3 +35,13 @@ extension PGModelError.Code {
     /// ```
     public static let tooManySubscriptions = PGModelError.Code(rawValue: "too_many_subscriptions")
 }
+
+extension PGModelError.Code {
+    /// A save in parts passed the server's limit for one save (`maxSaveBytes`), or the server holds as many
+    /// parts of unfinished saves as it will; the save was dropped and nothing was written.
+    ///
+    /// ```swift
+    /// if error.code == .saveTooLarge { /* save in smaller transactions, or retry later */ }
+    /// ```
+    public static let saveTooLarge = PGModelError.Code(rawValue: "save_too_large")
+}

@@ -80,7 +80,8 @@ extension Request: Codable {
             throw fail(WireError(.unknownOp, "unknown op '\(opName.prefix(64))'", field: "op"))
         }
         do {
-            self.init(id: id, operation: try Request.decodeOperation(name, from: decoder), timeout: try Request.decodeTimeout(c))
+            self.init(id: id, operation: try Request.decodeOperation(name, from: decoder), timeout: try Request.decodeTimeout(c),
+                      part: name == .save ? try Request.decodePart(c) : nil)
         } catch let failure as RequestDecodingFailure {
             throw failure
         } catch {
@@ -116,6 +117,35 @@ extension Request: Codable {
                             field: "timeoutMs")
         }
         return .milliseconds(Int64(number))
+    }
+
+    /// `part` and `parts` of a save in parts: both or neither (null counts as absent), within
+    /// ``SavePart``'s ranges.
+    private static func decodePart(_ c: KeyedDecodingContainer<DynamicKey>) throws -> SavePart? {
+        let (partKey, partsKey) = (DynamicKey("part"), DynamicKey("parts"))
+        let hasPart = try c.contains(partKey) && !c.decodeNil(forKey: partKey)
+        let hasParts = try c.contains(partsKey) && !c.decodeNil(forKey: partsKey)
+        guard hasPart || hasParts else { return nil }
+        guard hasParts else {
+            throw WireError(.invalidField, "field 'part' needs 'parts', the number of parts of the save", field: "parts")
+        }
+        guard hasPart else {
+            throw WireError(.invalidField, "field 'parts' needs 'part', which part of the save this line is", field: "part")
+        }
+        guard let count = Self.exactInteger(c, partsKey), (1...SavePart.maximumCount).contains(count) else {
+            throw WireError(.invalidField, "field 'parts' must be an integer from 1 to \(SavePart.maximumCount)", field: "parts")
+        }
+        guard let index = Self.exactInteger(c, partKey), (0..<count).contains(index) else {
+            throw WireError(.invalidField, "field 'part' must be an integer from 0 to \(count - 1) (parts minus one)", field: "part")
+        }
+        return SavePart(index: index, count: count)
+    }
+
+    /// A whole number that fits Int, given as a JSON number; nil for anything else.
+    private static func exactInteger(_ c: KeyedDecodingContainer<DynamicKey>, _ key: DynamicKey) -> Int? {
+        if let integer = try? c.decode(Int.self, forKey: key) { return integer }
+        guard let number = try? c.decode(Double.self, forKey: key), number.rounded() == number, abs(number) < 1e15 else { return nil }
+        return Int(number)
     }
 
     private static func decodeOperation(_ name: Operation.Name, from decoder: any Decoder) throws -> Operation {
@@ -268,5 +298,9 @@ extension Request: Codable {
             try c.encode(record.id.uuidString.lowercased(), forKey: DynamicKey("rowID"))
         }
         try c.encodeIfPresent(timeoutMilliseconds, forKey: DynamicKey("timeoutMs"))
+        if case .save = operation, let part {
+            try c.encode(part.index, forKey: DynamicKey("part"))
+            try c.encode(part.count, forKey: DynamicKey("parts"))
+        }
     }
 }

@@ -19,11 +19,19 @@ public struct Request: Hashable, Sendable {
     /// let request = Request(id: 1, operation: .ping, timeout: .seconds(5))   // {"id":1,"op":"ping","timeoutMs":5000}
     /// ```
     public var timeout: Duration?
+    /// For a `save` sent in parts, which part this is (`"part"`, `"parts"`); nil for a one-line save and
+    /// for every other op.
+    ///
+    /// ```swift
+    /// let last = Request(id: 9, operation: .save(rest), part: SavePart(index: 2, count: 3))
+    /// ```
+    public var part: SavePart?
 
-    public init(id: RequestID, operation: Operation, timeout: Duration? = nil) {
+    public init(id: RequestID, operation: Operation, timeout: Duration? = nil, part: SavePart? = nil) {
         self.id = id
         self.operation = operation
         self.timeout = timeout
+        self.part = part
     }
 
     /// The milliseconds `timeout` is sent as: rounded up, within ``WireProtocol/timeoutMillisecondsRange``.

@@ -49,6 +49,8 @@ extension JSONReader {
         var updates: [RowValues]?
         var deletes: [RowReference]?
         var author: String??
+        var partIndex: Int?
+        var partCount: Int?
         var seen: Set<String> = []
         try expect(UInt8(ascii: "{"))
         if try take(UInt8(ascii: "}")) { throw Unexpected() }
@@ -88,6 +90,8 @@ extension JSONReader {
             case "updates": updates = try saveRows()
             case "deletes": deletes = try saveReferences()
             case "author": author = try peek() == UInt8(ascii: "n") ? .some(nil) : .some(try string())
+            case "part": partIndex = try count()
+            case "parts": partCount = try count()
             default:
                 throw Unexpected()
             }
@@ -100,10 +104,17 @@ extension JSONReader {
         if op == "save" {
             guard isSave, entity == nil, format == nil, predicate == nil, sort == nil, limit == nil, offset == nil,
                   properties == nil else { throw Unexpected() }
+            // Both or neither, in range; anything else gets the general decoder's precise error.
+            var part: SavePart?
+            if partIndex != nil || partCount != nil {
+                guard let partIndex, let partCount else { throw Unexpected() }
+                part = SavePart(index: partIndex, count: partCount)
+                guard part?.isValid == true else { throw Unexpected() }
+            }
             return Request(id: id, operation: .save(SaveRequest(inserts: inserts ?? [], updates: updates ?? [], deletes: deletes ?? [],
-                                                                author: author ?? nil)), timeout: timeout)
+                                                                author: author ?? nil)), timeout: timeout, part: part)
         }
-        guard !isSave else { throw Unexpected() }
+        guard !isSave, partIndex == nil, partCount == nil else { throw Unexpected() }
         if op == "ping" {
             guard seen.count == (timeout == nil ? 2 : 3) else { throw Unexpected() }
             return Request(id: id, operation: .ping, timeout: timeout)

@@ -104,7 +104,7 @@ enum RequestFastEncoder {
         writer.byte(UInt8(ascii: "}"))
     }
 
-    /// The keys in `JSONEncoder`'s sorted order: author, deletes, id, inserts, op, timeoutMs, updates.
+    /// The keys in `JSONEncoder`'s sorted order: author, deletes, id, inserts, op, part, parts, timeoutMs, updates.
     private static func save(_ save: SaveRequest, _ request: Request, _ writer: inout JSONWriter) throws {
         guard save.links.isEmpty, save.batchDeletes.isEmpty, save.shares.isEmpty else { throw Declined() }
         // Roughly what a row of ten short values takes, so a large save grows its buffer a few times at most.
@@ -129,6 +129,12 @@ enum RequestFastEncoder {
         writer.raw(",\"inserts\":")
         try rows(save.inserts, &writer)
         writer.raw(",\"op\":\"save\"")
+        if let part = request.part {
+            writer.raw(",\"part\":")
+            writer.integer(Int64(part.index))
+            writer.raw(",\"parts\":")
+            writer.integer(Int64(part.count))
+        }
         timeout(request, &writer)
         writer.raw(",\"updates\":")
         try rows(save.updates, &writer)

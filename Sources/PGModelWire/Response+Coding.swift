@@ -26,7 +26,7 @@ extension Response: Codable {
     }
 
     private enum Field: String {
-        case id, ok, error, server, user, userID, pong, entities, rows, table, count, ids, remapped, deleted, history, subscription, shares
+        case id, ok, error, server, user, userID, maxLineBytes, maxSaveBytes, held, pong, entities, rows, table, count, ids, remapped, deleted, history, subscription, shares
         var key: DynamicKey { DynamicKey(rawValue) }
     }
 
@@ -42,7 +42,11 @@ extension Response: Codable {
             self.init(id: id, .hello(HelloResult(
                 server: try c.decode(String.self, forKey: Field.server.key),
                 user: try c.decode(String.self, forKey: Field.user.key),
-                userID: try c.decode(UUID.self, forKey: Field.userID.key))))
+                userID: try c.decode(UUID.self, forKey: Field.userID.key),
+                maxLineBytes: try c.decodeIfPresent(Int.self, forKey: Field.maxLineBytes.key),
+                maxSaveBytes: try c.decodeIfPresent(Int.self, forKey: Field.maxSaveBytes.key))))
+        } else if c.contains(Field.held.key) {
+            self.init(id: id, .held(try c.decode(Int.self, forKey: Field.held.key)))
         } else if c.contains(Field.pong.key) {
             self.init(id: id, .pong)
         } else if c.contains(Field.entities.key) {
@@ -97,6 +101,10 @@ extension Response: Codable {
                 try c.encode(hello.server, forKey: Field.server.key)
                 try c.encode(hello.user, forKey: Field.user.key)
                 try c.encode(hello.userID.uuidString.lowercased(), forKey: Field.userID.key)
+                try c.encodeIfPresent(hello.maxLineBytes, forKey: Field.maxLineBytes.key)
+                try c.encodeIfPresent(hello.maxSaveBytes, forKey: Field.maxSaveBytes.key)
+            case .held(let parts):
+                try c.encode(parts, forKey: Field.held.key)
             case .pong:
                 try c.encode(true, forKey: Field.pong.key)
             case .registered(let entities):

@@ -22,6 +22,9 @@ public enum ResponseResult: Hashable, Sendable {
     case ids([RowReference])
     /// `save`: `{"remapped":{"<inserted id>":"<existing id>"}}`.
     case saved(SaveResult)
+    /// A part of a save in parts before its last (PROTOCOL.md §4): `{"held":2}`, the parts the server holds
+    /// so far. Nothing is written until the last part, whose answer is ``saved(_:)``.
+    case held(Int)
     /// `bye` and `unsubscribe`: no fields besides `ok`.
     case acknowledged
     /// `history`: `{"history":{"transactions":[…],"isComplete":true}}`.
@@ -44,7 +47,7 @@ public enum ResponseResult: Hashable, Sendable {
         case .rows, .table: return .fetch
         case .count: return .count
         case .ids: return .ids
-        case .saved: return .save
+        case .saved, .held: return .save
         case .acknowledged: return .bye
         case .history: return .history
         case .subscribed: return .subscribe

@@ -51,8 +51,15 @@ public struct SessionStateMachine: Sendable {
     public let maxFailedAuthentications: Int
     private var failedAuthentications = 0
 
-    public init(maxFailedAuthentications: Int = 5) {
+    /// The request-line limit a successful `hello` reports (``HelloResult/maxLineBytes``).
+    public let maxLineBytes: Int?
+    /// The limit of one save in parts a successful `hello` reports (``HelloResult/maxSaveBytes``).
+    public let maxSaveBytes: Int?
+
+    public init(maxFailedAuthentications: Int = 5, maxLineBytes: Int? = nil, maxSaveBytes: Int? = nil) {
         self.maxFailedAuthentications = max(1, maxFailedAuthentications)
+        self.maxLineBytes = maxLineBytes
+        self.maxSaveBytes = maxSaveBytes
     }
 
     /// Decides what to do with a parsed line (see ``Request/decode(line:)-(Data)``).
@@ -118,7 +125,8 @@ public struct SessionStateMachine: Sendable {
         guard case .authenticating = state else { return .ignore }
         state = .authenticated(user)
         failedAuthentications = 0
-        return .respond(Response(id: id, .hello(HelloResult(user: user.name, userID: user.id))))
+        return .respond(Response(id: id, .hello(HelloResult(user: user.name, userID: user.id,
+                                                            maxLineBytes: maxLineBytes, maxSaveBytes: maxSaveBytes))))
     }
 
     /// The credentials of `hello` `id` were wrong (or could not be checked): answer `error`; after

@@ -28,6 +28,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Longest accepted request line in bytes.", valueName: "bytes"))
     var maxLineBytes = WireProtocol.defaultMaxLineBytes
 
+    @Option(help: ArgumentHelp("Most bytes the lines of one save in parts may add up to; more is 'save_too_large'.", valueName: "bytes"))
+    var maxSaveBytes = 64 << 20
+
     @Option(help: ArgumentHelp("Most simultaneous client connections (default: no limit).", valueName: "count"))
     var maxConnections: Int?
 
@@ -84,6 +87,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let statementTimeout, statementTimeout <= 0 { throw ValidationError("--statement-timeout must be positive") }
         guard maxResponseRows >= 1 else { throw ValidationError("--max-response-rows must be at least 1") }
         guard maxResponseBytes >= 1024 else { throw ValidationError("--max-response-bytes must be at least 1024") }
+        guard maxSaveBytes >= 64 else { throw ValidationError("--max-save-bytes must be at least 64") }
     }
 
     func run() async throws {
@@ -124,6 +128,9 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.statementTimeout = statementTimeout.map(Self.duration)
             configuration.maxResponseRows = maxResponseRows
             configuration.maxResponseBytes = maxResponseBytes
+            configuration.maxSaveBytes = maxSaveBytes
+            // Several connections' saves at once, and never less than one save.
+            configuration.maxHeldSaveBytes = max(configuration.maxHeldSaveBytes, maxSaveBytes)
             configuration.shutdownGracePeriod = Self.duration(shutdownGrace)
             configuration.tlsCertificatePath = tlsCertificate
             configuration.tlsKeyPath = tlsKey

@@ -34,24 +34,7 @@ struct ServerRemoteStoreTests {
         ])
     }
 
-    @Test("a save longer than the server's line limit throws line_too_long, writes nothing, and the connection goes on")
-    func saveBeyondTheLineLimit() async throws {
-        let user = try await ServerTestHarness.makeUser("remote")
-        let entity = ServerTestHarness.uniqueEntity("Item")
-        try await ServerTestHarness.withServer(maxLineBytes: 8_192) { port in
-            let store = try RemoteModelStore(url: try Self.url(user, port: port))
-            defer { Task { await store.close() } }
-            try await ServerTestHarness.register(Self.schema(entity))
-            try await store.prepare(Self.schema(entity))
-            let many = (0..<200).map { Self.row(entity, "m\($0)", rank: Int64($0)) }
-            await #expect { _ = try await store.save(SaveRequest(inserts: many)) } throws: {
-                ($0 as? PGModelError)?.code == .lineTooLong
-            }
-            #expect(try await store.count(FetchRequest(entity: entity)) == 0)
-            _ = try await store.save(SaveRequest(inserts: Array(many.prefix(5))))
-            #expect(try await store.count(FetchRequest(entity: entity)) == 5)
-        }
-    }
+    // Saves longer than the server's line limit: ServerSaveInPartsTests.
 
     @Test("prepare, save, fetch, count, ids, update, delete and upsert through the store")
     func roundTrip() async throws {

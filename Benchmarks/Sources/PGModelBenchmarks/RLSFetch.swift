@@ -49,7 +49,7 @@ func measureRLSFetch(databaseURL: URL, rows: Int, rounds: Int) async throws -> R
     let remoteURL = service.url
     let remote = try ModelContainer(for: BenchRow.self, configurations: ModelConfiguration(url: remoteURL))
     let start = Date(timeIntervalSince1970: 1_700_000_000)
-    // In saves of 1,000: a save is one request line, and the service's line limit is 1 MiB.
+    // In saves of 1,000, so the seeding holds few models at a time.
     for batch in stride(from: 0, to: rows, by: 1000) {
         let seed = ModelContext(remote)
         for i in batch..<min(rows, batch + 1000) {

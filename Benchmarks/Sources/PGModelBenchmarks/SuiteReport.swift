@@ -55,8 +55,8 @@ struct SuiteReport {
             out += contenders.map { c in value(c.key, workload).map { SuiteReport.format($0, SuiteReport.unit(workload)) } ?? "" }
                 .joined(separator: " | ") + " |\n"
         }
-        out += "\nThe service column's insert is \(options.rows / ServiceContender.rowsPerSave) saves of "
-        out += "\(grouped(ServiceContender.rowsPerSave)) (the service's 1 MiB request-line limit); Fluent's is one transaction of "
+        out += "\nThe service column's insert is one save, sent in parts of at most 1 MiB (the service's request-line limit) "
+        out += "and run by the server as one transaction; Fluent's is one transaction of "
         out += "`create(on:)` calls of \(grouped(FluentContender.rowsPerStatement)) rows (PostgreSQL's 65,535-parameter limit); "
         out += "raw PostgresNIO's is one `INSERT … SELECT FROM unnest(…)`; `\\copy` is the psql process from launch to exit"
         if let startUp = value(SuiteReport.psqlStartUpKey, .insert) {
