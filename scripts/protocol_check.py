@@ -1725,20 +1725,20 @@ def t_limits(ctx, host, port):
     def notes_seen(rows):
         r = c.req({"op": "count", "entity": ctx.Note, "ids": [x["id"] for x in rows]})
         return r.get("count") if is_ok(r) else short(r)
+    def send_parts(label, count, of, size, rows):
+        answers = []
+        for i in range(count):
+            c.send_raw(part_line(f"{label}{i}", i, of, size, rows) + b"\n")
+            answers.append(c.read_response())
+        return answers
     fit = []
-    answers = []
-    for i in range(3):
-        c.send_raw(part_line(f"fit{i}", i, 3, 1000, fit) + b"\n")
-        answers.append(c.read_response())
+    answers = send_parts("fit", 3, 3, 1000, fit)
     check("limits: three parts of exactly 1000 bytes (3000 together, = --max-save-bytes) -> held 1, held 2, result",
           [a.get("held") if is_ok(a) else err_code(a) for a in answers[:2]] == [1, 2] and
           is_ok(answers[2], "fit2") and answers[2].get("remapped") == {}, short(answers))
     check("limits: ... and that save is written", notes_seen(fit) == 3, f"count {notes_seen(fit)}")
     big = []
-    answers = []
-    for i in range(4):
-        c.send_raw(part_line(f"big{i}", i, 5, 900, big) + b"\n")
-        answers.append(c.read_response())
+    answers = send_parts("big", 4, 5, 900, big)
     check("limits: parts 0-2 of 900 bytes (2700 together) are held",
           [a.get("held") if is_ok(a) else err_code(a) for a in answers[:3]] == [1, 2, 3], short(answers[:3]))
     expect_err("limits: the part that passes --max-save-bytes 3000 (part 3, 3600 together) -> save_too_large",
