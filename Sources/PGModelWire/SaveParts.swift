@@ -22,37 +22,48 @@ package enum SaveParts {
     /// for a value JSON cannot carry; nothing has been sent then.
     package static func lines(for save: SaveRequest, timeout: Duration?, maxLineBytes: Int, maxSaveBytes: Int?,
                               makeID: () -> RequestID) throws -> [Line] {
-        let id = makeID()
-        let whole = try encode(Request(id: id, operation: .save(save), timeout: timeout))
-        // The limit counts the line without its "\n".
-        guard whole.count - 1 > maxLineBytes, let maxSaveBytes else { return [Line(id: id, bytes: whole)] }
         let changes = Changes(save)
+        // A large save is sized from a sample of its changes: writing it whole only to learn that it must
+        // be cut cost as much as writing its parts.
+        var size: Int?
+        if maxSaveBytes != nil, changes.count > 2 * sampleSize {
+            let sample = try encode(Request(id: .int(0), operation: .save(changes.slice(0..<sampleSize)), timeout: timeout))
+            let guess = sample.count / sampleSize * changes.count
+            if guess > 2 * maxLineBytes { size = guess }
+        }
+        if size == nil {
+            let id = makeID()
+            let whole = try encode(Request(id: id, operation: .save(save), timeout: timeout))
+            // The limit counts the line without its "\n".
+            guard whole.count - 1 > maxLineBytes, maxSaveBytes != nil else { return [Line(id: id, bytes: whole)] }
+            size = whole.count
+        }
+        guard let maxSaveBytes, let size else { throw PGModelError(.internalError, "a save was sized without a limit") }
         guard changes.count > 1 else {
-            throw PGModelError(.lineTooLong, "the save's one change is \(whole.count - 1) bytes as a request line, over the server's limit of \(maxLineBytes); nothing was sent",
+            throw PGModelError(.lineTooLong, "the save's one change is \(size - 1) bytes as a request line, over the server's limit of \(maxLineBytes); nothing was sent",
                                model: changes.entity(at: 0))
         }
         // A quarter's room for rows longer than the average, so most saves are cut once.
         let target = max(1, maxLineBytes - maxLineBytes / 4)
-        var ranges = evenRanges(count: changes.count, parts: min(changes.count, (whole.count + target - 1) / target))
+        var ranges = evenRanges(count: changes.count, parts: min(changes.count, (size + target - 1) / target))
         while true {
             guard ranges.count <= SavePart.maximumCount else {
                 throw PGModelError(.saveTooLarge, "the save needs more than \(SavePart.maximumCount) parts of at most \(maxLineBytes) bytes; nothing was sent")
             }
-            var lines: [Line] = []
+            let ids = ranges.map { _ in makeID() }
+            let count = ranges.count
+            let encoded = try encodeInHalves(count) { index in
+                try encode(Request(id: ids[index], operation: .save(changes.slice(ranges[index])), timeout: timeout,
+                                   part: SavePart(index: index, count: count)))
+            }
             var split: [Range<Int>] = []
-            var total = 0
-            for (index, range) in ranges.enumerated() {
-                let id = makeID()
-                let line = try encode(Request(id: id, operation: .save(changes.slice(range)), timeout: timeout,
-                                              part: SavePart(index: index, count: ranges.count)))
-                total += line.count - 1
-                if line.count - 1 <= maxLineBytes {
-                    lines.append(Line(id: id, bytes: line))
+            for (range, line) in zip(ranges, encoded) {
+                guard line.count - 1 > maxLineBytes else {
                     split.append(range)
                     continue
                 }
                 guard range.count > 1 else {
-                    throw PGModelError(.lineTooLong, "one \(changes.entity(at: range.lowerBound)) change of the save is \(line.count - 1) bytes as a request line, over the server's limit of \(maxLineBytes); nothing was sent",
+                    throw PGModelError(.lineTooLong, "one \(changes.entity(at: range.lowerBound) ?? "") change of the save is \(line.count - 1) bytes as a request line, over the server's limit of \(maxLineBytes); nothing was sent",
                                        model: changes.entity(at: range.lowerBound))
                 }
                 let middle = range.lowerBound + range.count / 2
@@ -60,14 +71,26 @@ package enum SaveParts {
                 split.append(middle..<range.upperBound)
             }
             if split.count == ranges.count {
+                let total = encoded.reduce(0) { $0 + $1.count - 1 }
                 guard total <= maxSaveBytes else {
-                    throw PGModelError(.saveTooLarge, "the save comes to \(total) bytes in \(lines.count) parts, over the server's limit of \(maxSaveBytes) for one save; nothing was sent (save in smaller transactions)")
+                    throw PGModelError(.saveTooLarge, "the save comes to \(total) bytes in \(count) parts, over the server's limit of \(maxSaveBytes) for one save; nothing was sent (save in smaller transactions)")
                 }
-                return lines
+                return zip(ids, encoded).map { Line(id: $0, bytes: $1) }
             }
             // Part counts are in every line, so a part cut in two means writing them all again.
             ranges = split
         }
+    }
+
+    /// The changes a large save's size is guessed from.
+    static let sampleSize = 256
+
+    /// `count` lines written by `encode`, the first half on this thread and the second on another.
+    private static func encodeInHalves(_ count: Int, _ encode: (Int) throws -> Data) throws -> [Data] {
+        guard count > 1 else { return try (0..<count).map(encode) }
+        let middle = count / 2
+        let (first, second) = try ParallelPair.run({ try (0..<middle).map(encode) }, { try (middle..<count).map(encode) })
+        return first + second
     }
 
     private static func encode(_ request: Request) throws -> Data {

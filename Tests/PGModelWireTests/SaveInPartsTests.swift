@@ -262,6 +262,29 @@ struct SaveInPartsTests {
         #expect(Set(parts.map(\.id)).count == parts.count)
     }
 
+    @Test("a large save is sized from a sample: cut at once when surely too long, and still joined back exactly",
+          arguments: [(2_000, 16_384), (1_200, 1 << 20)])
+    func sampledSizing(rows: Int, maxLineBytes: Int) throws {
+        // The sampled first changes are long and the rest short, so the guess is off either way.
+        let save = SaveRequest(inserts: (0..<rows).map { Self.row($0, note: String(repeating: "z", count: $0 < SaveParts.sampleSize ? 400 : 10)) },
+                               author: "sampled")
+        let parts = try lines(save, maxLineBytes: maxLineBytes)
+        var joined = SaveRequest()
+        for (index, line) in parts.enumerated() {
+            #expect(line.bytes.count - 1 <= maxLineBytes)
+            let request = try Request.decode(line: line.bytes.dropLast()).get()
+            #expect(request.part == (parts.count == 1 ? nil : SavePart(index: index, count: parts.count)))
+            guard case .save(let piece) = request.operation else { continue }
+            joined.append(piece)
+        }
+        #expect(joined == save)
+        if maxLineBytes == 16_384 {
+            #expect(parts.count > 5)
+        } else {
+            #expect(parts.count == 1)   // guessed short enough to write whole, and it fits
+        }
+    }
+
     @Test("one change longer than a line, or parts past the save's limit, throw before anything is sent")
     func refusals() throws {
         let huge = Self.row(1, note: String(repeating: "y", count: 5_000))

@@ -160,6 +160,7 @@ func measureThroughput(observers count: Int, saves: Int, writers: Int = 1) throw
 
 if CommandLine.arguments.contains("--wire") {
     try runWireBench(rows: 20_000, rounds: quick ? 10 : 40)
+    try runSaveWireBench(rows: 20_000, rounds: quick ? 5 : 15)
     exit(0)
 }
 
