@@ -13,9 +13,14 @@ import PGModelCore
 /// the whole line.
 extension JSONReader {
     /// `[row, …]`.
+    ///
+    /// Rows are positional, and consecutive rows with the same value names in the same order (a bulk save's
+    /// rows, written by one client) share one ``RowKeys``: no dictionary per row here, and the store
+    /// checks and places each class's names once (`SaveRequest.validate`, the set-based insert).
     mutating func saveRows() throws -> [RowValues] {
         var rows: [RowValues] = []
-        try array { rows.append(try $0.saveRow()) }
+        var keys: RowKeys?
+        try array { rows.append(try $0.saveRow(sharing: &keys)) }
         return rows
     }
 
@@ -40,27 +45,41 @@ extension JSONReader {
 
     /// A row; its id in the canonical form only (36 characters, no escapes), which ``uuid()`` reads as
     /// `UUID(uuidString:)` would, without its `sscanf`.
-    private mutating func saveRow() throws -> RowValues {
+    private mutating func saveRow(sharing keys: inout RowKeys?) throws -> RowValues {
         var entity: String?
         var id: UUID?
-        var values: [String: PGValue]?
+        var values: [PGValue]?
+        var rowKeys: RowKeys?
         try object { key, reader in
             switch key {
             case "entity" where entity == nil: entity = try reader.string()
             case "id" where id == nil: id = try reader.uuid()
             case "values" where values == nil:
-                var read: [String: PGValue] = [:]
+                let expected = keys?.names.count ?? 0
+                var names: [String] = []
+                var read: [PGValue] = []
+                names.reserveCapacity(expected)
+                read.reserveCapacity(expected)
                 try reader.object { name, reader in
+                    names.append(name)
+                    read.append(try reader.value(strict: true))
+                }
+                if let shared = keys, shared.names == names {
+                    rowKeys = shared
+                } else {
+                    let fresh = RowKeys(names)
                     // A repeated name: which one the general decoder keeps is its business.
-                    guard read.updateValue(try reader.value(strict: true), forKey: name) == nil else { throw Unexpected() }
+                    guard fresh.positions.count == names.count else { throw Unexpected() }
+                    keys = fresh
+                    rowKeys = fresh
                 }
                 values = read
             default:
                 throw Unexpected()
             }
         }
-        guard let entity, let id, let values else { throw Unexpected() }
-        return RowValues(entity: entity, id: id, values: values)
+        guard let entity, let id, let values, let rowKeys else { throw Unexpected() }
+        return RowValues(entity: entity, id: id, keys: rowKeys, values: values)
     }
 
     /// A tagged double's number: any finite literal in JSON's grammar.

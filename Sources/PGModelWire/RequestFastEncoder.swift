@@ -143,6 +143,7 @@ enum RequestFastEncoder {
 
     /// `[{"entity":…,"id":…,"values":{…}}, …]`, each row's values in sorted key order.
     private static func rows(_ rows: [RowValues], _ writer: inout JSONWriter) throws {
+        var sorted: (keys: RowKeys, order: [Int])?
         writer.byte(UInt8(ascii: "["))
         for (index, row) in rows.enumerated() {
             guard row.via == nil else { throw Declined() }
@@ -152,15 +153,38 @@ enum RequestFastEncoder {
             writer.raw(",\"id\":")
             writer.uuidString(row.id)
             writer.raw(",\"values\":{")
-            for (position, entry) in row.values.sorted(by: { $0.key < $1.key }).enumerated() {
-                if position > 0 { writer.byte(UInt8(ascii: ",")) }
-                writer.string(entry.key)
-                writer.byte(UInt8(ascii: ":"))
-                try writer.value(entry.value)
+            if let (keys, values) = row.positionalValues {
+                // A bulk save's rows share their keys: their sorted order is found once, not per row.
+                let order: [Int]
+                if let sorted, sorted.keys === keys {
+                    order = sorted.order
+                } else {
+                    order = sortedPositions(keys)
+                    sorted = (keys, order)
+                }
+                for (position, index) in order.enumerated() {
+                    if position > 0 { writer.byte(UInt8(ascii: ",")) }
+                    writer.string(keys.names[index])
+                    writer.byte(UInt8(ascii: ":"))
+                    try writer.value(values[index])
+                }
+            } else {
+                for (position, entry) in row.values.sorted(by: { $0.key < $1.key }).enumerated() {
+                    if position > 0 { writer.byte(UInt8(ascii: ",")) }
+                    writer.string(entry.key)
+                    writer.byte(UInt8(ascii: ":"))
+                    try writer.value(entry.value)
+                }
             }
             writer.raw("}}")
         }
         writer.byte(UInt8(ascii: "]"))
+    }
+
+    /// The positions of `keys`' names in sorted order, each name once (its first position), as
+    /// ``RowValues/values`` and `JSONEncoder` with sorted keys would write them.
+    static func sortedPositions(_ keys: RowKeys) -> [Int] {
+        keys.names.indices.filter { keys.positions[keys.names[$0]] == $0 }.sorted { keys.names[$0] < keys.names[$1] }
     }
 
     private static func id(_ id: RequestID, _ writer: inout JSONWriter) throws {

@@ -86,6 +86,37 @@ struct RequestFastSaveTests {
         #expect(RequestFastDecoder.decode(Data(expected.utf8)) == plain)
     }
 
+    /// A bulk save's rows are positional with shared keys: written in sorted order as `JSONEncoder` writes
+    /// their dictionaries (a repeated name once, its first value), and read back positional, consecutive
+    /// rows with the same names sharing one ``RowKeys``.
+    @Test func positionalRowsAreWrittenAndReadWithSharedKeys() throws {
+        let keys = RowKeys(["rank", "name", "note", "name"])
+        let other = RowKeys(["b", "a"])
+        var rows = (0..<5).map { i in
+            RowValues(entity: "Trip", id: UUID(), keys: keys, values: [.int(Int64(i)), .string("n\(i)"), i % 2 == 0 ? .null : .string("x"), .string("ignored")])
+        }
+        rows.append(RowValues(entity: "Stop", id: UUID(), keys: other, values: [.bool(true), .double(0.5)]))
+        rows.append(RowValues(entity: "Trip", id: UUID(), keys: keys, values: [.int(9), .string("last"), .null, .null]))
+        let request = Request(id: 3, operation: .save(SaveRequest(inserts: rows, updates: [rows[1]])))
+        let fast = try #require(RequestFastEncoder.encode(request))
+        #expect(fast == (try WireJSON.sharedEncoder.encode(request)))
+        #expect(RequestFastEncoder.sortedPositions(keys) == [1, 2, 0])
+
+        let back = try #require(RequestFastDecoder.decode(fast))
+        #expect(back == request)
+        guard case .save(let save) = back.operation else {
+            Issue.record("not a save")
+            return
+        }
+        let shared = save.inserts.map { $0.positionalValues?.keys }
+        #expect(shared.allSatisfy { $0 != nil })
+        #expect(Set(shared.prefix(5).map { ObjectIdentifier($0!) }).count == 1, "the first five rows share their keys")
+        #expect(shared[4]! !== shared[5]!)
+        #expect(shared[5]! !== shared[6]!)
+        #expect(save.inserts[0]["note"] == .null)
+        #expect(save.inserts[1]["name"] == .string("n1"))
+    }
+
     @Test func doubtfulSavesAreLeftToTheGeneralDecoder() throws {
         let id = #""id":"0193a1b2-0000-7000-8000-000000000001""#
         func insert(_ values: String) -> String { #"{"id":1,"op":"save","inserts":[{"entity":"T","# + id + #","values":"# + values + "}]}" }
