@@ -1494,15 +1494,18 @@ def t_save_parts(ctx):
                c.req(part("pm1b", 1, 3, inserts=m[1:])), "invalid_field", field="part", rid="pm1b")
     check("save in parts: ... nothing of it was written", seen(c, m) == 0, f"count {seen(c, m)}")
 
-    # -- a part 0 starts a new save, dropping the open one
-    ra, rb, rc = notes("ra", 1), notes("rb", 1), notes("rc", 1)
-    held("save in parts: restart: part 0 of 2 (rows A) held", c.req(part("rs0a", 0, 2, inserts=ra)), "rs0a", 1)
-    held("save in parts: a second part 0 of 2 (rows B) starts a new save: held 1",
-         c.req(part("rs0b", 0, 2, inserts=rb)), "rs0b", 1)
-    expect_ok("save in parts: part 1 of 2 (rows C) completes the new save", c.req(part("rs1", 1, 2, inserts=rc)),
-              "rs1", lambda r: r.get("remapped") == {})
-    check("save in parts: rows B and C committed", seen(c, rb + rc) == 2, f"count {seen(c, rb + rc)}")
-    check("save in parts: rows A (the dropped save's) not", seen(c, ra) == 0, f"count {seen(c, ra)}")
+    # -- two saves interleaved on one connection: a part 0 while a save is open refuses it and drops the
+    #    open one, so neither can commit with the other's parts
+    ra, rb, rc, rd = notes("ra", 1), notes("rb", 1), notes("rc", 1), notes("rd", 1)
+    held("save in parts: interleaved: part 0 of 2 (save A) held", c.req(part("rs0a", 0, 2, inserts=ra)), "rs0a", 1)
+    expect_err("save in parts: interleaved: part 0 of 2 of save B while A is open -> invalid_field field part",
+               c.req(part("rs0b", 0, 2, inserts=rb)), "invalid_field", field="part", rid="rs0b")
+    expect_err("save in parts: ... A was dropped too: its part 1 of 2 -> invalid_field field part",
+               c.req(part("rs1a", 1, 2, inserts=rc)), "invalid_field", field="part", rid="rs1a")
+    expect_err("save in parts: ... and B's part 1 of 2 -> invalid_field field part",
+               c.req(part("rs1b", 1, 2, inserts=rd)), "invalid_field", field="part", rid="rs1b")
+    check("save in parts: ... nothing of either save was written", seen(c, ra + rb + rc + rd) == 0,
+          f"count {seen(c, ra + rb + rc + rd)}")
 
     # -- a part that cannot be decoded leaves the save open, but the next part is then not the expected one
     d = notes("d", 3)
@@ -1575,6 +1578,11 @@ def t_save_parts(ctx):
     held("save in parts: parts 65536 (the largest) with part 0 is accepted and held",
          c.req(part("max", 0, 65536, inserts=v)), "max", 1)
     check("save in parts: ... and writes nothing yet", seen(c, v) == 0, f"count {seen(c, v)}")
+    expect_err("save in parts: ... a part 0 while it is open is refused (invalid_field field part) and drops it",
+               c.req(part("maxend", 0, 2, inserts=v)), "invalid_field", field="part", rid="maxend")
+    expect_err("save in parts: ... so its part 1 is refused too (no save open)",
+               c.req(part("max1", 1, 65536, inserts=v)), "invalid_field", field="part", rid="max1")
+    check("save in parts: ... and nothing of it was written", seen(c, v) == 0, f"count {seen(c, v)}")
 
     # -- the schema is checked when the last part arrives: a type error in a part before the last is held
     tid = new_id()

@@ -206,6 +206,22 @@ public struct RowValues: Codable, Hashable, Sendable {
         keys.map { ($0, positional) }
     }
 
+    /// About how many bytes this row takes in memory beyond its own stride: its values' storage and heap
+    /// payloads, and its ``RowKeys`` when `seen` does not hold them yet (they are then added to it, so rows
+    /// sharing keys count them once).
+    package func approximateHeapBytes(countingKeys seen: inout Set<ObjectIdentifier>) -> Int {
+        var total = entity.approximateHeapBytes
+        if let keys {
+            total += MemoryMeasure.arrayHeader + positional.count * MemoryLayout<PGValue>.stride
+            for value in positional { total += value.approximateHeapBytes }
+            if seen.insert(ObjectIdentifier(keys)).inserted { total += keys.approximateHeapBytes }
+        } else {
+            total += MemoryMeasure.dictionary(count: named.count, entryBytes: MemoryLayout<String>.stride + MemoryLayout<PGValue>.stride)
+            for (name, value) in named { total += name.approximateHeapBytes + value.approximateHeapBytes }
+        }
+        return total
+    }
+
     private enum CodingKeys: String, CodingKey { case entity, id, values, via }
 
     public init(from decoder: any Decoder) throws {

@@ -37,6 +37,8 @@ struct ConnectionServer: Sendable {
     let maxSaveBytes: Int
     /// What the server's connections hold of unfinished saves in parts, together.
     let heldSaves: HeldSaveBudget
+    /// How long a held save in parts may wait for its next part (``HeldSaveWatchdog``).
+    let heldSaveTimeout: Duration
     /// Whether short requests run on the connection's event loop (``RequestWeight``).
     let runsShortRequestsOnEventLoop: Bool
     let logger: Logger
@@ -87,8 +89,10 @@ struct ConnectionServer: Sendable {
                 }
                 let idleTimer = idle?.start()
                 defer { idleTimer?.cancel() }
+                let heldSave = HeldSaveWatchdog(outbound: outbound, channel: connection.channel, timeout: heldSaveTimeout, logger: logger)
+                defer { heldSave.stop() }
                 let client = Client(outbound: outbound, executor: executor, subscriptions: subscriptions, login: login, idle: idle,
-                                    address: LoginGuard.address(of: connection.channel), logger: logger)
+                                    heldSave: heldSave, address: LoginGuard.address(of: connection.channel), logger: logger)
                 do {
                     try await serveRequests(inbound, client)
                 } catch {
@@ -113,6 +117,8 @@ struct ConnectionServer: Sendable {
         let subscriptions: SessionSubscriptions
         let login: LoginWatchdog
         let idle: IdleWatchdog?
+        /// Closes the connection when its save in parts waits too long for its next part.
+        let heldSave: HeldSaveWatchdog
         /// The schema versions this connection registered (see ``SessionSchemaVersions``).
         let schemaVersions = SessionSchemaVersions()
         /// The peer's IP address (no port), for the login throttle.
@@ -148,8 +154,14 @@ struct ConnectionServer: Sendable {
                     }
                     // Closed as idle meanwhile: the request is not run (the client may resend it elsewhere).
                     guard client.idle?.requestStarted() ?? true else { break }
+                    // Closed for a save that waited too long for its next part: not run either.
+                    guard client.heldSave.requestStarted() else {
+                        await client.heldSave.closingFinished()
+                        break
+                    }
                     let keepOpen = try await perform(action, received: received.received, lineBytes: lineBytes,
                                                      session: &session, assembly: &assembly, client)
+                    client.heldSave.requestFinished()
                     client.idle?.requestFinished()
                     if !keepOpen || tracker.isShuttingDown { break }
                 }
@@ -194,7 +206,9 @@ struct ConnectionServer: Sendable {
         case .execute(let request, let user) where request.part != nil:
             guard case .save(let save) = request.operation, let part = request.part else { return true }
             let heldSaves = heldSaves
-            switch assembly.receive(save, part: part, bytes: lineBytes, reserve: { heldSaves.reserve($0) }) {
+            let action = assembly.receive(save, part: part, bytes: lineBytes, reserve: { heldSaves.reserve($0) })
+            if assembly.isHolding { client.heldSave.partHeld() } else { client.heldSave.saveEnded() }
+            switch action {
             case .held(let parts):
                 try await write(Response(id: request.id, .held(parts)), to: outbound)
             case .refuse(let error, let releasing):

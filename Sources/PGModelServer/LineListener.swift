@@ -48,6 +48,7 @@ struct LineListener: Service {
             idleTimeout: server.configuration.idleTimeout, maxResponseBytes: server.configuration.maxResponseBytes,
             maxLineBytes: server.configuration.maxLineBytes, maxSaveBytes: server.configuration.maxSaveBytes,
             heldSaves: HeldSaveBudget(limit: server.configuration.maxHeldSaveBytes),
+            heldSaveTimeout: server.configuration.heldSaveTimeout,
             runsShortRequestsOnEventLoop: server.configuration.runsShortRequestsOnEventLoop, logger: logger)
         let maxLineBytes = server.configuration.maxLineBytes
         let queued = server.configuration.maxQueuedRequests

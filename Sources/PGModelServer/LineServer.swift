@@ -62,12 +62,16 @@ public struct LineServer: Service, CustomStringConvertible {
         if let maxConnections = configuration.maxConnections, maxConnections < 1 {
             throw PGModelError(.invalidConfiguration, "the connection limit must be at least 1")
         }
+        guard configuration.maxSaveBytes >= 64, configuration.maxHeldSaveBytes >= 0 else {
+            throw PGModelError(.invalidConfiguration, "the save limits must allow 64 bytes for one save in parts and be positive")
+        }
         guard configuration.maxResponseRows >= 1, configuration.maxResponseBytes >= 1024, configuration.maxQueuedRequests >= 1 else {
             throw PGModelError(.invalidConfiguration, "the response limits must allow 1 row and 1 KiB, and at least 1 queued request")
         }
         for (name, duration) in [("request", configuration.requestTimeout), ("login", configuration.loginTimeout),
                                  ("statement", configuration.effectiveStatementTimeout),
-                                 ("idle", configuration.idleTimeout ?? .seconds(1))] where duration <= .zero {
+                                 ("idle", configuration.idleTimeout ?? .seconds(1)),
+                                 ("held save", configuration.heldSaveTimeout)] where duration <= .zero {
             throw PGModelError(.invalidConfiguration, "the \(name) timeout must be positive")
         }
         self.tlsContext = try Self.makeTLSContext(configuration)

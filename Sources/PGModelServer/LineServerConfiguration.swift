@@ -62,6 +62,14 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// part past it is refused with `save_too_large` (try again later) and its save is dropped. 256 MiB by
     /// default.
     public var maxHeldSaveBytes = 256 << 20
+    /// How long a save in parts may wait for its next part. Past it the connection gets a `timeout` line (id
+    /// null) and is closed, which drops the held parts and gives their room back; other requests or a
+    /// subscription on the connection do not extend it. 60 seconds by default.
+    ///
+    /// ```swift
+    /// configuration.heldSaveTimeout = .seconds(300)   // clients on slow links sending large saves
+    /// ```
+    public var heldSaveTimeout: Duration = .seconds(60)
     /// Requests read ahead of the one running, per connection. Past it the server stops reading that
     /// socket until it catches up, so a client that pipelines without end is held back by TCP, not by
     /// the server's memory.

@@ -135,23 +135,29 @@ public final class RemoteModelStore: ModelStore {
     /// transaction when the last part arrives (PROTOCOL.md §4, A save in parts).
     public func save(_ request: SaveRequest) async throws -> SaveResult {
         let channel = try await connectedChannel()
-        let hello = state.withLockedValue { $0.hello }
-        let timeout = Duration.nanoseconds(requestTimeout.nanoseconds)
-        let lines = try SaveParts.lines(for: request, timeout: timeout, maxLineBytes: hello?.maxLineBytes ?? WireProtocol.defaultMaxLineBytes,
-                                        maxSaveBytes: hello?.maxSaveBytes, makeID: makeRequestID)
+        let lines = try saveLines(for: request)
         do {
             return try await send(lines, on: channel)
         } catch is RequestNotRun {
-            // As in `call`: nothing of it ran, so it goes once more on a new connection.
+            // As in `call`: nothing of it ran, so it goes once more on a new connection, cut anew by that
+            // connection's hello: the server behind it may have other limits, or take no parts at all.
             state.withLockedValue { $0.connection.channelClosed(ChannelBox(channel)) }
             channel.close(promise: nil)
             let fresh = try await connectedChannel()
             do {
-                return try await send(lines, on: fresh)
+                return try await send(try saveLines(for: request), on: fresh)
             } catch let notRun as RequestNotRun {
                 throw notRun.error
             }
         }
+    }
+
+    /// `request`'s lines as the current connection's server takes them (one line, or parts).
+    private func saveLines(for request: SaveRequest) throws -> [SaveParts.Line] {
+        let hello = state.withLockedValue { $0.hello }
+        return try SaveParts.lines(for: request, timeout: .nanoseconds(requestTimeout.nanoseconds),
+                                   maxLineBytes: hello?.maxLineBytes ?? WireProtocol.defaultMaxLineBytes,
+                                   maxSaveBytes: hello?.maxSaveBytes, makeID: makeRequestID)
     }
 
     /// Writes a save's lines back to back in one trip to the event loop (no other request of this store

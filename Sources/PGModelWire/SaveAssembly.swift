@@ -3,10 +3,14 @@ import PGModelCore
 /// The parts of one save in parts on a connection, held until the last one arrives (PROTOCOL.md §4, A save
 /// in parts): decides, without sockets, whether a part is held, refused, or completes the save, which then
 /// runs as one transaction. A part out of order drops the open save, so its later parts are refused too and
-/// it can never commit partly.
+/// it can never commit partly; so does a part 0 while another save is open (two saves interleaved on one
+/// connection must not be spliced into one).
 ///
-/// Bytes are the parts' line lengths. What the server holds across connections is bounded outside: each part
-/// held is first `reserve`d, and every action that ends a save says how many reserved bytes it releases.
+/// Two sizes are kept for each part. Its line's length counts towards ``maxSaveBytes``, the limit a client
+/// can check before sending. What the server holds across connections is bounded outside, in memory: each
+/// part held is first `reserve`d at the larger of its line length and an estimate of what its decoded
+/// changes take (``SaveRequest/approximateMemoryBytes``), and every action that ends a save says how many
+/// reserved bytes it releases.
 ///
 /// ```swift
 /// var assembly = SaveAssembly(maxSaveBytes: 64 << 20)
@@ -34,7 +38,10 @@ public struct SaveAssembly: Sendable {
         var count: Int
         var next: Int
         var save: SaveRequest
+        /// The parts' line bytes, for ``maxSaveBytes``.
         var bytes: Int
+        /// What was reserved for the held parts: what dropping them releases.
+        var reserved: Int
     }
 
     private var open: OpenSave?
@@ -44,18 +51,26 @@ public struct SaveAssembly: Sendable {
     }
 
     /// The reserved bytes of the save being held: what closing the connection releases.
-    public var heldBytes: Int { open?.bytes ?? 0 }
+    public var heldBytes: Int { open?.reserved ?? 0 }
 
-    /// Decides about part `part` of a save, whose line was `bytes` long. `reserve` is asked for the bytes of
+    /// Whether a save is open (some of its parts held, its last part not yet received).
+    public var isHolding: Bool { open != nil }
+
+    /// Decides about part `part` of a save, whose line was `bytes` long. `reserve` is asked for the memory of
     /// a part to be held (never for the last part, which runs at once); false refuses the part.
     public mutating func receive(_ save: SaveRequest, part: SavePart, bytes: Int, reserve: (Int) -> Bool) -> Action {
         if part.index == 0 {
-            // A new save: whatever was open was abandoned by its client.
-            let released = drop()
-            if part.count == 1 { return .run(save, releasing: released) }
-            guard bytes <= maxSaveBytes else { return .refuse(tooLarge(bytes), releasing: released) }
-            guard reserve(bytes) else { return .refuse(Self.serverFull, releasing: released) }
-            open = OpenSave(count: part.count, next: 1, save: save, bytes: bytes)
+            if let current = open {
+                // Two saves interleaved on one connection: neither may commit with the other's parts.
+                return .refuse(WireError(.invalidField,
+                                         "part 0 of a new save while part \(current.next) of \(current.count) of another is awaited: both saves were dropped (send one save's parts before the next save's)",
+                                         field: "part"), releasing: drop())
+            }
+            if part.count == 1 { return .run(save, releasing: 0) }
+            guard bytes <= maxSaveBytes else { return .refuse(tooLarge(bytes), releasing: 0) }
+            let memory = Self.memory(of: save, bytes: bytes)
+            guard reserve(memory) else { return .refuse(Self.serverFull, releasing: 0) }
+            open = OpenSave(count: part.count, next: 1, save: save, bytes: bytes, reserved: memory)
             return .held(1)
         }
         guard var current = open else {
@@ -75,17 +90,29 @@ public struct SaveAssembly: Sendable {
         }
         let total = current.bytes + bytes
         guard total <= maxSaveBytes else { return .refuse(tooLarge(total), releasing: drop()) }
+        // The held lists must have one owner while they grow: appending to a copy that `open` still shares
+        // would copy every part held so far, on each part.
+        open = nil
         if part.isLast {
-            open = nil
             current.save.append(save)
-            return .run(current.save, releasing: current.bytes)
+            return .run(current.save, releasing: current.reserved)
         }
-        guard reserve(bytes) else { return .refuse(Self.serverFull, releasing: drop()) }
+        let memory = Self.memory(of: save, bytes: bytes)
+        guard reserve(memory) else { return .refuse(Self.serverFull, releasing: current.reserved) }
         current.save.append(save)
         current.bytes = total
+        current.reserved += memory
         current.next += 1
         open = current
         return .held(current.next)
+    }
+
+    /// What holding `save`, decoded from a line of `bytes`, is counted as against the server's budget: its
+    /// decoded size when that is larger than its line. A batch delete's predicate is a tree of nodes, several
+    /// times its JSON once decoded; a part with any is counted at eight times its line.
+    static func memory(of save: SaveRequest, bytes: Int) -> Int {
+        let lines = save.batchDeletes.isEmpty ? bytes : bytes.multipliedReportingOverflow(by: 8).partialValue
+        return max(lines, save.approximateMemoryBytes)
     }
 
     /// Drops the open save, if any; returns its reserved bytes.

@@ -22,6 +22,10 @@ package enum SaveParts {
     /// for a value JSON cannot carry; nothing has been sent then.
     package static func lines(for save: SaveRequest, timeout: Duration?, maxLineBytes: Int, maxSaveBytes: Int?,
                               makeID: () -> RequestID) throws -> [Line] {
+        // The limits come from the server's hello: trusted as sizes, not for arithmetic, so they are kept
+        // where no sum or product below can overflow.
+        let maxLineBytes = min(max(maxLineBytes, 64), 1 << 40)
+        let maxSaveBytes = maxSaveBytes.map { min(max($0, 1), 1 << 50) }
         let changes = Changes(save)
         // A large save is sized from a sample of its changes: writing it whole only to learn that it must
         // be cut cost as much as writing its parts.
@@ -29,7 +33,7 @@ package enum SaveParts {
         if maxSaveBytes != nil, changes.count > 2 * sampleSize {
             let sample = try encode(Request(id: .int(0), operation: .save(changes.slice(0..<sampleSize)), timeout: timeout))
             let guess = sample.count / sampleSize * changes.count
-            if guess > 2 * maxLineBytes { size = guess }
+            if guess / 2 > maxLineBytes { size = guess }
         }
         if size == nil {
             let id = makeID()

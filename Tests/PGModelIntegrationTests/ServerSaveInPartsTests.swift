@@ -117,6 +117,20 @@ struct ServerSaveInPartsTests {
         return #"{"id":\#(id),"op":"save","part":0,"parts":2,"inserts":[{"entity":"\#(entity)","id":"\#(UUID.v7().uuidString.lowercased())","values":{"code":"\#(note)","rank":1,"score":null,"due":null,"blob":null}}]}"#
     }
 
+    /// Sends part 0 of a save (ids from `id` on) until the server has room to hold it (it frees a closed
+    /// connection's parts when it sees the close), for at most 10 s.
+    static func expectHeldOnceFree(_ client: RawProtocolClient, _ entity: String, id: Int) async throws {
+        var id = id
+        var answer = try await client.request(Self.firstPart(entity, id: id, bytes: 2_000))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while answer.code == "save_too_large", ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            id += 1
+            answer = try await client.request(Self.firstPart(entity, id: id, bytes: 2_000))
+        }
+        #expect(answer.object["held"] as? Int == 1, "\(answer)")
+    }
+
     static func login(_ client: RawProtocolClient, _ user: AuthenticatedUser) async throws {
         let hello = try await client.request(#"{"id":0,"op":"hello","user":"\#(user.name)","password":"secret","protocol":1}"#)
         #expect(hello.ok == true, "\(hello)")
@@ -150,16 +164,55 @@ struct ServerSaveInPartsTests {
 
             // B goes away holding its part: A can hold again once the server has seen B close.
             await b.close()
-            var answer = try await a.request(Self.firstPart(entity, id: 6, bytes: 2_000))
-            let deadline = ContinuousClock.now + .seconds(10)
-            while answer.code == "save_too_large", ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-                answer = try await a.request(Self.firstPart(entity, id: 7, bytes: 2_000))
-            }
-            #expect(answer.object["held"] as? Int == 1, "\(answer)")
-            let count = try await a.request(#"{"id":8,"op":"count","entity":"\#(entity)"}"#)
+            try await Self.expectHeldOnceFree(a, entity, id: 6)
+            let count = try await a.request(#"{"id":99,"op":"count","entity":"\#(entity)"}"#)
             #expect(count.count == 1)   // only A's first save committed
             await a.close()
+        }
+    }
+
+    @Test("a save in parts that waits too long for its next part is dropped with its connection, even one kept busy by a subscription and pings; its room comes back")
+    func heldSaveTimeout() async throws {
+        let user = try await ServerTestHarness.makeUser("parts")
+        let entity = ServerTestHarness.uniqueEntity("Part")
+        try await ServerTestHarness.register(Self.schema(entity))
+        try await ServerTestHarness.withRunningServer(configure: { $0.maxHeldSaveBytes = 3_000; $0.heldSaveTimeout = .seconds(2) }) { _, port in
+            let holder = try await RawProtocolClient.connect(port: port)
+            let other = try await RawProtocolClient.connect(port: port)
+            defer { Task { await holder.close(); await other.close() } }
+            try await Self.login(holder, user)
+            try await Self.login(other, user)
+            for client in [holder, other] {
+                _ = try await client.request(#"{"id":1,"op":"register","schema":\#(String(decoding: try JSONEncoder().encode(Self.schema(entity)), as: UTF8.self))}"#)
+            }
+            // A subscriber is never idle, and its pings keep it busy: neither may keep the parts held.
+            _ = try await ServerHistoryTests.request(holder, #"{"id":2,"op":"subscribe"}"#, id: 2)
+            let held = try await ServerHistoryTests.request(holder, Self.firstPart(entity, id: 3, bytes: 2_000), id: 3)
+            #expect(held.object["held"] as? Int == 1, "\(held)")
+            let refused = try await other.request(Self.firstPart(entity, id: 4, bytes: 2_000))
+            #expect(refused.code == "save_too_large", "the holder's part fills the budget: \(refused)")
+
+            var notice: RawResponse?
+            var id = 5
+            let giveUp = ContinuousClock.now + .seconds(20)
+            while notice == nil, ContinuousClock.now < giveUp {
+                try await holder.sendLine(#"{"id":\#(id),"op":"ping"}"#)
+                // Answers, events, and at last the id-null timeout line; then the socket closes.
+                while true {
+                    let line = try RawResponse(try await holder.readLine(timeout: .seconds(15)))
+                    if line.object["id"] is NSNull, line.code == "timeout" { notice = line; break }
+                    if line.idNumber == id { break }
+                }
+                id += 1
+            }
+            let closing = try #require(notice, "no timeout line within 20 s of pings")
+            #expect(closing.message?.contains("next part") == true, "\(closing)")
+            try await holder.expectClosed()
+
+            // The dropped part's room is free again once the server has seen the connection end.
+            try await Self.expectHeldOnceFree(other, entity, id: 100)
+            let count = try await other.request(#"{"id":999,"op":"count","entity":"\#(entity)"}"#)
+            #expect(count.count == 0, "nothing of the dropped save was written")
         }
     }
 

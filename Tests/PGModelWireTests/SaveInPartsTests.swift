@@ -37,15 +37,16 @@ struct SaveInPartsTests {
         let parts = [Self.save(0..<2, author: "importer"), Self.save(2..<4, author: "other"), Self.save(4..<5)]
         #expect(assembly.receive(parts[0], part: SavePart(index: 0, count: 3), bytes: 100, reserve: budget.reserve) == .held(1))
         #expect(assembly.receive(parts[1], part: SavePart(index: 1, count: 3), bytes: 120, reserve: budget.reserve) == .held(2))
-        #expect(budget.lent == 220)
-        #expect(assembly.heldBytes == 220)
+        let held = SaveAssembly.memory(of: parts[0], bytes: 100) + SaveAssembly.memory(of: parts[1], bytes: 120)
+        #expect(budget.lent == held)
+        #expect(assembly.heldBytes == held)
         guard case .run(let whole, let releasing) = assembly.receive(parts[2], part: SavePart(index: 2, count: 3), bytes: 50, reserve: budget.reserve) else {
             Issue.record("the last part did not run the save")
             return
         }
         #expect(whole.inserts == parts.flatMap(\.inserts))
         #expect(whole.author == "importer")
-        #expect(releasing == 220)
+        #expect(releasing == held)
         #expect(assembly.heldBytes == 0)
     }
 
@@ -64,20 +65,22 @@ struct SaveInPartsTests {
         expected.batchDeletes = second.batchDeletes
         expected.shares = second.shares
         expected.author = "late"
-        #expect(action == .run(expected, releasing: 10))
+        #expect(action == .run(expected, releasing: SaveAssembly.memory(of: first, bytes: 10)))
     }
 
     @Test("a part out of order, or with another count, drops the save, and its later parts are refused too")
     func outOfOrder() {
         var assembly = SaveAssembly(maxSaveBytes: 10_000)
-        _ = assembly.receive(Self.save(0..<1), part: SavePart(index: 0, count: 3), bytes: 100) { _ in true }
+        let first = Self.save(0..<1)
+        let held = SaveAssembly.memory(of: first, bytes: 100)
+        _ = assembly.receive(first, part: SavePart(index: 0, count: 3), bytes: 100) { _ in true }
         guard case .refuse(let skipped, let released) = assembly.receive(Self.save(1..<2), part: SavePart(index: 2, count: 3), bytes: 100, reserve: { _ in true }) else {
             Issue.record("a skipped part was not refused")
             return
         }
         #expect(skipped.code == .invalidField)
         #expect(skipped.field == "part")
-        #expect(released == 100)
+        #expect(released == held)
         guard case .refuse(let late, let none) = assembly.receive(Self.save(2..<3), part: SavePart(index: 1, count: 3), bytes: 100, reserve: { _ in true }) else {
             Issue.record("a part of a dropped save was not refused")
             return
@@ -90,39 +93,82 @@ struct SaveInPartsTests {
             return
         }
 
-        _ = assembly.receive(Self.save(0..<1), part: SavePart(index: 0, count: 3), bytes: 100) { _ in true }
+        _ = assembly.receive(first, part: SavePart(index: 0, count: 3), bytes: 100) { _ in true }
         guard case .refuse(let count, let releasedAgain) = assembly.receive(Self.save(1..<2), part: SavePart(index: 1, count: 4), bytes: 100, reserve: { _ in true }) else {
             Issue.record("a part with another count was not refused")
             return
         }
         #expect(count.field == "parts")
-        #expect(releasedAgain == 100)
+        #expect(releasedAgain == held)
         #expect(assembly.heldBytes == 0)
     }
 
-    @Test("a part 0 starts a new save, releasing the one it drops; one part of one runs at once")
-    func partZeroRestarts() {
+    @Test("a part 0 while a save is open refuses it and drops the open one, so two interleaved saves never splice; one part of one runs at once")
+    func partZeroWhileOpen() {
         var assembly = SaveAssembly(maxSaveBytes: 10_000)
-        _ = assembly.receive(Self.save(0..<1), part: SavePart(index: 0, count: 2), bytes: 300) { _ in true }
-        let restart = assembly.receive(Self.save(1..<2), part: SavePart(index: 0, count: 2), bytes: 40) { _ in true }
-        #expect(restart == .held(1))
-        #expect(assembly.heldBytes == 40)
+        let a0 = Self.save(0..<1), b0 = Self.save(1..<2), a1 = Self.save(2..<3), b1 = Self.save(3..<4)
+        #expect(assembly.receive(a0, part: SavePart(index: 0, count: 2), bytes: 300) { _ in true } == .held(1))
+        guard case .refuse(let error, let released) = assembly.receive(b0, part: SavePart(index: 0, count: 2), bytes: 40, reserve: { _ in true }) else {
+            Issue.record("a second save's part 0 was accepted while the first was open")
+            return
+        }
+        #expect(error.code == .invalidField)
+        #expect(error.field == "part")
+        #expect(released == SaveAssembly.memory(of: a0, bytes: 300))
+        #expect(!assembly.isHolding)
+        // Neither save's later part can run: nothing of either commits.
+        for later in [a1, b1] {
+            guard case .refuse(let stray, let none) = assembly.receive(later, part: SavePart(index: 1, count: 2), bytes: 40, reserve: { _ in true }) else {
+                Issue.record("a later part of an interleaved save ran")
+                return
+            }
+            #expect(stray.field == "part")
+            #expect(none == 0)
+        }
         let single = Self.save(5..<6)
-        #expect(assembly.receive(single, part: SavePart(index: 0, count: 1), bytes: 20) { _ in true } == .run(single, releasing: 40))
+        #expect(assembly.receive(single, part: SavePart(index: 0, count: 1), bytes: 20) { _ in true } == .run(single, releasing: 0))
         #expect(assembly.drop() == 0)
+    }
+
+    @Test("a held part is reserved at its decoded size when that passes its line: rows whose names change order each carry their own keys")
+    func reservesDecodedSize() {
+        // Two name orders alternating: no row shares its keys with the one before.
+        let orders = [RowKeys(["ab", "cd", "ef"]), RowKeys(["cd", "ab", "ef"])]
+        let rows = (0..<1_000).map { i in
+            RowValues(entity: "T", id: UUID.v7(), keys: orders[i % 2], values: [.int(0), .int(0), .int(0)])
+        }
+        let crafted = SaveRequest(inserts: rows)
+        // Each row's line: {"entity":"T","id":"…36…","values":{"ab":0,"cd":0,"ef":0}}, = 71 bytes.
+        let line = 71 * rows.count
+        let memory = SaveAssembly.memory(of: crafted, bytes: line)
+        #expect(memory > line)
+        #expect(memory >= rows.count * (MemoryLayout<RowValues>.stride + 3 * MemoryLayout<PGValue>.stride))
+        let budget = Budget()
+        var assembly = SaveAssembly(maxSaveBytes: 1 << 20)
+        #expect(assembly.receive(crafted, part: SavePart(index: 0, count: 2), bytes: line, reserve: budget.reserve) == .held(1))
+        #expect(budget.lent == memory)
+        #expect(assembly.heldBytes == memory)
+        // The same rows as separate key objects count their keys each time; shared ones once.
+        let shared = SaveRequest(inserts: rows.map { RowValues(entity: "T", id: $0.id, keys: orders[0], values: [.int(0), .int(0), .int(0)]) })
+        let separate = SaveRequest(inserts: rows.map { RowValues(entity: "T", id: $0.id, keys: RowKeys(["ab", "cd", "ef"]), values: [.int(0), .int(0), .int(0)]) })
+        #expect(separate.approximateMemoryBytes > shared.approximateMemoryBytes + (rows.count - 1) * 100)
+        // A part with a batch delete counts its line eightfold: a predicate tree is larger decoded.
+        let delete = SaveRequest(batchDeletes: [FetchRequest(entity: "T")])
+        #expect(SaveAssembly.memory(of: delete, bytes: 10_000) == 80_000)
     }
 
     @Test("parts past the save's limit, or past what the server holds, are refused with save_too_large and drop the save")
     func limits() {
         var assembly = SaveAssembly(maxSaveBytes: 250)
-        _ = assembly.receive(Self.save(0..<1), part: SavePart(index: 0, count: 3), bytes: 100) { _ in true }
-        _ = assembly.receive(Self.save(1..<2), part: SavePart(index: 1, count: 3), bytes: 100) { _ in true }
+        let parts = [Self.save(0..<1), Self.save(1..<2)]
+        _ = assembly.receive(parts[0], part: SavePart(index: 0, count: 3), bytes: 100) { _ in true }
+        _ = assembly.receive(parts[1], part: SavePart(index: 1, count: 3), bytes: 100) { _ in true }
         guard case .refuse(let tooLarge, let released) = assembly.receive(Self.save(2..<3), part: SavePart(index: 2, count: 3), bytes: 51, reserve: { _ in true }) else {
             Issue.record("a last part past the save's limit ran")
             return
         }
         #expect(tooLarge.code == .saveTooLarge)
-        #expect(released == 200)
+        #expect(released == SaveAssembly.memory(of: parts[0], bytes: 100) + SaveAssembly.memory(of: parts[1], bytes: 100))
         #expect(assembly.heldBytes == 0)
 
         guard case .refuse(let first, _) = assembly.receive(Self.save(0..<1), part: SavePart(index: 0, count: 2), bytes: 251, reserve: { _ in true }) else {
@@ -131,15 +177,16 @@ struct SaveInPartsTests {
         }
         #expect(first.code == .saveTooLarge)
 
-        let budget = Budget(limit: 150)
-        #expect(assembly.receive(Self.save(0..<1), part: SavePart(index: 0, count: 3), bytes: 100, reserve: budget.reserve) == .held(1))
+        let one = SaveAssembly.memory(of: parts[0], bytes: 100)
+        let budget = Budget(limit: one + one / 2)
+        #expect(assembly.receive(parts[0], part: SavePart(index: 0, count: 3), bytes: 100, reserve: budget.reserve) == .held(1))
         guard case .refuse(let full, let releasedFull) = assembly.receive(Self.save(1..<2), part: SavePart(index: 1, count: 3), bytes: 100, reserve: budget.reserve) else {
             Issue.record("a part past the server's budget was held")
             return
         }
         #expect(full.code == .saveTooLarge)
-        #expect(releasedFull == 100)
-        #expect(budget.lent == 100)   // the refused part was never lent anything
+        #expect(releasedFull == one)
+        #expect(budget.lent == one)   // the refused part was never lent anything
     }
 
     @Test("a part with no save open is refused without releasing anything")
@@ -220,6 +267,21 @@ struct SaveInPartsTests {
         return try SaveParts.lines(for: save, timeout: .seconds(30), maxLineBytes: maxLineBytes, maxSaveBytes: maxSaveBytes) {
             next += 1
             return .int(next)
+        }
+    }
+
+    @Test("limits from a server's hello that would overflow the client's arithmetic are clamped, not trapped on")
+    func hostileHelloLimits() throws {
+        let save = Self.save(0..<600)
+        for (line, whole) in [(Int.max, Int.max), (Int.max / 2 + 1, Int?.none), (Int.max, 1 << 62)] {
+            let cut = try lines(save, maxLineBytes: line, maxSaveBytes: whole)
+            #expect(cut.count == 1)
+            #expect(cut.allSatisfy { $0.bytes.last == 0x0A })
+        }
+        // Limits below any row: a typed error, nothing sent.
+        for (line, whole) in [(Int.min, Int.min), (0, 0)] {
+            let error = #expect(throws: PGModelError.self) { try lines(save, maxLineBytes: line, maxSaveBytes: whole) }
+            #expect(error?.code == .lineTooLong)
         }
     }
 
