@@ -221,7 +221,8 @@ Measured {datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M 
   psql process's launch to its exit.
 - Each round makes a fresh schema per contender, then runs each workload for every contender before the
   next workload; the contenders' order rotates every round. Figures are medians of {data["rounds"]} rounds
-  (point fetches: the median over rounds of each round's p50 of {data["point_calls"]:,} calls on random ranks).
+  (point fetches: the median over rounds of each round's p50 of {data["point_calls"]:,} calls on random ranks,
+  taken call by call: each rank is fetched by every contender in turn, in an order that rotates each call).
 - The floor under a service's point fetch: the raw contender's point select behind a bare NIO line server
   (`PointFloor`) that runs it on a PostgreSQL connection bound to its own event loop, against the same
   select on that connection without the server, alternately, on the round's ranks after the contenders'

@@ -86,17 +86,22 @@ struct ComparisonSuite {
                     }
                     report.add(contender.key, .pages, milliseconds(clock.now - start))
                 }
-                for contender in order where contender.workloads.contains(.point) {
-                    var calls: [Double] = []
-                    calls.reserveCapacity(ranks.count)
-                    for rank in ranks {
+                // Call by call, each rank by every contender in a rotating order: a point fetch is a few
+                // hundred microseconds, and the machine's speed drifts over the seconds that a thousand of
+                // them take, which compared one contender's run with another's taken later.
+                let pointers = order.filter { $0.workloads.contains(.point) }
+                var calls = pointers.map { _ in [Double]() }
+                for index in calls.indices { calls[index].reserveCapacity(ranks.count) }
+                for (call, rank) in ranks.enumerated() {
+                    for step in pointers.indices {
+                        let index = (call + step) % pointers.count
                         let start = clock.now
-                        let count = try await contender.point(rank: rank)
-                        calls.append(milliseconds(clock.now - start) * 1000)
-                        try check(count, 1, contender, .point)
+                        let count = try await pointers[index].point(rank: rank)
+                        calls[index].append(milliseconds(clock.now - start) * 1000)
+                        try check(count, 1, pointers[index], .point)
                     }
-                    report.add(contender.key, .point, percentile(calls, 0.5))
                 }
+                for (contender, times) in zip(pointers, calls) { report.add(contender.key, .point, percentile(times, 0.5)) }
                 // The floor under any service's point fetch: raw's select through a bare line server.
                 if let raw = order.lazy.compactMap({ $0 as? RawContender }).first {
                     let (floor, driver) = try await floorPoint(sql: raw.pointSQL, ranks: ranks)

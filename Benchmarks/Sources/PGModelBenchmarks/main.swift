@@ -10,7 +10,7 @@ import PGModel
 //
 //   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick]
 //       [--point | --rls | --history | --fetch | --phases | --migration | --compare | --writes insert|update|delete N
-//        | --wire | --service-table [--remote-only]]
+//        | --wire | --service-table [--remote-only] | --service-point [--remote-only | --direct-only]]
 //   env -u DATABASE_URL swift run -c release PGModelBenchmarks --in-memory [N]
 //
 // --compare runs issue 15's side-by-side suite instead (SuiteCommand.swift); scripts/benchmark.sh runs
@@ -20,7 +20,8 @@ import PGModel
 // --fetch --direct-only leaves the service out (a shorter run, for profiling the direct store).
 // --wire times the fetch-all answer's `table` line written and read alone (no sockets, no database);
 // --service-table times the stores' 20,000-row table (no models) direct and through the service,
-// alternately; with --remote-only only the service's (for `perf record`).
+// alternately; with --remote-only only the service's (for `perf record`). --service-point does the same
+// for point fetches by an indexed column, call by call.
 
 let quick = CommandLine.arguments.contains("--quick")
 // In-memory stores on the private cluster: no DATABASE_URL by design (InMemoryBenchmark.swift).
@@ -172,6 +173,21 @@ if CommandLine.arguments.contains("--service-table") {
             try await runServiceTableLoop(databaseURL: databaseURL, rows: 20_000, rounds: quick ? 10 : 30,
                                           remoteOnly: CommandLine.arguments.contains("--remote-only"))
         } catch { print("service-table failed: \(error)") }
+        done.signal()
+    }
+    done.wait()
+    exit(0)
+}
+
+if CommandLine.arguments.contains("--service-point") {
+    guard let databaseURL = URL(string: base) else { exit(2) }
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        do {
+            try await runServicePointLoop(databaseURL: databaseURL, rows: 20_000, calls: quick ? 2_000 : 20_000,
+                                          remoteOnly: CommandLine.arguments.contains("--remote-only"),
+                                          directOnly: CommandLine.arguments.contains("--direct-only"))
+        } catch { print("service-point failed: \(error)") }
         done.signal()
     }
     done.wait()
