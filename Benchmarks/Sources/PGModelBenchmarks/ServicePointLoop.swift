@@ -1,29 +1,14 @@
 import Foundation
-import Logging
 import PGModel
 import PGModelCore
-import PGModelPostgres
 import PGModelStore
-import PostgresNIO
 
 /// `--service-point [--remote-only | --direct-only]`: point fetches by an indexed column as the stores'
 /// `table` (no models), on the direct store and through an in-process service, call by call; p50s. With
 /// `--remote-only` or `--direct-only` only one of them, for `perf stat` / `perf record` of each per call.
 func runServicePointLoop(databaseURL: URL, rows: Int, calls: Int, remoteOnly: Bool, directOnly: Bool) async throws {
-    let logger = Logger(label: "bench.service-point")
-    let configuration = try PostgresConnection.Configuration.benchmark(databaseURL)
-    let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-    let schema = "bench_point_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(8)
-    guard var schemaURL = URLComponents(url: databaseURL, resolvingAgainstBaseURL: false) else { return }
-    schemaURL.queryItems = [URLQueryItem(name: "schema", value: schema)]
-    guard let directURL = schemaURL.url else { return }
-    let container = try ModelContainer(for: BenchProduct.self, configurations: ModelConfiguration(url: directURL))
-    let seed = ModelContext(container)
-    for i in 0..<rows { seed.insert(BenchProduct.sample(i)) }
-    try await seed.saveAsync()
-    let service = try await InProcessService.start(databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
-    let (remote, direct, entity) = try await service.storesOverOwnedProducts(
-        schema: schema, description: container.schema.schemaDescription, directURL: directURL, on: connection, logger: logger)
+    let stores = try await ServiceBenchStores.open(databaseURL: databaseURL, rows: rows, label: "point")
+    let (remote, direct, entity) = (stores.remote, stores.direct, stores.entity)
     func point(_ rank: Int) -> FetchRequest {
         FetchRequest(entity: entity, predicate: .compare(.equal, .key("rank"), .value(.int(Int64(rank)))), limit: 1)
     }
@@ -44,9 +29,5 @@ func runServicePointLoop(databaseURL: URL, rows: Int, calls: Int, remoteOnly: Bo
     }
     func p50(_ x: [Double]) -> String { x.isEmpty ? "-" : String(format: "%.1f µs", percentile(x, 0.5)) }
     print("point fetch (table, \(calls) calls): direct store \(p50(directTimes)); service \(p50(remoteTimes))")
-    await remote.close()
-    await direct.close()
-    await service.stop()
-    try await connection.dropBenchmarkSchema(schema, logger: logger)
-    try await connection.close()
+    try await stores.close()
 }

@@ -167,30 +167,20 @@ if CommandLine.arguments.contains("--wire") {
 
 if CommandLine.arguments.contains("--service-table") {
     guard let databaseURL = URL(string: base) else { exit(2) }
-    let done = DispatchSemaphore(value: 0)
-    Task.detached {
-        do {
-            try await runServiceTableLoop(databaseURL: databaseURL, rows: 20_000, rounds: quick ? 10 : 30,
-                                          remoteOnly: CommandLine.arguments.contains("--remote-only"))
-        } catch { print("service-table failed: \(error)") }
-        done.signal()
+    runDetached("service-table") {
+        try await runServiceTableLoop(databaseURL: databaseURL, rows: 20_000, rounds: quick ? 10 : 30,
+                                      remoteOnly: CommandLine.arguments.contains("--remote-only"))
     }
-    done.wait()
     exit(0)
 }
 
 if CommandLine.arguments.contains("--service-point") {
     guard let databaseURL = URL(string: base) else { exit(2) }
-    let done = DispatchSemaphore(value: 0)
-    Task.detached {
-        do {
-            try await runServicePointLoop(databaseURL: databaseURL, rows: 20_000, calls: quick ? 2_000 : 20_000,
-                                          remoteOnly: CommandLine.arguments.contains("--remote-only"),
-                                          directOnly: CommandLine.arguments.contains("--direct-only"))
-        } catch { print("service-point failed: \(error)") }
-        done.signal()
+    runDetached("service-point") {
+        try await runServicePointLoop(databaseURL: databaseURL, rows: 20_000, calls: quick ? 2_000 : 20_000,
+                                      remoteOnly: CommandLine.arguments.contains("--remote-only"),
+                                      directOnly: CommandLine.arguments.contains("--direct-only"))
     }
-    done.wait()
     exit(0)
 }
 
