@@ -63,7 +63,7 @@ public struct LineServer: Service, CustomStringConvertible {
             throw PGModelError(.invalidConfiguration, "the connection limit must be at least 1")
         }
         guard configuration.maxSaveBytes >= 64, configuration.maxHeldSaveBytes >= 0 else {
-            throw PGModelError(.invalidConfiguration, "the save limits must allow 64 bytes for one save in parts and be positive")
+            throw PGModelError(.invalidConfiguration, "the save limits must allow at least 64 bytes for one save in parts, and the held-parts limit must not be negative")
         }
         guard configuration.maxResponseRows >= 1, configuration.maxResponseBytes >= 1024, configuration.maxQueuedRequests >= 1 else {
             throw PGModelError(.invalidConfiguration, "the response limits must allow 1 row and 1 KiB, and at least 1 queued request")

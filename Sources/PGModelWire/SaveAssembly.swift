@@ -111,7 +111,7 @@ public struct SaveAssembly: Sendable {
     /// decoded size when that is larger than its line. A batch delete's predicate is a tree of nodes, several
     /// times its JSON once decoded; a part with any is counted at eight times its line.
     static func memory(of save: SaveRequest, bytes: Int) -> Int {
-        let lines = save.batchDeletes.isEmpty ? bytes : bytes.multipliedReportingOverflow(by: 8).partialValue
+        let lines = save.batchDeletes.isEmpty ? bytes : (bytes > Int.max / 8 ? Int.max : bytes * 8)
         return max(lines, save.approximateMemoryBytes)
     }
 

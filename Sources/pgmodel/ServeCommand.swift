@@ -131,7 +131,7 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.maxSaveBytes = maxSaveBytes
             // Several connections' saves at once, and never less than one save: held parts count at their
             // decoded size, up to about three times their lines for ordinary rows.
-            configuration.maxHeldSaveBytes = max(configuration.maxHeldSaveBytes, maxSaveBytes.multipliedReportingOverflow(by: 3).overflow ? .max : maxSaveBytes * 3)
+            configuration.maxHeldSaveBytes = max(configuration.maxHeldSaveBytes, maxSaveBytes > Int.max / 3 ? .max : maxSaveBytes * 3)
             configuration.shutdownGracePeriod = Self.duration(shutdownGrace)
             configuration.tlsCertificatePath = tlsCertificate
             configuration.tlsKeyPath = tlsKey
