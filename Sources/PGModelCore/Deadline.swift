@@ -114,8 +114,10 @@ private final class OnceOutcome<T: Sendable>: @unchecked Sendable {
         let callbacks = resolved
         resolved = []
         lock.unlock()
-        continuation?.resume(with: result)
+        // The timer is cancelled before the caller resumes: once it has its answer, nothing of the call
+        // is left scheduled (a caller that counts the timer's entries sees none).
         for callback in callbacks { callback() }
+        continuation?.resume(with: result)
         return true
     }
 

@@ -18,12 +18,16 @@ struct ServiceBenchStores {
     let remote: RemoteModelStore
     let direct: PostgresModelStore
     let entity: String
+    /// The direct store's URL (the benchmark schema's) and the service's.
+    let directURL: URL
+    var serviceURL: URL { service.url }
     private let service: InProcessService
     private let connection: PostgresConnection
     private let schema: String
     private let logger: Logger
 
-    static func open(databaseURL: URL, rows: Int, label: String) async throws -> ServiceBenchStores {
+    /// With `binary` (a release `pgmodel`), the service runs as a `pgmodel serve` process, as deployed.
+    static func open(databaseURL: URL, rows: Int, label: String, binary: String? = nil) async throws -> ServiceBenchStores {
         let logger = Logger(label: "bench.service-\(label)")
         let configuration = try PostgresConnection.Configuration.benchmark(databaseURL)
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
@@ -39,10 +43,14 @@ struct ServiceBenchStores {
             for i in batch..<min(rows, batch + 5000) { seed.insert(BenchProduct.sample(i)) }
             try await seed.saveAsync()
         }
-        let service = try await InProcessService.start(databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
+        let service = if let binary {
+            try await InProcessService.startChild(binary: binary, databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
+        } else {
+            try await InProcessService.start(databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
+        }
         let (remote, direct, entity) = try await service.storesOverOwnedProducts(
             schema: schema, description: container.schema.schemaDescription, directURL: directURL, on: connection, logger: logger)
-        return ServiceBenchStores(remote: remote, direct: direct, entity: entity, service: service, connection: connection,
+        return ServiceBenchStores(remote: remote, direct: direct, entity: entity, directURL: directURL, service: service, connection: connection,
                                   schema: schema, logger: logger)
     }
 

@@ -179,7 +179,10 @@ if CommandLine.arguments.contains("--service-point") {
     runDetached("service-point") {
         try await runServicePointLoop(databaseURL: databaseURL, rows: 20_000, calls: quick ? 2_000 : 20_000,
                                       remoteOnly: CommandLine.arguments.contains("--remote-only"),
-                                      directOnly: CommandLine.arguments.contains("--direct-only"))
+                                      directOnly: CommandLine.arguments.contains("--direct-only"),
+                                      models: CommandLine.arguments.contains("--models"),
+                                      binary: CommandLine.arguments.firstIndex(of: "--service-binary").flatMap {
+                                          CommandLine.arguments.indices.contains($0 + 1) ? CommandLine.arguments[$0 + 1] : nil })
     }
     exit(0)
 }
@@ -211,7 +214,7 @@ if CommandLine.arguments.contains("--fetch") {
         FileHandle.standardError.write(Data("DATABASE_URL is not a URL\n".utf8))
         exit(2)
     }
-    let fetchRounds = quick ? 3 : 5
+    let fetchRounds = Int(ProcessInfo.processInfo.environment["PGMODEL_BENCH_ROUNDS"] ?? "") ?? (quick ? 3 : 5)
     let box = FetchBox()
     let done = DispatchSemaphore(value: 0)
     Task.detached {
