@@ -275,6 +275,8 @@ To see where a workload's time goes, run the release binary directly (`DATABASE_
     Benchmarks/.build/release/PGModelBenchmarks --phases [--quick]                  # a point fetch, step by step
     Benchmarks/.build/release/PGModelBenchmarks --wire [--quick]                    # the table line alone
     Benchmarks/.build/release/PGModelBenchmarks --service-table [--remote-only]     # the stores' tables, direct and through the service
+    Benchmarks/.build/release/PGModelBenchmarks --service-point [--models] [--remote-only | --direct-only] [--service-binary PATH]
+                                                  # point fetches call by call; PATH: a release `pgmodel`, the service as deployed
 """
     with open(args.out, "w") as f:
         f.write(doc)

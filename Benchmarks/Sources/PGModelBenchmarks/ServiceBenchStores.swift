@@ -58,7 +58,12 @@ struct ServiceBenchStores {
         await remote.close()
         await direct.close()
         await service.stop()
-        try await connection.dropBenchmarkSchema(schema, logger: logger)
+        // PGMODEL_BENCH_KEEP_SCHEMA=1 keeps the schema and its rows for measuring them from SQL (pgbench).
+        if ProcessInfo.processInfo.environment["PGMODEL_BENCH_KEEP_SCHEMA"] == "1" {
+            print("kept schema \(schema), its rows owned by service user \(service.userName)")
+        } else {
+            try await connection.dropBenchmarkSchema(schema, logger: logger)
+        }
         try await connection.close()
     }
 }

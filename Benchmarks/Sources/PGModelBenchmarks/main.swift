@@ -10,7 +10,8 @@ import PGModel
 //
 //   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick]
 //       [--point | --rls | --history | --fetch | --phases | --migration | --compare | --writes insert|update|delete N
-//        | --wire | --service-table [--remote-only] | --service-point [--remote-only | --direct-only]]
+//        | --wire | --service-table [--remote-only]
+//        | --service-point [--remote-only | --direct-only] [--models] [--service-binary PATH]]
 //   env -u DATABASE_URL swift run -c release PGModelBenchmarks --in-memory [N]
 //
 // --compare runs issue 15's side-by-side suite instead (SuiteCommand.swift); scripts/benchmark.sh runs
@@ -21,7 +22,11 @@ import PGModel
 // --wire times the fetch-all answer's `table` line written and read alone (no sockets, no database);
 // --service-table times the stores' 20,000-row table (no models) direct and through the service,
 // alternately; with --remote-only only the service's (for `perf record`). --service-point does the same
-// for point fetches by an indexed column, call by call.
+// for point fetches by an indexed column, call by call; --models makes them `ModelContext.fetch` calls on
+// two containers, and --service-binary runs the service as a `pgmodel serve` process (the release binary
+// at PATH: `swift build -c release --product pgmodel` in Benchmarks/), as deployed.
+// PGMODEL_BENCH_ROUNDS=N sets --fetch's rounds (5 by default); PGMODEL_BENCH_KEEP_SCHEMA=1 keeps
+// --service-point's schema and rows afterwards, to measure its select from SQL (pgbench).
 
 let quick = CommandLine.arguments.contains("--quick")
 // In-memory stores on the private cluster: no DATABASE_URL by design (InMemoryBenchmark.swift).
