@@ -14,22 +14,9 @@ func runServicePointLoop(databaseURL: URL, rows: Int, calls: Int, remoteOnly: Bo
     func point(_ rank: Int) -> FetchRequest {
         FetchRequest(entity: entity, predicate: .compare(.equal, .key("rank"), .value(.int(Int64(rank)))), limit: 1)
     }
-    let clock = ContinuousClock()
-    var directTimes: [Double] = [], remoteTimes: [Double] = []
-    for call in -200..<calls {
-        let rank = Int.random(in: 0..<rows)
-        if !remoteOnly {
-            let began = clock.now
-            guard try await direct.fetchTable(point(rank)).rows.count == 1 else { throw PGModelError(.internalError, "direct") }
-            if call >= 0 { directTimes.append(microseconds(clock.now - began)) }
-        }
-        if !directOnly {
-            let began = clock.now
-            guard try await remote.fetchTable(point(rank)).rows.count == 1 else { throw PGModelError(.internalError, "remote") }
-            if call >= 0 { remoteTimes.append(microseconds(clock.now - began)) }
-        }
-    }
-    func p50(_ x: [Double]) -> String { x.isEmpty ? "-" : String(format: "%.1f µs", percentile(x, 0.5)) }
+    let (directTimes, remoteTimes) = try await alternately(calls: calls, rows: rows, remoteOnly: remoteOnly, directOnly: directOnly,
+                                                           direct: { try await direct.fetchTable(point($0)).rows.count },
+                                                           remote: { try await remote.fetchTable(point($0)).rows.count })
     print("point fetch (table, \(calls) calls): direct store \(p50(directTimes)); service \(p50(remoteTimes))")
     try await stores.close()
 }
@@ -44,24 +31,37 @@ private func runModelPointLoop(_ stores: ServiceBenchStores, rows: Int, calls: I
         descriptor.fetchLimit = 1
         return try ModelContext(container).fetch(descriptor).count
     }
+    let (directTimes, remoteTimes) = try await alternately(calls: calls, rows: rows, remoteOnly: remoteOnly, directOnly: directOnly,
+                                                           direct: { try point(direct, $0) }, remote: { try point(remote, $0) })
+    print("point fetch (models, \(calls) calls): direct store \(p50(directTimes)); service \(p50(remoteTimes))")
+    await direct.close()
+    await remote.close()
+    try await stores.close()
+}
+
+/// The microseconds of `calls` point fetches of random ranks below `rows` by each side, call by call
+/// (after 200 unmeasured), each fetch checked to find one row; a side left out gives no figures.
+private func alternately(calls: Int, rows: Int, remoteOnly: Bool, directOnly: Bool,
+                         direct: (Int) async throws -> Int, remote: (Int) async throws -> Int) async throws -> (direct: [Double], remote: [Double]) {
     let clock = ContinuousClock()
     var directTimes: [Double] = [], remoteTimes: [Double] = []
     for call in -200..<calls {
         let rank = Int.random(in: 0..<rows)
         if !remoteOnly {
             let began = clock.now
-            guard try point(direct, rank) == 1 else { throw PGModelError(.internalError, "direct") }
+            guard try await direct(rank) == 1 else { throw PGModelError(.internalError, "direct") }
             if call >= 0 { directTimes.append(microseconds(clock.now - began)) }
         }
         if !directOnly {
             let began = clock.now
-            guard try point(remote, rank) == 1 else { throw PGModelError(.internalError, "remote") }
+            guard try await remote(rank) == 1 else { throw PGModelError(.internalError, "remote") }
             if call >= 0 { remoteTimes.append(microseconds(clock.now - began)) }
         }
     }
-    func p50(_ x: [Double]) -> String { x.isEmpty ? "-" : String(format: "%.1f µs", percentile(x, 0.5)) }
-    print("point fetch (models, \(calls) calls): direct store \(p50(directTimes)); service \(p50(remoteTimes))")
-    await direct.close()
-    await remote.close()
-    try await stores.close()
+    return (directTimes, remoteTimes)
+}
+
+/// A p50 in microseconds, or "-" for no samples.
+private func p50(_ samples: [Double]) -> String {
+    samples.isEmpty ? "-" : String(format: "%.1f µs", percentile(samples, 0.5))
 }
