@@ -145,8 +145,8 @@ extension PostgresStoreEngine {
             var cells = row.makeIterator()
             do {
                 guard let idCell = cells.next(), let entityCell = cells.next() else { throw PostgresDecodingError.Code.missingData }
-                let id = try idCell.decode(UUID.self)
-                let stored = try entityCell.decode(String.self)
+                let id = try PostgresValueCoding.uuid(of: idCell)
+                let stored = try PostgresValueCoding.string(of: entityCell)
                 let shape: RowShape
                 if let last, last.stored == stored {
                     shape = last.shape
@@ -167,9 +167,9 @@ extension PostgresStoreEngine {
                 while let cell = cells.next() {
                     defer { column += 1 }
                     if column == layout.viaIndex {
-                        via = try cell.decode(UUID.self)
+                        via = try PostgresValueCoding.uuid(of: cell)
                     } else if column < shape.slots.count, case let slot = shape.slots[column], slot >= 0 {
-                        values[slot] = try PostgresValueCoding.decode(cell, as: shape.types[slot])
+                        values[slot] = try PostgresValueCoding.decodeInPlace(cell, as: shape.types[slot])
                     }
                 }
                 guard column == columnCount else { throw PostgresDecodingError.Code.missingData }
@@ -223,8 +223,12 @@ extension PostgresStoreEngine {
 
     private static func references(of rows: [PostgresRow]) throws -> [RowReference] {
         try rows.map { row in
-            let cells = row.makeRandomAccess()   // a related fetch adds `via`
-            return RowReference(entity: try cells[1].decode(String.self), id: try cells[0].decode(UUID.self))
+            // The id and entity cells first (a related fetch adds `via` after them), read in place.
+            var cells = row.makeIterator()
+            guard let idCell = cells.next(), let entityCell = cells.next() else {
+                throw PGModelError(.internalError, "an identifier row lacks its id or entity column")
+            }
+            return RowReference(entity: try PostgresValueCoding.string(of: entityCell), id: try PostgresValueCoding.uuid(of: idCell))
         }
     }
 }
