@@ -87,17 +87,28 @@ final class ContinuousObservationRunner: @unchecked Sendable {
 
     func run(_ event: ObservationTracking.Event) {
         guard let token, !token.isCancelled else { return }
-        withObservationTracking {
-            body(event)
-        } onChange: { [self] in
-            let alreadyPending = pending.withLockedValue { pending in
-                defer { pending = true }
-                return pending
+        let reads = ObservationReadLog()
+        ObservationReadLog.$current.withValue(reads) {
+            withObservationTracking {
+                body(event)
+            } onChange: { [self] in
+                scheduleRerun()
             }
-            guard !alreadyPending else { return }
-            let kind: ObservationTracking.Event.Kind = options.contains(.willSet) ? .willSet : .didSet
-            Task { await self.rerun(kind, on: self.isolation) }
         }
+        // Tracking took effect only now: a PGModel observer that changed after `body` read it, and
+        // before, announced that change to nobody.
+        if reads.changedSinceRead { scheduleRerun() }
+    }
+
+    /// Runs the closure again, once for any number of changes announced before it does.
+    private func scheduleRerun() {
+        let alreadyPending = pending.withLockedValue { pending in
+            defer { pending = true }
+            return pending
+        }
+        guard !alreadyPending else { return }
+        let kind: ObservationTracking.Event.Kind = options.contains(.willSet) ? .willSet : .didSet
+        Task { await self.rerun(kind, on: self.isolation) }
     }
 
     private func rerun(_ kind: ObservationTracking.Event.Kind, on actor: isolated (any Actor)?) async {

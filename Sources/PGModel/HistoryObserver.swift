@@ -31,17 +31,21 @@ public final class HistoryObserver: Observable, @unchecked Sendable {
     private var counter = 0
     private var tokens: [String: DefaultHistoryToken] = [:]
     private let registrar = ObservationRegistrar()
+    /// Odd while ``receive(_:)`` changes the tokens and the counter (``ObservationReadLog``).
+    private let epoch = MutationEpoch()
     private var subscription: Int?
 
     /// Increments once per matching transaction.
     public var eventCounter: Int {
         registrar.access(self, keyPath: \.eventCounter)
+        ObservationReadLog.current?.record(epoch)
         return lock.withLock { counter }
     }
 
     /// The token of the last matching transaction counted, keyed by store identifier.
     public var historyTokens: [String: any HistoryToken] {
         registrar.access(self, keyPath: \.historyTokens)
+        ObservationReadLog.current?.record(epoch)
         return lock.withLock { tokens }
     }
 
@@ -79,11 +83,13 @@ public final class HistoryObserver: Observable, @unchecked Sendable {
     fileprivate func receive(_ records: [HistoryRecord]) {
         let matching = records.filter(matches)
         guard let last = matching.last else { return }
-        registrar.withMutation(of: self, keyPath: \.historyTokens) {
-            lock.withLock { tokens[last.storeIdentifier] = DefaultHistoryToken(value: last.token, storeIdentifier: last.storeIdentifier) }
-        }
-        registrar.withMutation(of: self, keyPath: \.eventCounter) {
-            lock.withLock { counter += matching.count }
+        epoch.change {
+            registrar.withMutation(of: self, keyPath: \.historyTokens) {
+                lock.withLock { tokens[last.storeIdentifier] = DefaultHistoryToken(value: last.token, storeIdentifier: last.storeIdentifier) }
+            }
+            registrar.withMutation(of: self, keyPath: \.eventCounter) {
+                lock.withLock { counter += matching.count }
+            }
         }
     }
 

@@ -59,6 +59,7 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
     /// The current results, in sort order.
     public var results: [Element] {
         registrar.access(self, keyPath: \.results)
+        ObservationReadLog.current?.record(invalidation.epoch)
         refreshIfStale()
         return storedResults
     }
@@ -67,6 +68,7 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
     /// observer is not sectioned (`SectionTitle == Never`).
     public var sections: SectionedResults<Element, SectionTitle>? {
         registrar.access(self, keyPath: \.sections)
+        ObservationReadLog.current?.record(invalidation.epoch)
         refreshIfStale()
         return storedSections
     }
@@ -281,6 +283,8 @@ final class ResultsInvalidation: @unchecked Sendable {
     private var stale = false
     private var roots: Set<String> = []
     private var announce: (() -> Void)?
+    /// Odd while an invalidation marks the results stale and announces it (``ObservationReadLog``).
+    let epoch = MutationEpoch()
 
     init(schema: SchemaDescription) {
         self.schema = schema
@@ -311,12 +315,14 @@ final class ResultsInvalidation: @unchecked Sendable {
     }
 
     func invalidate() {
-        let announce = lock.withLock { () -> (() -> Void)? in
-            stale = true
-            invalidations += 1
-            return self.announce
+        epoch.change {
+            let announce = lock.withLock { () -> (() -> Void)? in
+                stale = true
+                invalidations += 1
+                return self.announce
+            }
+            announce?()
         }
-        announce?()
     }
 
     /// How many times committed changes invalidated the results (tests assert that unrelated saves do not).
