@@ -448,7 +448,7 @@ extension PostgresStoreEngine {
                 let rowOwner = try cells[2].decode(UUID?.self)
                 var tombstone: [String: PGValue] = [:]
                 for (offset, attribute) in preserved.enumerated() {
-                    tombstone[attribute.name] = try PostgresValueCoding.decode(cells[3 + offset], as: attribute.type)
+                    tombstone[attribute.name] = try PostgresValueCoding.decodeInPlace(cells[3 + offset], as: attribute.type)
                 }
                 deleted.append(DeletedRow(reference: RowReference(entity: entity, id: id), owner: rowOwner, tombstone: tombstone,
                                           audience: audience[id] ?? []))

@@ -93,6 +93,23 @@ struct InProcessService {
 }
 
 extension InProcessService {
+    /// The release `pgmodel` named by `--service-binary PATH` on the command line, if any.
+    static var binaryArgument: String? {
+        let arguments = CommandLine.arguments
+        return arguments.firstIndex(of: "--service-binary").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+    }
+
+    /// ``startChild(binary:databaseURL:schema:on:logger:)`` with `binary`, else a server in this process.
+    static func start(binary: String?, databaseURL: URL, schema: String, on connection: PostgresConnection,
+                      logger: Logger) async throws -> InProcessService {
+        if let binary {
+            return try await startChild(binary: binary, databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
+        }
+        return try await start(databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
+    }
+}
+
+extension InProcessService {
     /// Gives every `BenchProduct` row of `schema` to this service's user (and analyzes the table), then
     /// opens this service's remote store and a direct store on `directURL`, both prepared for `schema`'s
     /// entities: a user's fetch through one and the same fetch on the other then see the same rows.

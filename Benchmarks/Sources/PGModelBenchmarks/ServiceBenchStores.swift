@@ -43,11 +43,7 @@ struct ServiceBenchStores {
             for i in batch..<min(rows, batch + 5000) { seed.insert(BenchProduct.sample(i)) }
             try await seed.saveAsync()
         }
-        let service = if let binary {
-            try await InProcessService.startChild(binary: binary, databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
-        } else {
-            try await InProcessService.start(databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
-        }
+        let service = try await InProcessService.start(binary: binary, databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
         let (remote, direct, entity) = try await service.storesOverOwnedProducts(
             schema: schema, description: container.schema.schemaDescription, directURL: directURL, on: connection, logger: logger)
         return ServiceBenchStores(remote: remote, direct: direct, entity: entity, directURL: directURL, service: service, connection: connection,

@@ -94,13 +94,8 @@ func measureServicePhases(databaseURL: URL, calls: Int) async throws {
     try seed.save()
     // A user fetching their own rows, as the suite's service contender does (an admin's policy differs).
     // `--service-binary <path to pgmodel>`: the service in a process of its own, as deployed.
-    let arguments = CommandLine.arguments
-    let binary = arguments.firstIndex(of: "--service-binary").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
-    let service = if let binary {
-        try await InProcessService.startChild(binary: binary, databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
-    } else {
-        try await InProcessService.start(databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
-    }
+    let binary = InProcessService.binaryArgument
+    let service = try await InProcessService.start(binary: binary, databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
     let (remote, direct, entity) = try await service.storesOverOwnedProducts(
         schema: schema, description: container.schema.schemaDescription, directURL: directURL, on: connection, logger: logger)
     var key = 0

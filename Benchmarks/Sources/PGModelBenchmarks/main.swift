@@ -186,8 +186,7 @@ if CommandLine.arguments.contains("--service-point") {
                                       remoteOnly: CommandLine.arguments.contains("--remote-only"),
                                       directOnly: CommandLine.arguments.contains("--direct-only"),
                                       models: CommandLine.arguments.contains("--models"),
-                                      binary: CommandLine.arguments.firstIndex(of: "--service-binary").flatMap {
-                                          CommandLine.arguments.indices.contains($0 + 1) ? CommandLine.arguments[$0 + 1] : nil })
+                                      binary: InProcessService.binaryArgument)
     }
     exit(0)
 }
