@@ -32,8 +32,10 @@ public struct ConnectionDeadline: Sendable {
                                  _ body: (PostgresConnection) async throws -> T) async throws -> T {
         let expired = NIOLockedValueBox(false)
         let watch = StatementWatch()
-        let error = timeoutError
+        let deadline = self
         let timer = connection.eventLoop.scheduleTask(in: timeout) {
+            // Formatted only when it fires: the message's strings cost every statement a microsecond.
+            let error = deadline.timeoutError
             expired.withLockedValue { $0 = true }
             connection.close().whenComplete { _ in watch.abort(error) }
             // A statement whose request reached the channel after it closed never fails by itself.

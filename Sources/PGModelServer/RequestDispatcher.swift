@@ -13,12 +13,13 @@ import PostgresNIO
 /// ```swift
 /// let response = await dispatcher.execute(request, as: user)
 /// ```
-struct RequestDispatcher: Sendable {
+package struct RequestDispatcher: Sendable {
     let gateway: DatabaseGateway
     let logger: Logger
-    /// Every request's deadline: past it the request is answered `timeout` whatever happens below, and
-    /// the gateway closes its database connection (PostgreSQL stalled, vanished mid-statement, or the
-    /// pool had no connection to give).
+    /// Every request's deadline: past it the request is answered `timeout` and the gateway closes its
+    /// database connection (PostgreSQL stalled, vanished mid-statement, or the pool had no connection to
+    /// give). Writes and schema work are answered then whatever happens below (``Deadline``); reads
+    /// when their bounded waits end (``isBoundedBelow(_:)``).
     var requestTimeout: Duration = .seconds(30)
     /// The most rows one `fetch` or `ids` answers with.
     var maxResponseRows = 100_000
@@ -60,13 +61,16 @@ struct RequestDispatcher: Sendable {
             if let versions { try versions.check(Self.entities(of: operation), against: gateway.registry.recordedVersions) }
             // The gateway's connection waits and transactions end by the client's deadline too: a request
             // answered `timeout` must not commit afterwards, when its client has moved on.
-            let deadline = Deadline(timeout, operation: "'\(operation.name.rawValue)'", executor: executor)
-            result = .success(try await RequestBudget.$deadline.withValue(budget) {
-                try await PostgresStoreEngine.$largeResultExecutor.withValue(executor == nil ? nil : globalConcurrentExecutor) {
-                    try await deadline.run { [self] in
-                        try await run(operation, as: requester)
-                    }
+            let work: @Sendable () async throws -> ResponseResult = { [self] in try await run(operation, as: requester) }
+            result = .success(try await PostgresStoreEngine.$largeResultExecutor.withValue(executor == nil ? nil : globalConcurrentExecutor) {
+                guard Self.isBoundedBelow(operation) else {
+                    let deadline = Deadline(timeout, operation: "'\(operation.name.rawValue)'", executor: executor)
+                    return try await RequestBudget.$deadline.withValue(budget) { try await deadline.run(work) }
                 }
+                // Every wait of a read ends by this budget (the pool's lease, each statement's
+                // ConnectionDeadline, the schema's loading), so it runs in the request's own task: the
+                // backstop's second task and its hand-off cost a short read about a tenth of its time.
+                return try await RequestBudget.$deadline.withValue(budget ?? .now() + ConnectionDeadline.timeAmount(timeout), operation: work)
             })
             switch operation {
             case .register(let schema), .migrate(let schema, _): versions?.record(schema)
@@ -75,6 +79,13 @@ struct RequestDispatcher: Sendable {
         } catch {
             result = .failure(wireError(error, operation: request.operation.name))
         }
+        // Operations that change tables, access or history are kept at info level with who did them.
+        let isAudited = switch request.operation.name {
+        case .register, .migrate, .share, .unshare, .deleteHistory: true
+        default: false
+        }
+        // Built only when written: its strings cost a short read a few microseconds.
+        guard isAudited || logger.logLevel <= .debug else { return Response(id: request.id, result: result) }
         let elapsed = (ContinuousClock.now - started).components
         let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
         var metadata: Logger.Metadata = [
@@ -83,14 +94,10 @@ struct RequestDispatcher: Sendable {
         ]
         if case .failure(let error) = result { metadata["code"] = "\(error.code)" }
         logger.debug("request", metadata: metadata)
-        // Operations that change tables, access or history are kept at info level with who did them.
-        switch request.operation.name {
-        case .register, .migrate, .share, .unshare, .deleteHistory:
+        if isAudited {
             metadata["admin"] = "\(user.isAdmin)"
             metadata["outcome"] = if case .success = result { "ok" } else { "refused" }
             logger.info("audited operation", metadata: metadata)
-        default:
-            break
         }
         return Response(id: request.id, result: result)
     }
@@ -109,6 +116,16 @@ struct RequestDispatcher: Sendable {
         guard let clientDeadline else { return own }
         let left = Duration.nanoseconds(max(1_000_000, (clientDeadline - now).nanoseconds))
         return min(own, left)
+    }
+
+    /// Whether `operation` only reads, so that every wait it makes is bounded by the request's budget
+    /// below the dispatcher and nothing of it can commit after its client was answered `timeout`: the
+    /// reads run without the ``Deadline`` backstop, which writes and schema work keep.
+    package static func isBoundedBelow(_ operation: Request.Operation) -> Bool {
+        switch operation {
+        case .fetch, .fetchTable, .count, .ids, .shares: true
+        default: false
+        }
     }
 
     /// The entities a request reads or writes.

@@ -44,6 +44,24 @@ struct RequestWeightTests {
         #expect(!RequestWeight.isHeavy(Response(id: id, .count(1_000_000))))
     }
 
+    /// Reads run in the request's own task, their waits bounded by the request's budget below the
+    /// dispatcher; whatever writes or changes the schema keeps the ``Deadline`` backstop, so that nothing
+    /// commits after its client was answered `timeout`.
+    @Test func readsRunWithoutTheBackstopAndWritesKeepIt() {
+        let fetch = FetchRequest(entity: "Note")
+        let record = RowReference(entity: "Note", id: UUID())
+        for read: Request.Operation in [.fetch(fetch), .fetchTable(fetch), .count(fetch), .ids(fetch), .shares(record)] {
+            #expect(RequestDispatcher.isBoundedBelow(read), "\(read.name)")
+        }
+        let share = ShareChange(record: record, user: "bob", permission: .readOnly)
+        for other: Request.Operation in [
+            .save(SaveRequest(inserts: [row(1)])), .share(share), .unshare(share), .register(SchemaDescription(entities: [])),
+            .history(HistoryRequest()), .deleteHistory(HistoryRequest()), .ping,
+        ] {
+            #expect(!RequestDispatcher.isBoundedBelow(other), "\(other.name)")
+        }
+    }
+
     @Test func heavyWorkLeavesTheEventLoopAndLightWorkStays() async throws {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let executor = EventLoopTaskExecutor(eventLoop: loop)

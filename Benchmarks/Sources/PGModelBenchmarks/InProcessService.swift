@@ -72,7 +72,7 @@ struct InProcessService {
         process.arguments = ["serve", "--port", "\(port)", "--database-url", serverURL?.url?.absoluteString ?? databaseURL.absoluteString,
                              "--schema", schema]
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        if ProcessInfo.processInfo.environment["PGMODEL_BENCH_SERVER_STDERR"] == nil { process.standardError = FileHandle.nullDevice }
         try process.run()
         guard let url = URL(string: "pgmodel://\(userName):secret@127.0.0.1:\(port)") else {
             process.terminate()

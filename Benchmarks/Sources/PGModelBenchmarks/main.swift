@@ -25,8 +25,9 @@ import PGModel
 // for point fetches by an indexed column, call by call; --models makes them `ModelContext.fetch` calls on
 // two containers, and --service-binary runs the service as a `pgmodel serve` process (the release binary
 // at PATH: `swift build -c release --product pgmodel` in Benchmarks/), as deployed.
-// PGMODEL_BENCH_ROUNDS=N sets --fetch's rounds (5 by default); PGMODEL_BENCH_KEEP_SCHEMA=1 keeps
+// PGMODEL_BENCH_ROUNDS=N sets --fetch's rounds (5 by default); PGMODEL_BENCH_CALLS=N --service-point's calls; PGMODEL_BENCH_KEEP_SCHEMA=1 keeps
 // --service-point's schema and rows afterwards, to measure its select from SQL (pgbench).
+// PGMODEL_BENCH_SERVER_STDERR=1 lets a --service-binary server write to this process's standard error.
 
 let quick = CommandLine.arguments.contains("--quick")
 // In-memory stores on the private cluster: no DATABASE_URL by design (InMemoryBenchmark.swift).
@@ -182,7 +183,8 @@ if CommandLine.arguments.contains("--service-table") {
 if CommandLine.arguments.contains("--service-point") {
     guard let databaseURL = URL(string: base) else { exit(2) }
     runDetached("service-point") {
-        try await runServicePointLoop(databaseURL: databaseURL, rows: 20_000, calls: quick ? 2_000 : 20_000,
+        try await runServicePointLoop(databaseURL: databaseURL, rows: 20_000,
+                                      calls: ProcessInfo.processInfo.environment["PGMODEL_BENCH_CALLS"].flatMap(Int.init) ?? (quick ? 2_000 : 20_000),
                                       remoteOnly: CommandLine.arguments.contains("--remote-only"),
                                       directOnly: CommandLine.arguments.contains("--direct-only"),
                                       models: CommandLine.arguments.contains("--models"),
