@@ -91,7 +91,7 @@ struct ConnectionServer: Sendable {
                 defer { idleTimer?.cancel() }
                 let heldSave = HeldSaveWatchdog(outbound: outbound, channel: connection.channel, timeout: heldSaveTimeout, logger: logger)
                 defer { heldSave.stop() }
-                let client = Client(outbound: outbound, executor: executor, subscriptions: subscriptions, login: login, idle: idle,
+                let client = Client(outbound: outbound, channel: connection.channel, executor: executor, subscriptions: subscriptions, login: login, idle: idle,
                                     heldSave: heldSave, address: LoginGuard.address(of: connection.channel), logger: logger)
                 do {
                     try await serveRequests(inbound, client)
@@ -112,6 +112,8 @@ struct ConnectionServer: Sendable {
     /// What one connection's requests are performed with.
     private struct Client {
         let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+        /// The connection's channel, written to directly when nothing is held back (``write(_:)``).
+        let channel: any Channel
         /// The connection's event loop, where its short requests run; nil when they run on the global executor.
         let executor: EventLoopTaskExecutor?
         let subscriptions: SessionSubscriptions
@@ -124,6 +126,23 @@ struct ConnectionServer: Sendable {
         /// The peer's IP address (no port), for the login throttle.
         let address: String
         let logger: Logger
+
+        /// Writes one answer: straight to the channel when this runs on its event loop and the channel is
+        /// writable, else through the async writer, which waits for writability (a client that stops reading
+        /// stops the connection's requests).
+        ///
+        /// On the loop and writable, the writer holds nothing back: its buffered lines go out on the loop
+        /// when the channel turns writable, before any job of this task runs there, so answers keep their
+        /// order, also after an answer written through the writer from another thread (its write was queued on
+        /// the loop before this task could run there again). The direct write skips the writer's hand-off:
+        /// 2–4 µs of a point fetch.
+        func write(_ line: ByteBuffer) async throws {
+            if channel.eventLoop.inEventLoop, channel.isWritable {
+                channel.writeAndFlush(line, promise: nil)
+            } else {
+                try await outbound.write(line)
+            }
+        }
     }
 
     /// Reads and answers requests until the peer stops sending, a `bye`, or shutdown.
@@ -173,15 +192,14 @@ struct ConnectionServer: Sendable {
     private func perform(_ action: SessionStateMachine.Action, received: NIODeadline, lineBytes: Int,
                          session: inout SessionStateMachine, assembly: inout SaveAssembly,
                          _ client: Client) async throws -> Bool {
-        let outbound = client.outbound
         let subscriptions = client.subscriptions
         let logger = client.logger
         switch action {
         case .respond(let response):
-            try await write(response, to: outbound)
+            try await write(response, to: client)
             return true
         case .respondAndClose(let response):
-            try await write(response, to: outbound)
+            try await write(response, to: client)
             return false
         case .ignore:
             return session.state != .closed
@@ -192,16 +210,16 @@ struct ConnectionServer: Sendable {
             await visible.start()   // once per connection: later calls return at once
             switch subscriptions.subscribe(id: request.id, entities: entities, visible: visible) {
             case .success:
-                try await write(Response(id: request.id, .subscribed(request.id)), to: outbound)
+                try await write(Response(id: request.id, .subscribed(request.id)), to: client)
                 subscriptions.activate(id: request.id)
             case .failure(let error):
-                try await write(Response(id: request.id, error: error), to: outbound)
+                try await write(Response(id: request.id, error: error), to: client)
             }
             return true
         case .execute(let request, _) where request.operation.name == .unsubscribe:
             guard case .unsubscribe(let subscription) = request.operation else { return true }
             let result = await subscriptions.unsubscribe(id: subscription)
-            try await write(Response(id: request.id, result: result.map { ResponseResult.acknowledged }), to: outbound)
+            try await write(Response(id: request.id, result: result.map { ResponseResult.acknowledged }), to: client)
             return true
         case .execute(let request, let user) where request.part != nil:
             guard case .save(let save) = request.operation, let part = request.part else { return true }
@@ -210,24 +228,24 @@ struct ConnectionServer: Sendable {
             if assembly.isHolding { client.heldSave.partHeld() } else { client.heldSave.saveEnded() }
             switch action {
             case .held(let parts):
-                try await write(Response(id: request.id, .held(parts)), to: outbound)
+                try await write(Response(id: request.id, .held(parts)), to: client)
             case .refuse(let error, let releasing):
                 heldSaves.release(releasing)
                 if error.code == .saveTooLarge {
                     logger.notice("save in parts refused", metadata: ["id": "\(request.id)", "reason": "\(error.message)"])
                 }
-                try await write(Response(id: request.id, error: error), to: outbound)
+                try await write(Response(id: request.id, error: error), to: client)
             case .run(let whole, let releasing):
                 var joined = request
                 joined.operation = .save(whole)
                 joined.part = nil
                 let response = await execute(joined, as: user, received: received, client)
                 heldSaves.release(releasing)
-                try await write(response, to: outbound)
+                try await write(response, to: client)
             }
             return true
         case .execute(let request, let user):
-            try await write(await execute(request, as: user, received: received, client), to: outbound)
+            try await write(await execute(request, as: user, received: received, client), to: client)
             return true
         case .authenticate(let id, let hello):
             client.login.helloReceived()
@@ -262,7 +280,7 @@ struct ConnectionServer: Sendable {
         }
     }
 
-    private func write(_ response: Response, to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
+    private func write(_ response: Response, to client: Client) async throws {
         let line: ByteBuffer
         do {
             line = try await RequestWeight.run(heavy: RequestWeight.isHeavy(response)) { try response.encodedLineBuffer() }
@@ -279,10 +297,10 @@ struct ConnectionServer: Sendable {
             logger.notice("response too large", metadata: ["id": "\(response.id?.description ?? "null")", "bytes": "\(line.readableBytes)"])
             let refusal = Response(id: response.id, error: WireError(
                 .resultTooLarge, "the answer would be \(line.readableBytes) bytes, over the server's limit of \(maxResponseBytes); page with 'limit' and 'offset'"))
-            try await outbound.write(try refusal.encodedLineBuffer())
+            try await client.outbound.write(try refusal.encodedLineBuffer())
             return
         }
-        try await outbound.write(line)
+        try await client.write(line)
     }
 
     private func refuse(_ connection: NIOAsyncChannel<ReceivedFrame, ByteBuffer>, _ error: WireError) async {

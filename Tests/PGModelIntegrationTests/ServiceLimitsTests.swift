@@ -138,6 +138,48 @@ struct ServiceLimitsTests {
         }
     }
 
+    /// Short answers are written straight to the channel on its event loop; large ones are encoded on the
+    /// global executor and go through the async writer from there. Pipelined together, every answer still
+    /// comes in request order, whole.
+    @Test("large answers written from another thread and short ones written on the loop, pipelined: every answer in order")
+    func answersKeepTheirOrderAcrossWritePaths() async throws {
+        let user = try await ServerTestHarness.makeUser("order")
+        let entity = ServerTestHarness.uniqueEntity()
+        try await ServerTestHarness.register(json: try RawProtocolTests.schemaJSON(entity))
+        try await ServerTestHarness.withServer { port in
+            let client = try await RawProtocolClient.connect(port: port)
+            defer { Task { await client.close() } }
+            #expect(try await RawProtocolTests.hello(client, user.name, "secret").ok == true)
+            let rows = RequestWeight.lightAnswerRows * 2
+            let inserts = (0..<rows).map {
+                #"{"entity":"\#(entity)","id":"\#(UUID.v7().uuidString.lowercased())","values":{"name":"n\#($0)","rank":\#($0)}}"#
+            }.joined(separator: ",")
+            #expect(try await client.request(#"{"id":2,"op":"save","inserts":[\#(inserts)]}"#).ok == true)
+
+            // Odd ids fetch every row (a heavy answer), even ids one row or a ping (short answers).
+            let requests = (10..<70).map { id -> String in
+                switch id % 4 {
+                case 1, 3: #"{"id":\#(id),"op":"fetch","entity":"\#(entity)","sort":[{"key":"rank"}]}"#
+                case 0: #"{"id":\#(id),"op":"fetch","entity":"\#(entity)","where":{"eq":[{"key":"rank"},{"value":\#(id)}]}}"#
+                default: #"{"id":\#(id),"op":"ping"}"#
+                }
+            }
+            try await client.send(requests.map { $0 + "\n" }.joined())
+            for id in 10..<70 {
+                let answer = try RawResponse(try await client.readLine())
+                guard answer.idNumber == id, answer.ok == true else {
+                    Issue.record("answer \(id) was \(answer.text.prefix(200))")
+                    return
+                }
+                switch id % 4 {
+                case 1, 3: #expect(answer.rows?.count == rows, "answer \(id)")
+                case 0: #expect(answer.rows?.count == 1, "answer \(id)")
+                default: #expect(answer.object["pong"] as? Bool == true, "answer \(id)")
+                }
+            }
+        }
+    }
+
     @Test("graceful shutdown closes a connection whose client stopped reading after the grace period")
     func shutdownDoesNotWaitForANonReader() async throws {
         let user = try await ServerTestHarness.makeUser("stalled")
