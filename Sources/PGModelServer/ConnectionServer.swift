@@ -134,8 +134,8 @@ struct ConnectionServer: Sendable {
         /// On the loop and writable, the writer holds nothing back: its buffered lines go out on the loop
         /// when the channel turns writable, before any job of this task runs there, so answers keep their
         /// order, also after an answer written through the writer from another thread (its write was queued on
-        /// the loop before this task could run there again). The direct write skips the writer's hand-off:
-        /// 2–4 µs of a point fetch.
+        /// the loop before this task could run there again). The direct write skips the writer's hand-off,
+        /// a few microseconds of a point fetch (PERFORMANCE.md).
         func write(_ line: ByteBuffer) async throws {
             if channel.eventLoop.inEventLoop, channel.isWritable {
                 channel.writeAndFlush(line, promise: nil)

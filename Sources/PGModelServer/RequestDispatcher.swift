@@ -60,17 +60,20 @@ package struct RequestDispatcher: Sendable {
             let timeout = Self.timeout(of: request, serverTimeout: requestTimeout, clientDeadline: budget)
             if let versions { try versions.check(Self.entities(of: operation), against: gateway.registry.recordedVersions) }
             // The gateway's connection waits and transactions end by the client's deadline too: a request
-            // answered `timeout` must not commit afterwards, when its client has moved on.
-            let work: @Sendable () async throws -> ResponseResult = { [self] in try await run(operation, as: requester) }
-            result = .success(try await PostgresStoreEngine.$largeResultExecutor.withValue(executor == nil ? nil : globalConcurrentExecutor) {
-                guard Self.isBoundedBelow(operation) else {
-                    let deadline = Deadline(timeout, operation: "'\(operation.name.rawValue)'", executor: executor)
-                    return try await RequestBudget.$deadline.withValue(budget) { try await deadline.run(work) }
+            // answered `timeout` must not commit afterwards, when its client has moved on. A read runs in
+            // the request's own task, every wait of it bounded by the budget (the pool's lease, each
+            // statement's ConnectionDeadline, the schema's loading), which is then the request's own deadline
+            // when the client gave none; the rest keeps the backstop, whose second task and hand-off cost a
+            // short read about a tenth of its time.
+            let isRead = Self.isBoundedBelow(operation)
+            let bound = isRead ? budget ?? .now() + ConnectionDeadline.timeAmount(timeout) : budget
+            result = .success(try await RequestBudget.$deadline.withValue(bound) {
+                try await PostgresStoreEngine.$largeResultExecutor.withValue(executor == nil ? nil : globalConcurrentExecutor) {
+                    if isRead { return try await run(operation, as: requester) }
+                    return try await Deadline(timeout, operation: "'\(operation.name.rawValue)'", executor: executor).run { [self] in
+                        try await run(operation, as: requester)
+                    }
                 }
-                // Every wait of a read ends by this budget (the pool's lease, each statement's
-                // ConnectionDeadline, the schema's loading), so it runs in the request's own task: the
-                // backstop's second task and its hand-off cost a short read about a tenth of its time.
-                return try await RequestBudget.$deadline.withValue(budget ?? .now() + ConnectionDeadline.timeAmount(timeout), operation: work)
             })
             switch operation {
             case .register(let schema), .migrate(let schema, _): versions?.record(schema)
