@@ -12,7 +12,7 @@ import PGModelWire
 /// run one after another (so responses come back in request order); connections run concurrently.
 ///
 /// ```swift
-/// await ConnectionServer(dispatcher: dispatcher, tracker: tracker, …).serve(connection)
+/// await ConnectionServer(dispatcher: dispatcher, tracker: tracker, …).serve(accepted)
 /// ```
 struct ConnectionServer: Sendable {
     let dispatcher: RequestDispatcher
@@ -43,16 +43,17 @@ struct ConnectionServer: Sendable {
     let runsShortRequestsOnEventLoop: Bool
     let logger: Logger
 
-    func serve(_ connection: NIOAsyncChannel<ReceivedFrame, ByteBuffer>) async {
-        guard runsShortRequestsOnEventLoop else { return await serve(connection, on: nil) }
+    func serve(_ accepted: AcceptedConnection) async {
+        guard runsShortRequestsOnEventLoop else { return await serve(accepted, on: nil) }
         // The connection's task runs where its bytes arrive and leave, and where the pool prefers a
         // database connection: a short request then wakes no other thread on its way through. What grows
         // with the request leaves the loop (``RequestWeight``).
-        let executor = EventLoopTaskExecutor(eventLoop: connection.channel.eventLoop)
-        await withTaskExecutorPreference(executor) { await serve(connection, on: executor) }
+        let executor = EventLoopTaskExecutor(eventLoop: accepted.channel.channel.eventLoop)
+        await withTaskExecutorPreference(executor) { await serve(accepted, on: executor) }
     }
 
-    private func serve(_ connection: NIOAsyncChannel<ReceivedFrame, ByteBuffer>, on executor: EventLoopTaskExecutor?) async {
+    private func serve(_ accepted: AcceptedConnection, on executor: EventLoopTaskExecutor?) async {
+        let connection = accepted.channel
         let remote = connection.channel.remoteAddress.map { "\($0)" } ?? "unknown"
         var logger = logger
         logger[metadataKey: "peer"] = "\(remote)"
@@ -75,7 +76,7 @@ struct ConnectionServer: Sendable {
         logger.info("connection opened")
 
         do {
-            try await connection.executeThenClose { inbound, outbound in
+            try await connection.executeThenClose { _, outbound in
                 let subscriptions = SessionSubscriptions(
                     listener: changeListener, outbound: outbound, counter: forwarders, logger: logger)
                 // A connection that never logs in is told so and closed: it holds a socket and a slot.
@@ -94,7 +95,7 @@ struct ConnectionServer: Sendable {
                 let client = Client(outbound: outbound, channel: connection.channel, executor: executor, subscriptions: subscriptions, login: login, idle: idle,
                                     heldSave: heldSave, address: LoginGuard.address(of: connection.channel), logger: logger)
                 do {
-                    try await serveRequests(inbound, client)
+                    try await serveRequests(accepted.inbox, client)
                 } catch {
                     await subscriptions.close()
                     throw error
@@ -146,14 +147,14 @@ struct ConnectionServer: Sendable {
     }
 
     /// Reads and answers requests until the peer stops sending, a `bye`, or shutdown.
-    private func serveRequests(_ inbound: NIOAsyncChannelInboundStream<ReceivedFrame>, _ client: Client) async throws {
+    private func serveRequests(_ inbox: FrameInbox, _ client: Client) async throws {
                 let logger = client.logger
                 var session = SessionStateMachine(maxFailedAuthentications: maxFailedAuthentications,
                                                   maxLineBytes: maxLineBytes, maxSaveBytes: maxSaveBytes)
                 var assembly = SaveAssembly(maxSaveBytes: maxSaveBytes)
                 // A save still held when the connection ends is dropped with it.
                 defer { heldSaves.release(assembly.drop()) }
-                for try await received in inbound {
+                while let received = try await inbox.next() {
                     let action: SessionStateMachine.Action
                     var lineBytes = 0
                     switch received.frame {

@@ -52,12 +52,11 @@ struct LineListener: Service {
             runsShortRequestsOnEventLoop: server.configuration.runsShortRequestsOnEventLoop, logger: logger)
         let maxLineBytes = server.configuration.maxLineBytes
         let queued = server.configuration.maxQueuedRequests
-        // Past the high watermark NIO stops reading the socket: a client that pipelines without end is
-        // held back by TCP flow control rather than by the server's memory.
-        let channelConfiguration = NIOAsyncChannel<ReceivedFrame, ByteBuffer>.Configuration(
-            backPressureStrategy: .init(lowWatermark: max(1, queued / 2), highWatermark: queued))
+        // Past the high watermark the inbox stops reading the socket: a client that pipelines without end
+        // is held back by TCP flow control rather than by the server's memory.
+        let (lowWatermark, highWatermark) = (max(1, queued / 2), queued)
 
-        let listener: NIOAsyncChannel<NIOAsyncChannel<ReceivedFrame, ByteBuffer>, Never>
+        let listener: NIOAsyncChannel<AcceptedConnection, Never>
         do {
             listener = try await ServerBootstrap(group: server.eventLoopGroup)
                 .serverChannelOption(.backlog, value: 256)
@@ -72,9 +71,11 @@ struct LineListener: Service {
                         try server.addTLSHandlers(to: channel)
                         try channel.pipeline.syncOperations.addHandler(
                             ByteToMessageHandler(LineFrameDecoder(maxLineBytes: maxLineBytes)))
-                        try channel.pipeline.syncOperations.addHandler(ReceivedFrame.Stamper())
-                        return try NIOAsyncChannel<ReceivedFrame, ByteBuffer>(
-                            wrappingChannelSynchronously: channel, configuration: channelConfiguration)
+                        let inbox = FrameInbox(eventLoop: channel.eventLoop, lowWatermark: lowWatermark, highWatermark: highWatermark)
+                        try channel.pipeline.syncOperations.addHandler(inbox)
+                        // Only its writer is used: the inbox, before it, reads the lines.
+                        let connection = try NIOAsyncChannel<ReceivedFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
+                        return AcceptedConnection(channel: connection, inbox: inbox)
                     }
                 }
         } catch {

@@ -58,7 +58,7 @@ package struct RequestDispatcher: Sendable {
                 throw PGModelError(.timeout, "'\(operation.name.rawValue)' was not started: its client's deadline (timeoutMs) passed while it waited behind earlier requests")
             }
             let timeout = Self.timeout(of: request, serverTimeout: requestTimeout, clientDeadline: budget)
-            if let versions { try versions.check(Self.entities(of: operation), against: gateway.registry.recordedVersions) }
+            if let versions { try Self.checkVersions(of: operation, versions, against: gateway.registry.recordedVersions) }
             // The gateway's connection waits and transactions end by the client's deadline too: a request
             // answered `timeout` must not commit afterwards, when its client has moved on. A read runs in
             // the request's own task, every wait of it bounded by the budget (the pool's lease, each
@@ -132,6 +132,16 @@ package struct RequestDispatcher: Sendable {
     }
 
     /// The entities a request reads or writes.
+    /// Throws when a migration moved an entity `operation` touches past the version `versions` registered.
+    static func checkVersions(of operation: Request.Operation, _ versions: SessionSchemaVersions, against recorded: [String: String]) throws {
+        switch operation {
+        case .fetch(let request), .fetchTable(let request), .count(let request), .ids(let request):
+            try versions.check(request.entity, against: recorded)
+        default:
+            try versions.check(entities(of: operation), against: recorded)
+        }
+    }
+
     static func entities(of operation: Request.Operation) -> Set<String> {
         switch operation {
         case .fetch(let request), .fetchTable(let request), .count(let request), .ids(let request):

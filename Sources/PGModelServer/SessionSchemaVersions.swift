@@ -20,14 +20,22 @@ final class SessionSchemaVersions: Sendable {
         }
     }
 
-    /// Throws when a migration moved any of `entities` past the version this connection registered.
+    /// Throws when a migration moved any of `entities` past the version this connection registered; the
+    /// first such entity by name is named.
     func check(_ entities: Set<String>, against recorded: [String: String]) throws {
         let registered = versions.withLockedValue { $0 }
-        for name in entities.sorted() {
-            guard let mine = registered[name], let current = recorded[name], SchemaVersionOrder.less(mine, current) else { continue }
-            throw PGModelError(.schemaVersionMismatch,
-                "\(name) was migrated to schema version \(current) after this connection registered version \(mine); reconnect with the new version of the app",
-                model: name)
-        }
+        for name in entities.sorted() { try Self.check(name, registered: registered, recorded: recorded) }
+    }
+
+    /// ``check(_:against:)-(Set<String>,_)`` of one entity, the usual case (a fetch), without building a set.
+    func check(_ entity: String, against recorded: [String: String]) throws {
+        try Self.check(entity, registered: versions.withLockedValue { $0 }, recorded: recorded)
+    }
+
+    private static func check(_ name: String, registered: [String: String], recorded: [String: String]) throws {
+        guard let mine = registered[name], let current = recorded[name], SchemaVersionOrder.less(mine, current) else { return }
+        throw PGModelError(.schemaVersionMismatch,
+            "\(name) was migrated to schema version \(current) after this connection registered version \(mine); reconnect with the new version of the app",
+            model: name)
     }
 }

@@ -309,7 +309,7 @@ public final class RemoteModelStore: ModelStore {
     }
 
     /// Writes one request (with `id`, or a new one, and the client's `timeout` for it) and returns the
-    /// future of its response. `onLoop` runs on the channel's event loop just before the write (a
+    /// future of its response. `onLoop` runs on the channel's event loop just after the write (a
     /// deadline's timer): one trip to the loop for both, since each trip from another thread wakes it.
     func roundTrip(_ operation: Request.Operation, id: RequestID? = nil, timeout: Duration? = nil, on channel: any Channel,
                    onLoop: (@Sendable (EventLoopPromise<Response>) -> Void)? = nil) -> EventLoopFuture<Response> {
@@ -325,11 +325,13 @@ public final class RemoteModelStore: ModelStore {
         let pending = PendingRequest(id: id, line: ByteBuffer(bytes: line), promise: promise)
         let endpoint = endpoint
         let send: @Sendable () -> Void = {
-            onLoop?(promise)
             // If the channel is already closed the write never reaches the router; fail the promise here.
             channel.writeAndFlush(pending).whenFailure { _ in
                 promise.fail(RequestNotRun(error: PGModelError(.connectionFailed, "the connection to \(endpoint) is closed")))
             }
+            // After the write, while the server works: the answer is read on this loop only after this
+            // closure returns, and arming a timer costs a few microseconds a point fetch would wait for.
+            onLoop?(promise)
         }
         if channel.eventLoop.inEventLoop { send() } else { channel.eventLoop.execute(send) }
         return promise.futureResult
