@@ -2,22 +2,23 @@ import NIOConcurrencyHelpers
 import NIOCore
 import PGModelWire
 
-/// Hands a connection's request lines from its channel to its task, one at a time, each stamped with
-/// when it was read; the last handler of the pipeline (``InboxStateMachine`` decides).
+/// Splits a connection's bytes into request lines (``LineFramer``) and hands them to its task, one at a
+/// time, each stamped with when it was read; the pipeline's last handler (``InboxStateMachine`` decides).
 ///
-/// It stands in for the inbound side of `NIOAsyncChannel`, whose writer the connection still uses: a
-/// line that arrives while the task waits resumes it straight from `channelRead`, without the async
-/// sequence's buffering and generic machinery, a few microseconds of every short request
-/// (PERFORMANCE.md). Reads are held while `highWatermark` lines wait, as `NIOAsyncChannel`'s
-/// back-pressure did.
+/// It stands in for `ByteToMessageHandler` and the inbound side of `NIOAsyncChannel`, whose writer the
+/// connection still uses: a line that arrives while the task waits resumes it straight from
+/// `channelRead`, without the async sequence's buffering and generic machinery, a few microseconds of
+/// every short request (PERFORMANCE.md). Reads are held while `highWatermark` lines wait, as
+/// `NIOAsyncChannel`'s back-pressure did. At the end of the input a last line without its `"\n"` still
+/// counts, as `ByteToMessageHandler`'s `decodeLast` made it.
 ///
 /// ```swift
-/// let inbox = FrameInbox(eventLoop: channel.eventLoop, lowWatermark: 2, highWatermark: 4)
+/// let inbox = FrameInbox(eventLoop: channel.eventLoop, maxLineBytes: 1 << 20, lowWatermark: 2, highWatermark: 4)
 /// try channel.pipeline.syncOperations.addHandler(inbox)
 /// while let received = try await inbox.next() { … }
 /// ```
 final class FrameInbox: ChannelDuplexHandler, @unchecked Sendable {
-    typealias InboundIn = LineFramer.Frame
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -28,11 +29,13 @@ final class FrameInbox: ChannelDuplexHandler, @unchecked Sendable {
 
     private let state: NIOLockedValueBox<State>
     private let eventLoop: any EventLoop
-    /// Set and used on the event loop only (`@unchecked Sendable` above).
+    /// Set and used on the event loop only (`@unchecked Sendable` above), as is ``framer``.
     private var context: ChannelHandlerContext?
+    private var framer: LineFramer
 
-    init(eventLoop: any EventLoop, lowWatermark: Int, highWatermark: Int) {
+    init(eventLoop: any EventLoop, maxLineBytes: Int, lowWatermark: Int, highWatermark: Int) {
         self.eventLoop = eventLoop
+        self.framer = LineFramer(maxLineBytes: maxLineBytes)
         self.state = NIOLockedValueBox(State(machine: InboxStateMachine(lowWatermark: lowWatermark, highWatermark: highWatermark)))
     }
 
@@ -124,12 +127,22 @@ final class FrameInbox: ChannelDuplexHandler, @unchecked Sendable {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let received = ReceivedFrame(frame: unwrapInboundIn(data), received: .now())
+        framer.append(unwrapInboundIn(data))
+        let now = NIODeadline.now()
+        while let frame = framer.next() { receive(ReceivedFrame(frame: frame, received: now)) }
+    }
+
+    private func receive(_ received: ReceivedFrame) {
         let waiting = state.withLockedValue { state -> UnsafeContinuation<ReceivedFrame?, any Error>? in
             guard case .deliver = state.machine.received(received) else { return nil }
             return state.waiting.take()
         }
         waiting?.resume(returning: received)
+    }
+
+    /// At the end of the input: the last line, if it lacked its `"\n"`.
+    private func receiveLast() {
+        if let last = framer.finish() { receive(ReceivedFrame(frame: last, received: .now())) }
     }
 
     func read(context: ChannelHandlerContext) {
@@ -138,11 +151,15 @@ final class FrameInbox: ChannelDuplexHandler, @unchecked Sendable {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         // A half-closed client still gets the answers to what it sent before.
-        if case ChannelEvent.inputClosed? = event as? ChannelEvent { finish(.closed) }
+        if case ChannelEvent.inputClosed? = event as? ChannelEvent {
+            receiveLast()
+            finish(.closed)
+        }
         context.fireUserInboundEventTriggered(event)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        receiveLast()
         finish(.closed)
         context.fireChannelInactive()
     }

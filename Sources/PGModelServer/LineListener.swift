@@ -69,9 +69,8 @@ struct LineListener: Service {
                     channel.eventLoop.makeCompletedFuture {
                         // TLS, when on, sits under the framing: lines are read from the decrypted bytes.
                         try server.addTLSHandlers(to: channel)
-                        try channel.pipeline.syncOperations.addHandler(
-                            ByteToMessageHandler(LineFrameDecoder(maxLineBytes: maxLineBytes)))
-                        let inbox = FrameInbox(eventLoop: channel.eventLoop, lowWatermark: lowWatermark, highWatermark: highWatermark)
+                        let inbox = FrameInbox(eventLoop: channel.eventLoop, maxLineBytes: maxLineBytes,
+                                               lowWatermark: lowWatermark, highWatermark: highWatermark)
                         try channel.pipeline.syncOperations.addHandler(inbox)
                         // Only its writer is used: the inbox, before it, reads the lines.
                         let connection = try NIOAsyncChannel<ReceivedFrame, ByteBuffer>(wrappingChannelSynchronously: channel)

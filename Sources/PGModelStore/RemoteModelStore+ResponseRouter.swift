@@ -16,21 +16,24 @@ extension RemoteModelStore {
         var promise: EventLoopPromise<Response>
     }
 
-    /// Matches response lines to waiting requests by id (many may be in flight: pipelining), and fails
-    /// every waiting request with `connection_failed` when the connection ends. Lives on the channel's
-    /// event loop.
+    /// Splits the server's bytes into lines (``LineFramer``), matches response lines to waiting requests by
+    /// id (many may be in flight: pipelining), and fails every waiting request with `connection_failed`
+    /// when the connection ends. Lives on the channel's event loop. Framing here rather than in a
+    /// `ByteToMessageHandler` before it spares every answer that handler's pass (PERFORMANCE.md).
     final class ResponseRouter: ChannelDuplexHandler {
-        typealias InboundIn = LineFramer.Frame
+        typealias InboundIn = ByteBuffer
         typealias OutboundIn = PendingRequest
         typealias OutboundOut = ByteBuffer
 
         private var pending = PendingRequests<EventLoopPromise<Response>>()
+        private var framer: LineFramer
         private let peer: String
         /// Receives event lines (subscriptions); called on the event loop, so it must not block.
         private let onEvent: @Sendable (Event) -> Void
 
-        init(peer: String, onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
+        init(peer: String, maxLineBytes: Int, onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
             self.peer = peer
+            self.framer = LineFramer(maxLineBytes: maxLineBytes)
             self.onEvent = onEvent
         }
 
@@ -46,7 +49,12 @@ extension RemoteModelStore {
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            switch unwrapInboundIn(data) {
+            framer.append(unwrapInboundIn(data))
+            while let frame = framer.next() { receive(frame, context: context) }
+        }
+
+        private func receive(_ frame: LineFramer.Frame, context: ChannelHandlerContext) {
+            switch frame {
             case .lineTooLong(let limit):
                 failOldest(PGModelError(
                     .lineTooLong, "a response from \(peer) is longer than this client's limit of \(limit) bytes"))
@@ -78,6 +86,8 @@ extension RemoteModelStore {
         }
 
         func channelInactive(context: ChannelHandlerContext) {
+            // A last line without its "\n" still counts, as ByteToMessageHandler's decodeLast made it.
+            if let last = framer.finish() { receive(last, context: context) }
             failAll(PGModelError(.connectionFailed, "the connection to \(peer) was lost"))
             context.fireChannelInactive()
         }

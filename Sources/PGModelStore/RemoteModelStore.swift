@@ -315,14 +315,14 @@ public final class RemoteModelStore: ModelStore {
                    onLoop: (@Sendable (EventLoopPromise<Response>) -> Void)? = nil) -> EventLoopFuture<Response> {
         let id = id ?? makeRequestID()
         let promise = channel.eventLoop.makePromise(of: Response.self)
-        let line: Data
+        let line: ByteBuffer
         do {
-            line = try Request(id: id, operation: operation, timeout: timeout).encodedLine()
+            line = try Request(id: id, operation: operation, timeout: timeout).encodedLineBuffer()
         } catch {
             promise.fail(PGModelError(.typeMismatch, "the request contains a value JSON cannot carry (NaN or infinity)"))
             return promise.futureResult
         }
-        let pending = PendingRequest(id: id, line: ByteBuffer(bytes: line), promise: promise)
+        let pending = PendingRequest(id: id, line: line, promise: promise)
         let endpoint = endpoint
         let send: @Sendable () -> Void = {
             // If the channel is already closed the write never reaches the router; fail the promise here.
@@ -434,9 +434,7 @@ public final class RemoteModelStore: ModelStore {
                             let done = try Self.addTLSHandlers(context: tlsContext, host: host, timeout: connectTimeout, to: channel)
                             handshake.withLockedValue { $0 = done }
                         }
-                        try channel.pipeline.syncOperations.addHandler(
-                            ByteToMessageHandler(LineFrameDecoder(maxLineBytes: maxLineBytes)))
-                        try channel.pipeline.syncOperations.addHandler(ResponseRouter(peer: peer, onEvent: onEvent))
+                        try channel.pipeline.syncOperations.addHandler(ResponseRouter(peer: peer, maxLineBytes: maxLineBytes, onEvent: onEvent))
                     }
                 }
                 .connect(host: endpoint.host, port: endpoint.port)

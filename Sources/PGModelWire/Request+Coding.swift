@@ -57,11 +57,24 @@ extension Request: Codable {
     /// let data = try Request(id: 1, operation: .ping).encodedLine()
     /// ```
     public func encodedLine() throws -> Data {
-        if var line = RequestFastEncoder.encode(self) {
+        if var line = RequestFastEncoder.encodeBytes(self) {
             line.append(0x0A)
-            return line
+            return Data(line)
         }
         return try WireJSON.encodeLine(self)
+    }
+
+    /// ``encodedLine()`` in a `ByteBuffer`, as a channel writes it: the fast encoder's bytes copied once.
+    ///
+    /// ```swift
+    /// channel.writeAndFlush(try Request(id: 1, operation: .ping).encodedLineBuffer(), promise: nil)
+    /// ```
+    public func encodedLineBuffer() throws -> ByteBuffer {
+        guard let line = RequestFastEncoder.encodeBytes(self) else { return ByteBuffer(bytes: try WireJSON.encodeLine(self)) }
+        var buffer = ByteBufferAllocator().buffer(capacity: line.count + 1)
+        buffer.writeBytes(line)
+        buffer.writeInteger(UInt8(0x0A))
+        return buffer
     }
 
     public init(from decoder: any Decoder) throws {

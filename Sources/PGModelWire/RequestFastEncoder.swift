@@ -19,6 +19,11 @@ enum RequestFastEncoder {
 
     /// The line without its `"\n"`, or nil when the request is outside the subset.
     static func encode(_ request: Request) -> Data? {
+        encodeBytes(request).map { Data($0) }
+    }
+
+    /// ``encode(_:)``'s bytes, before any copy.
+    static func encodeBytes(_ request: Request) -> [UInt8]? {
         var writer = JSONWriter()
         writer.reserve(160)
         do {
@@ -45,7 +50,7 @@ enum RequestFastEncoder {
         } catch {
             return nil
         }
-        return writer.data
+        return writer.bytes
     }
 
     /// `,"timeoutMs":n` when the request has a timeout.

@@ -32,7 +32,9 @@ public enum WireTable {
     private static func writeLine(id: RequestID?, table: FetchedTable) throws -> JSONWriter {
         var writer = JSONWriter()
         let rowBytes = estimatedRowBytes(table)
-        writer.reserve(64 + table.rows.count * rowBytes)
+        // The shapes too: a point fetch's line is mostly its one shape, and growing the buffer copies it.
+        let shapeBytes = table.shapes.reduce(0) { $0 + 32 + $1.entity.utf8.count + 24 * $1.keys.count }
+        writer.reserve(64 + shapeBytes + table.rows.count * rowBytes)
         writer.raw("{\"id\":")
         switch id {
         case nil: writer.raw("null")

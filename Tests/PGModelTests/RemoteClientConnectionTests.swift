@@ -99,7 +99,7 @@ struct RemoteClientConnectionTests {
 
     static func makeChannel(events: EventCollector = EventCollector()) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(RemoteModelStore.ResponseRouter(peer: "pgmodel://test@embedded:1") { events.append($0) })
+        try channel.pipeline.syncOperations.addHandler(RemoteModelStore.ResponseRouter(peer: "pgmodel://test@embedded:1", maxLineBytes: Self.maxLineBytes) { events.append($0) })
         return channel
     }
 
@@ -111,8 +111,12 @@ struct RemoteClientConnectionTests {
         return promise.futureResult
     }
 
+    /// The longest line the router's channel takes.
+    static let maxLineBytes = 4096
+
+    /// `text` from the server as one line (an empty line after a `text` that ends its own is skipped).
     static func receive(_ text: String, on channel: EmbeddedChannel) throws {
-        try channel.writeInbound(LineFramer.Frame.line(ByteBuffer(string: text)))
+        try channel.writeInbound(ByteBuffer(string: text + "\n"))
     }
 
     static func outcome(_ future: EventLoopFuture<Response>) -> Result<Response, any Error>? {
@@ -161,7 +165,7 @@ struct RemoteClientConnectionTests {
             return
         }
         #expect(error.code == .malformedMessage)
-        try channel.writeInbound(LineFramer.Frame.lineTooLong(limit: 64))
+        try channel.writeInbound(ByteBuffer(string: String(repeating: "x", count: Self.maxLineBytes + 1) + "\n"))
         guard case .failure(let tooLong)? = Self.outcome(second) else { Issue.record("no failure"); return }
         #expect((tooLong as? PGModelError)?.code == .lineTooLong)
         try Self.receive("{not json", on: channel)
@@ -193,6 +197,27 @@ struct RemoteClientConnectionTests {
         for future in [first, second] {
             guard case .failure(let error)? = Self.outcome(future) else { Issue.record("a request survived the close"); return }
             #expect((error as? PGModelError)?.code == .connectionFailed)
+        }
+        _ = try? channel.finish()
+    }
+
+    @Test("answers split across reads are put together; a last answer without its newline still counts when the connection ends")
+    func framesLinesAcrossReads() throws {
+        let channel = try Self.makeChannel()
+        let first = try Self.send(.ping, id: 1, on: channel)
+        let second = try Self.send(.ping, id: 2, on: channel)
+        try channel.writeInbound(ByteBuffer(string: #"{"id":1,"ok":"#))
+        #expect(Self.isPending(first))
+        try channel.writeInbound(ByteBuffer(string: "true,\"pong\":true}\r\n{\"id\":2,\"ok\":true,\"pong\":true}"))
+        guard case .success(let answer)? = Self.outcome(first), case .success(.pong) = answer.result else {
+            Issue.record("the answer put together from two reads (CRLF) did not complete its request")
+            return
+        }
+        #expect(Self.isPending(second), "no newline yet: more may follow")
+        channel.pipeline.fireChannelInactive()
+        guard case .success(let last)? = Self.outcome(second), case .success(.pong) = last.result else {
+            Issue.record("the last answer, without its newline, was lost at the end of the connection")
+            return
         }
         _ = try? channel.finish()
     }

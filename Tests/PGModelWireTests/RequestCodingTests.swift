@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import PGModelCore
 import Testing
 
@@ -136,6 +137,8 @@ struct RequestCodingTests {
             // Every op carries the client's deadline the same way.
             let timed = Request(id: id, operation: operation, timeout: .milliseconds(2500))
             #expect(try Request.decode(line: timed.encodedLine().dropLast()).get() == timed)
+            // The buffer a client writes holds the same line, fast encoder or general.
+            #expect(try Array(timed.encodedLineBuffer().readableBytesView) == Array(timed.encodedLine()))
         }
     }
 
