@@ -34,6 +34,12 @@ public struct ConnectionScope: Sendable, Hashable, CustomStringConvertible {
                   statementTimeout: statementTimeout.map(Self.milliseconds))
     }
 
+    /// A service user's scope with PostgreSQL's form of its statement timeout (``milliseconds(_:)``), made once.
+    init(userID: UUID, isAdmin: Bool, statementTimeoutSetting: String?) {
+        self.init(userID: userID, role: isAdmin ? SQLRenderer.adminRole : SQLRenderer.applicationRole,
+                  statementTimeout: statementTimeoutSetting)
+    }
+
     private init(userID: UUID?, role: String?, statementTimeout: String?) {
         self.userID = userID
         self.role = role

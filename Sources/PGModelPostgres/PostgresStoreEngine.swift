@@ -22,6 +22,9 @@ public struct PostgresStoreEngine: Sendable {
     /// of the user's ``ConnectionScope``): past it the database cancels the statement and the request fails with
     /// `timeout`, while the connection stays usable. `nil` leaves the database's setting.
     public let statementTimeout: Duration?
+    /// ``statementTimeout`` as PostgreSQL's setting (`"30000ms"`), formatted once: every service request
+    /// states its scope, some twice.
+    private let statementTimeoutSetting: String?
     let logger: Logger
     /// Set for an engine working inside a transaction someone else opened (a migration's): its own
     /// transactions become savepoints, so a save inside `willMigrate` commits or rolls back with the
@@ -31,6 +34,7 @@ public struct PostgresStoreEngine: Sendable {
     public init(schemaName: String = "public", statementTimeout: Duration? = nil, logger: Logger = Logger(label: "pgmodel.store")) {
         self.schemaName = schemaName
         self.statementTimeout = statementTimeout
+        self.statementTimeoutSetting = statementTimeout.map(ConnectionScope.milliseconds)
         self.logger = logger
     }
 
@@ -262,7 +266,7 @@ public struct PostgresStoreEngine: Sendable {
     /// ```
     public func scope(for requester: Requester) -> ConnectionScope {
         guard case .user(let user) = requester else { return .trusted }
-        return ConnectionScope(userID: user.id, isAdmin: user.isAdmin, statementTimeout: statementTimeout)
+        return ConnectionScope(userID: user.id, isAdmin: user.isAdmin, statementTimeoutSetting: statementTimeoutSetting)
     }
 
     /// Runs `body` (reads) as `requester`. The direct store's statements and a service user's on a
