@@ -30,8 +30,7 @@ public struct ConnectionScope: Sendable, Hashable, CustomStringConvertible {
 
     /// A service user's scope.
     public init(userID: UUID, isAdmin: Bool, statementTimeout: Duration?) {
-        self.init(userID: userID, role: isAdmin ? SQLRenderer.adminRole : SQLRenderer.applicationRole,
-                  statementTimeout: statementTimeout.map(Self.milliseconds))
+        self.init(userID: userID, isAdmin: isAdmin, statementTimeoutSetting: statementTimeout.map(Self.milliseconds))
     }
 
     /// A service user's scope with PostgreSQL's form of its statement timeout (``milliseconds(_:)``), made once.
