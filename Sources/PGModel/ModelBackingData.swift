@@ -183,8 +183,16 @@ public final class ModelBackingData {
               let description = entity.relationshipDescription(named: key), let inverse = description.inverse,
               let old = relationship.modelsOfValue(oldValue), let new = relationship.modelsOfValue(newValue)
         else { return }
-        let removed = old.filter { o in !new.contains { $0 === o } }
-        let added = new.filter { n in !old.contains { $0 === n } }
+        let removed: [any PersistentModel], added: [any PersistentModel]
+        if old.count < 16 || new.count < 16 {
+            removed = old.filter { o in !new.contains { $0 === o } }
+            added = new.filter { n in !old.contains { $0 === n } }
+        } else {
+            // Appending to a large to-many compares every member with every other otherwise.
+            let oldMembers = Set(old.lazy.map { ObjectIdentifier($0) }), newMembers = Set(new.lazy.map { ObjectIdentifier($0) })
+            removed = old.filter { !newMembers.contains(ObjectIdentifier($0)) }
+            added = new.filter { !oldMembers.contains(ObjectIdentifier($0)) }
+        }
         if let initiator = inverseInitiator {
             // This write keeps `initiator`'s change in step; only a to-one's previous partner still
             // needs to let go of this model.

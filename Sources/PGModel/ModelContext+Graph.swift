@@ -283,10 +283,10 @@ extension ModelContext {
     }
 
     /// Checks `minimumModelCount` / `maximumModelCount` and non-optional to-ones of pending models.
-    func validateRelationshipCounts() throws {
+    func validateRelationshipCounts(skipping deletions: PendingDeletions? = nil) throws {
         var classes = RelationshipsByClass()
         for models in [inserted.models, changed.models] {
-            for model in models where !classes.relationships(of: model).isEmpty {
+            for model in models where !classes.relationships(of: model).isEmpty && deletions?.contains(model) != true {
                 try validateRelationshipCounts(of: model)
             }
         }

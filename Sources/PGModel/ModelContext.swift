@@ -54,6 +54,9 @@ public final class ModelContext {
     private(set) var inserted = OrderedModels()
     private(set) var changed = OrderedModels()
     private(set) var deleted = OrderedModels()
+    /// Models inserted and deleted again before a save: nothing of them is stored, but the save applies
+    /// their delete rules to the models they reach (see ``pendingDeletions()``).
+    private(set) var discardedInserts = OrderedModels()
     /// `delete(model:where:)` requests for the next save.
     private var batchDeletes: [FetchRequest] = []
     /// `share` / `unshare` requests for the next save.
@@ -100,10 +103,21 @@ public final class ModelContext {
         data.state = .inserted
         register(model)
         inserted.add(model, id: data.id)
-        // SwiftData inserts the graph reachable from an inserted model.
+        // SwiftData inserts the graph reachable from an inserted model, and its partners' inverses take it
+        // in: a relationship set in the model's initializer (`Note(doc: doc)`) bypassed the setter that
+        // keeps them in step.
+        var entity: Schema.Entity?
         for property in relationshipsOfLastClass.relationships(of: model)
         where !data.faults.contains(property.name) {
-            for related in property.relationship?.models(model) ?? [] where related._$backingData.state == .detached {
+            let related = property.relationship?.models(model) ?? []
+            guard !related.isEmpty else { continue }
+            if entity == nil { entity = ModelGraph.entity(for: type(of: model)) }
+            if let inverse = entity?.relationshipDescription(named: property.name)?.inverse {
+                for partner in related where !partner._$backingData.faults.contains(inverse) {
+                    RelationshipMaintenance.link(partner, inverse, to: model)
+                }
+            }
+            for related in related where related._$backingData.state == .detached {
                 insertModel(related)
             }
         }
@@ -117,6 +131,7 @@ public final class ModelContext {
         switch data.state {
         case .inserted:
             inserted.remove(data.id)
+            discardedInserts.add(model, id: data.id)
             registry[data.id] = nil
             data.stateBeforeDelete = .detached
             data.state = .deleted
@@ -155,6 +170,9 @@ public final class ModelContext {
         /// ``mutationCount`` when the request was built: a different count at the end means the app
         /// changed the context while an async save was suspended.
         var mutationCount: Int
+        /// Inserted models the save drops (deleted before their first save, or cascaded from a deleted
+        /// model): once it succeeds they are deleted without ever having been stored.
+        var unsaved: [any PersistentModel] = []
     }
 
     /// Builds the save's request from the pending changes; nil when there is nothing to save.
@@ -169,14 +187,23 @@ public final class ModelContext {
         }
         postWillSave()
         insertReachableGraph()
-        try validateRelationshipCounts()
+        let deletions = try pendingDeletions()
+        try validateRelationshipCounts(skipping: deletions)
         let schema = container.schema
         var request = SaveRequest(author: author)
         request.batchDeletes = batchDeletes
         var insertedKeys: [ObjectIdentifier: StoredKeys] = [:]
         request.inserts.reserveCapacity(inserted.models.count)
-        for model in inserted.models {
-            let (row, snapshotKeys) = try insertedRow(of: model, in: schema)
+        var insertedModels = inserted.models
+        if let deletions, !deletions.unsaved.isEmpty { insertedModels.removeAll { deletions.contains($0) } }
+        for model in insertedModels {
+            let (built, snapshotKeys) = try insertedRow(of: model, in: schema)
+            var row = built
+            if let deletions {
+                var values = row.values
+                nullifyingDeleted(&values, of: model, deletions)
+                if values != row.values { row.values = values }
+            }
             if let (rowKeys, _) = row.positionalValues, insertedKeys[ObjectIdentifier(rowKeys)] == nil {
                 insertedKeys[ObjectIdentifier(rowKeys)] = snapshotKeys
             }
@@ -187,8 +214,9 @@ public final class ModelContext {
         for model in changed.models {
             let data = model._$backingData
             // Changed, then deleted: the delete is all that is left to write (its row and join rows go).
-            guard data.state != .deleted else { continue }
-            let values = try storedValues(of: model, in: schema, keys: data.changedKeys)
+            guard data.state != .deleted, deletions?.contains(model) != true else { continue }
+            var values = try storedValues(of: model, in: schema, keys: data.changedKeys)
+            if let deletions { nullifyingDeleted(&values, of: model, deletions) }
             // Setting a property to the value it already has is no change worth a round trip.
             let changes = values.filter { data.storedValues[$0.key] != $0.value }
             request.links += linkChanges(of: model, isInsert: false)
@@ -196,12 +224,17 @@ public final class ModelContext {
             updatedValues[data.id] = changes
             request.updates.append(RowValues(entity: type(of: model)._$entityName, id: data.id, values: changes))
         }
-        for model in deleted.models {
-            request.deletes.append(RowReference(entity: type(of: model)._$entityName, id: model._$backingData.id))
+        if let deletions {
+            // Links to or from a deleted model go with its row (or were never stored).
+            request.links.removeAll { deletions.ids.contains($0.source) || deletions.ids.contains($0.destination) }
+            for model in deletions.stored {
+                request.deletes.append(RowReference(entity: type(of: model)._$entityName, id: model._$backingData.id))
+            }
         }
         request.shares = pendingShares.map(\.change)
-        return PreparedSave(request: request, inserted: inserted.models, changed: changed.models, deleted: deleted.models,
-                            insertedKeys: insertedKeys, updatedValues: updatedValues, mutationCount: mutationCount)
+        return PreparedSave(request: request, inserted: insertedModels, changed: changed.models, deleted: deleted.models,
+                            insertedKeys: insertedKeys, updatedValues: updatedValues, mutationCount: mutationCount,
+                            unsaved: deletions?.unsaved ?? [])
     }
 
     /// Marks what `prepared` wrote as saved. Changes the app made after the request was built (while an
@@ -251,6 +284,16 @@ public final class ModelContext {
             registry[model._$backingData.id] = nil
             model._$backingData.changedKeys = []
         }
+        for model in prepared.unsaved {
+            let data = model._$backingData
+            if data.state == .inserted {
+                inserted.remove(data.id)
+                registry[data.id] = nil
+                data.stateBeforeDelete = .detached
+                data.state = .deleted
+            }
+            discardedInserts.remove(data.id)
+        }
         if interleaved {
             // Links changed meanwhile were not saved: the stored links are those the request wrote.
             for link in prepared.request.links {
@@ -286,7 +329,7 @@ public final class ModelContext {
             pendingShares = []
         }
         lastAutosaveError = nil
-        forgetDeleted(Set(result.deleted.map(\.id)))
+        forgetDeleted(Set(result.deleted.map(\.id)).union(prepared.unsaved.map { $0._$backingData.id }))
         // Read-your-writes for this context's observers: stale now, not when the history feed gets there.
         let request = prepared.request
         // One pass per list: no array of every row's class name.
@@ -363,6 +406,7 @@ public final class ModelContext {
         inserted = OrderedModels()
         changed = OrderedModels()
         deleted = OrderedModels()
+        discardedInserts = OrderedModels()
     }
 
     /// Runs `block`, then saves; if `block` or the save throws, rolls back and rethrows.
@@ -482,6 +526,7 @@ public final class ModelContext {
     private func undelete(_ model: any PersistentModel) {
         let data = model._$backingData
         deleted.remove(data.id)
+        discardedInserts.remove(data.id)
         data.state = data.stateBeforeDelete == .detached ? .inserted : data.stateBeforeDelete
         if data.state == .inserted { inserted.add(model, id: data.id) }
         register(model)

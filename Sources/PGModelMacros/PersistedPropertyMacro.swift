@@ -20,7 +20,7 @@ import SwiftSyntaxMacros
 ///         self._$didChange("album", from: oldValue, to: newValue)
 ///     }
 /// }
-/// @Transient private var _album: Album?
+/// @Transient private var _album: Optional<Album>
 /// ```
 public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
     /// The property this macro can rewrite: one named, typed, stored `var`. Anything else is left
@@ -130,6 +130,15 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
             return ["@Transient private var \(raw: "_" + target.name): \(target.type)? = nil"]
         }
         // No initializer: the property's default value, if any, reaches the storage through the init accessor.
-        return ["@Transient private var \(raw: "_" + target.name): \(target.type)"]
+        return ["@Transient private var \(raw: "_" + target.name): \(storageType(of: target.type))"]
+    }
+
+    /// The storage's type: the property's, with `T?` spelled `Optional<T>`. Swift gives a stored `T?`
+    /// an implicit `nil` before the initializer runs, and then never runs the property's init accessor
+    /// with its default value: `var bucketList: [Item]? = []` would start as `nil`, and every
+    /// `bucketList?.append(item)` would do nothing. A spelled-out `Optional` has no implicit value.
+    static func storageType(of type: TypeSyntax) -> TypeSyntax {
+        guard let optional = type.as(OptionalTypeSyntax.self) else { return type }
+        return "Optional<\(optional.wrappedType.trimmed)>"
     }
 }

@@ -138,9 +138,13 @@ extension PostgresStoreEngine {
     public func applyMigration(from old: SchemaDescription, to new: SchemaDescription, on connection: PostgresConnection) async throws -> [String: Int] {
         try new.validate()
         let registered = try await loadSchema(on: connection)
+        // A `willMigrate` save leaves its foreign keys' checks pending until commit, and PostgreSQL alters
+        // no table with pending trigger events: check them now, and defer them again for `didMigrate`.
+        try await execute(SQLStatement(sql: "SET CONSTRAINTS ALL IMMEDIATE"), on: connection)
         for statement in try migrationStatements(from: old, to: new, registered: registered) {
             try await execute(statement, on: connection)
         }
+        try await execute(SQLStatement(sql: "SET CONSTRAINTS ALL DEFERRED"), on: connection)
         let removed = Set(old.entities.map(\.name)).subtracting(new.entities.map(\.name))
         if !removed.isEmpty {
             try await execute(SQLStatement(sql: "DELETE FROM pgmodel.entities WHERE schema_name = $1 AND name = ANY($2::text[])",

@@ -20,8 +20,17 @@ extension PostgresStoreEngine {
             // Every update is one change (deletes and links mostly touch rows named there too); room for
             // the inserts is made once they are written, when the statements' arrays are gone.
             history.reserveCapacity(inserts: 0, others: request.updates.count)
+            // Rows this save's deletes removed, cascades included: an update of one of them is moot.
+            var deletedIDs = Set<UUID>()
             if !request.deletes.isEmpty || !request.batchDeletes.isEmpty {
+                // The graph as the app left it decides what a delete cascades to: children moved to another
+                // parent (and links removed) in this save are out of the deleted row's reach before it goes.
+                let moves = foreignKeyMoves(in: request.updates, renderer)
+                if !moves.isEmpty { _ = try await applyUpdates(moves, renderer, connection) }
+                let unlinks = request.links.filter { !$0.isAdded }
+                if !unlinks.isEmpty { try await applyLinks(unlinks, renderer, connection) }
                 let (deleted, nullified) = try await applyDeletes(request, renderer, connection)
+                deletedIDs = Set(deleted.lazy.map(\.reference.id))
                 result.deleted = deleted.map(\.reference)
                 for row in nullified {
                     history.record(.update, row.reference.entity, row.reference.id, owner: row.owner, values: [row.relationship: .null])
@@ -31,8 +40,9 @@ extension PostgresStoreEngine {
                 }
             }
             if !request.updates.isEmpty {
-                let updated = try await applyUpdates(request.updates, renderer, connection)
-                for row in request.updates {
+                let updates = deletedIDs.isEmpty ? request.updates : request.updates.filter { !deletedIDs.contains($0.id) }
+                let updated = try await applyUpdates(updates, renderer, connection)
+                for row in updates {
                     if let rowOwner = updated[row.id] {
                         history.record(.update, row.entity, row.id, owner: rowOwner, values: row.values)
                         continue
@@ -75,8 +85,12 @@ extension PostgresStoreEngine {
                 var sourceOwners = owners
                 let unknown = request.links.filter { sourceOwners[$0.source] == nil }.map { RowReference(entity: $0.entity, id: $0.source) }
                 for (id, owner) in try await existingOwners(unknown, renderer, connection) { sourceOwners[id] = owner }
-                try await applyLinks(request.links, renderer, connection)
-                for change in request.links {
+                // Links removed before the deletes are not removed again; links of deleted rows went with them.
+                let links = deletedIDs.isEmpty && request.deletes.isEmpty && request.batchDeletes.isEmpty
+                    ? request.links
+                    : request.links.filter { $0.isAdded && !deletedIDs.contains($0.source) && !deletedIDs.contains($0.destination) }
+                if !links.isEmpty { try await applyLinks(links, renderer, connection) }
+                for change in request.links where !deletedIDs.contains(change.source) {
                     let owner = sourceOwners[change.source] ?? requester.newRowOwner
                     history.record(.update, change.entity, change.source, owner: owner, values: [:], attributes: [change.relationship])
                 }
@@ -91,6 +105,31 @@ extension PostgresStoreEngine {
             }
             return result
         }
+    }
+
+    /// The foreign keys among `updates`' values (to-one relationships stored in the row's own table), as
+    /// updates of their own: applied before a save's deletes, so re-parenting takes effect before delete
+    /// rules follow the relationships.
+    func foreignKeyMoves(in updates: [RowValues], _ renderer: SQLRenderer) -> [RowValues] {
+        var keysByEntity: [String: [String]] = [:]
+        var moves: [RowValues] = []
+        for row in updates {
+            let keys: [String]
+            if let known = keysByEntity[row.entity] {
+                keys = known
+            } else {
+                guard let entity = renderer.schema.entity(named: row.entity) else { continue }
+                keys = entity.relationships.compactMap { relationship in
+                    if case .foreignKey = renderer.schema.storage(of: relationship, in: entity) { return relationship.name }
+                    return nil
+                }
+                keysByEntity[row.entity] = keys
+            }
+            var values: [String: PGValue] = [:]
+            for key in keys { if let value = row[key] { values[key] = value } }
+            if !values.isEmpty { moves.append(RowValues(entity: row.entity, id: row.id, values: values)) }
+        }
+        return moves
     }
 
     /// What became of an inserted row: inserted, or merged into an existing row with its unique values.

@@ -241,6 +241,30 @@ struct EngineGraphTests {
         }
     }
 
+    /// What any client may send: children moved to another album (one of them to one inserted in the same
+    /// save) and the old album deleted, with no word of the children in the deletes. The delete's cascade
+    /// follows the graph as the save leaves it; an update of a row the deletes removed is skipped.
+    @Test func reparentingComesBeforeTheDeletesCascade() async throws {
+        try await withStore { engine, c, _ in
+            let old = row("Album", ["title": .string("old")]), keep = row("Album", ["title": .string("keep")])
+            let moved = row("Track", ["title": .string("moved"), "duration": .int(1), "album": .uuid(old.id)])
+            let toNew = row("Track", ["title": .string("to new"), "duration": .int(1), "album": .uuid(old.id)])
+            let left = row("Track", ["title": .string("left"), "duration": .int(1), "album": .uuid(old.id)])
+            _ = try await save(engine, c, SaveRequest(inserts: [old, keep, moved, toNew, left]))
+
+            let new = row("Album", ["title": .string("new")])
+            let result = try await save(engine, c, SaveRequest(
+                inserts: [new],
+                updates: [row("Track", moved.id, ["album": .uuid(keep.id), "title": .string("moved!")]), row("Track", toNew.id, ["album": .uuid(new.id)]),
+                          row("Track", left.id, ["title": .string("renamed, then cascaded")])],
+                deletes: [RowReference(entity: "Album", id: old.id)]))
+            #expect(Set(result.deleted.map(\.id)) == [old.id, left.id])
+            let tracks = try await fetch(engine, c, FetchRequest(entity: "Track", sort: [SortKey("title")]))
+            #expect(tracks.map { $0.values["title"] } == [.string("moved!"), .string("to new")])
+            #expect(tracks.map { $0.values["album"] } == [.uuid(keep.id), .uuid(new.id)])
+        }
+    }
+
     @Test func denyWritesNothing() async throws {
         try await withStore { engine, c, _ in
             let publisher = row("Publisher", ["name": .string("P")])

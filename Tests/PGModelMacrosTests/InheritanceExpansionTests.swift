@@ -64,7 +64,7 @@ final class InheritanceExpansionTests: XCTestCase {
                     }
                 }
 
-                @Transient private var _destination: Place?
+                @Transient private var _destination: Optional<Place>
                 init(name: String) { self.name = name }
 
                 @Transient lazy var _$backingData = PGModel.ModelBackingData()
@@ -378,7 +378,7 @@ final class InheritanceExpansionTests: XCTestCase {
                     }
                 }
 
-                @Transient private var _lounge: String?
+                @Transient private var _lounge: Optional<String>
 
                 @Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()
 

@@ -35,9 +35,15 @@ func persisted(_ name: String, _ type: String, attributes: [String] = [], modifi
         "        }",
         "    }",
         "",
-        "    @Transient private var _\(name): \(type)",
+        "    @Transient private var _\(name): \(storageType(type))",
     ]
     return lines.joined(separator: "\n")
+}
+
+/// The type of a persisted property's storage: `T?` is spelled `Optional<T>`, so the property's default
+/// value (not an implicit `nil`) initializes it.
+func storageType(_ type: String) -> String {
+    type.hasSuffix("?") ? "Optional<\(type.dropLast())>" : type
 }
 
 /// The shape `@Model` gives a class's generated members (see ModelInheritance in the plugin).

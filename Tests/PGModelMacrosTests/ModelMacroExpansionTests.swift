@@ -147,7 +147,7 @@ final class ModelMacroExpansionTests: XCTestCase {
                     }
                 }
 
-                @Transient private var _rating: Int?
+                @Transient private var _rating: Optional<Int>
                 var kind: Kind {
                     @storageRestrictions(initializes: _kind)
                     init(initialValue) {

@@ -176,7 +176,7 @@ final class RelationshipExpansionTests: XCTestCase {
                     }
                 }
 
-                @Transient private var _album: Album?
+                @Transient private var _album: Optional<Album>
                 init() {}
 
                 @Transient lazy var _$backingData = PGModel.ModelBackingData()
