@@ -444,6 +444,28 @@ struct EntityIsolationTests {
             let claim = await asUser(sam.id, c, SQLStatement(sql: "INSERT INTO pg_temp.pgmodel_new_rows VALUES ('\(q).photo'::regclass, '\(p)')"))
             #expect(claim != .success(1))
             #expect(await asUser(sam.id, c, SQLStatement(sql: "SELECT 1 WHERE pgmodel.is_new_row('\(q).photo'::regclass, '\(p)')")) == .success(0))
+            // A read-write grantee pointing the shared trip's cover at Alice's private photo in hand-written
+            // SQL: refused when the deferred checks run, as a reference to no row is.
+            _ = try await engine.save(SaveRequest(shares: [ShareChange(record: RowReference(entity: "Trip", id: t), user: rita.name, permission: .readWrite)]),
+                                      in: Self.schema, as: .user(alice), on: c)
+            func pointCover(at photo: UUID) async -> PGModelError.Code? {
+                var code: PGModelError.Code?
+                do {
+                    try await SharingSafetyTests.run(c, SQLStatement(sql: "BEGIN"))
+                    try await SharingSafetyTests.run(c, SQLStatement(sql: "SELECT set_config('role', 'pgmodel_app', true), set_config('pgmodel.user_id', $1, true)",
+                                                                     binds: [.string(rita.id.uuidString.lowercased())]))
+                    try await SharingSafetyTests.run(c, SQLStatement(sql: "UPDATE \(q).trip SET cover_id = '\(photo)' WHERE id = '\(t)'"))
+                    try await SharingSafetyTests.run(c, SQLStatement(sql: "SET CONSTRAINTS ALL IMMEDIATE"))
+                } catch let error as PGModelError {
+                    code = error.code
+                } catch {
+                    code = .internalError
+                }
+                _ = try? await SharingSafetyTests.run(c, SQLStatement(sql: "ROLLBACK"))
+                return code
+            }
+            #expect(await pointCover(at: p) == .constraintViolation)
+            #expect(await pointCover(at: UUID.v7()) == .constraintViolation)
         }
     }
 
