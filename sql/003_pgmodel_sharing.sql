@@ -189,7 +189,8 @@ BEGIN
             END IF;
             IF target IS NOT NULL AND target IS DISTINCT FROM previous THEN
                 EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE id = $1)', TG_ARGV[i + 1]) INTO found_row USING target;
-                IF NOT found_row OR NOT pgmodel.reference_allowed(TG_ARGV[i + 1]::regclass, target) THEN
+                IF NOT found_row OR (NEW.owner_id IS DISTINCT FROM pgmodel.current_user_id()
+                                     AND NOT pgmodel.reference_allowed(TG_ARGV[i + 1]::regclass, target)) THEN
                     RAISE EXCEPTION 'a reference points at a row that does not exist'
                         USING ERRCODE = 'foreign_key_violation';
                 END IF;

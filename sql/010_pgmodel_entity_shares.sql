@@ -92,7 +92,8 @@ END
 $f$;
 
 
--- A statement trigger on every model table: lists the rows a service user's statement inserted.
+-- A statement trigger on every model table: lists the rows of other owners a service user's statement
+-- inserted (children of records shared with them). Their own rows are visible to them anyway.
 CREATE OR REPLACE FUNCTION pgmodel.note_new_rows() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
     AS $f$
@@ -100,7 +101,10 @@ BEGIN
     IF current_setting('role') NOT IN ('pgmodel_app', 'pgmodel_admin') THEN
         RETURN NULL;
     END IF;
-    EXECUTE format('INSERT INTO %s SELECT $1, n.id, ''n'' FROM pgmodel_inserted_rows n ON CONFLICT DO NOTHING', pgmodel.row_marks()) USING TG_RELID;
+    IF EXISTS (SELECT 1 FROM pgmodel_inserted_rows n WHERE n.owner_id IS DISTINCT FROM pgmodel.current_user_id()) THEN
+        EXECUTE format('INSERT INTO %s SELECT $1, n.id, ''n'' FROM pgmodel_inserted_rows n WHERE n.owner_id IS DISTINCT FROM $2 '
+                       'ON CONFLICT DO NOTHING', pgmodel.row_marks()) USING TG_RELID, pgmodel.current_user_id();
+    END IF;
     RETURN NULL;
 END
 $f$;

@@ -320,7 +320,8 @@ BEGIN
             END IF;
             IF target IS NOT NULL AND target IS DISTINCT FROM previous THEN
                 EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE id = $1)', TG_ARGV[i + 1]) INTO found_row USING target;
-                IF NOT found_row OR NOT pgmodel.reference_allowed(TG_ARGV[i + 1]::regclass, target) THEN
+                IF NOT found_row OR (NEW.owner_id IS DISTINCT FROM pgmodel.current_user_id()
+                                     AND NOT pgmodel.reference_allowed(TG_ARGV[i + 1]::regclass, target)) THEN
                     RAISE EXCEPTION 'a reference points at a row that does not exist'
                         USING ERRCODE = 'foreign_key_violation';
                 END IF;
@@ -1005,7 +1006,8 @@ END
 $f$;
 
 
--- A statement trigger on every model table: lists the rows a service user's statement inserted.
+-- A statement trigger on every model table: lists the rows of other owners a service user's statement
+-- inserted (children of records shared with them). Their own rows are visible to them anyway.
 CREATE OR REPLACE FUNCTION pgmodel.note_new_rows() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
     AS $f$
@@ -1013,7 +1015,10 @@ BEGIN
     IF current_setting('role') NOT IN ('pgmodel_app', 'pgmodel_admin') THEN
         RETURN NULL;
     END IF;
-    EXECUTE format('INSERT INTO %s SELECT $1, n.id, ''n'' FROM pgmodel_inserted_rows n ON CONFLICT DO NOTHING', pgmodel.row_marks()) USING TG_RELID;
+    IF EXISTS (SELECT 1 FROM pgmodel_inserted_rows n WHERE n.owner_id IS DISTINCT FROM pgmodel.current_user_id()) THEN
+        EXECUTE format('INSERT INTO %s SELECT $1, n.id, ''n'' FROM pgmodel_inserted_rows n WHERE n.owner_id IS DISTINCT FROM $2 '
+                       'ON CONFLICT DO NOTHING', pgmodel.row_marks()) USING TG_RELID, pgmodel.current_user_id();
+    END IF;
     RETURN NULL;
 END
 $f$;

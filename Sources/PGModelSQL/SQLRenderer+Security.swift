@@ -224,9 +224,13 @@ extension SQLRenderer {
             + "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (current_user = '\(role)') "
             + "EXECUTE FUNCTION \"pgmodel\".\"check_row\"(\(arguments.joined(separator: ", ")))"
         statements.append(replaceTrigger(on: table, named: trigger, family: "pgmodel\\_check\\_row%", checkRow))
-        let references = "pgmodel_check_references_" + Self.fingerprint(arguments.joined(separator: ","))
+        // Only rows of another owner: a user's own row is in no share made to them (a share reaches rows of
+        // its owner only), so an edge from it never makes a hidden row visible to them, and the commit-time
+        // check alone keeps its references to rows they can see.
+        let when = "WHEN (current_user = '\(role)' AND NEW.\"owner_id\" IS DISTINCT FROM \"pgmodel\".\"current_user_id\"())"
+        let references = "pgmodel_check_references_" + Self.fingerprint(when + arguments.joined(separator: ","))
         statements.append(replaceTrigger(on: table, named: references, family: "pgmodel\\_check\\_references%",
-            "CREATE TRIGGER \(Naming.quoted(references)) BEFORE INSERT OR UPDATE ON \(table) FOR EACH ROW WHEN (current_user = '\(role)') "
+            "CREATE TRIGGER \(Naming.quoted(references)) BEFORE INSERT OR UPDATE ON \(table) FOR EACH ROW \(when) "
                 + "EXECUTE FUNCTION \"pgmodel\".\"check_references\"(\(arguments.joined(separator: ", ")))"))
         let forget = "pgmodel_forget_shares_" + Self.fingerprint(root.name)
         statements.append(replaceTrigger(on: table, named: forget, family: "pgmodel\\_forget\\_shares%",
