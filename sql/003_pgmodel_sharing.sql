@@ -107,25 +107,11 @@ CREATE OR REPLACE FUNCTION pgmodel.read_write_sharers(p_schema text) RETURNS uui
             WHERE s.schema_name = p_schema AND s.grantee_id = pgmodel.current_user_id()
               AND s.permission = 'readWrite' AND s.owner_id IS NOT NULL); END $f$;
 
--- Every row of every store shared with the requesting user (history's policies: one user's history
--- spans stores). Each store has its own pgmodel_shared_ids, created with its tables.
+-- Every row of every store shared with the requesting user, by id alone (see shared_row_keys in 010:
+-- the exact test matches class and store too). A cheap first test before the exact one.
 CREATE OR REPLACE FUNCTION pgmodel.shared_row_ids() RETURNS uuid[]
     LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-    AS $f$
-DECLARE
-    store text;
-    ids uuid[] := '{}';
-    more uuid[];
-BEGIN
-    FOR store IN SELECT DISTINCT s.schema_name FROM pgmodel.shares s WHERE s.grantee_id = pgmodel.current_user_id() LOOP
-        IF to_regprocedure(format('%I.pgmodel_shared_ids(boolean,boolean)', store)) IS NOT NULL THEN
-            EXECUTE format('SELECT %I.pgmodel_shared_ids(false, false)', store) INTO more;
-            ids := ids || more;
-        END IF;
-    END LOOP;
-    RETURN ids;
-END
-$f$;
+    AS $f$ BEGIN RETURN (SELECT coalesce(array_agg(DISTINCT left(k, 36)::uuid), '{}') FROM unnest(pgmodel.shared_row_keys()) AS k); END $f$;
 
 -- Whether history transaction p_id is the requesting user's, written by this SQL transaction: where
 -- a service user's history changes may go. (A function: a policy reading pgmodel.transactions from
@@ -135,26 +121,29 @@ CREATE OR REPLACE FUNCTION pgmodel.is_own_transaction(p_id bigint) RETURNS boole
     AS $f$ BEGIN RETURN EXISTS (SELECT 1 FROM pgmodel.transactions t WHERE t.id = p_id AND t.xid = pg_current_xact_id()
                                 AND t.user_id = pgmodel.current_user_id()); END $f$;
 
--- Whether row p_id of p_table was inserted by the current transaction: a join row may point at a
--- row the writer just created (a child they add to a shared record belongs to its owner, and is
--- visible to them only once linked). Rows of other transactions stay invisible to this test.
+-- Whether row p_id of p_table was inserted by the current transaction: a join row may point at a row
+-- the writer just created (a child they add to a shared record belongs to its owner, and is visible to
+-- them only once linked).
 CREATE OR REPLACE FUNCTION pgmodel.is_new_row(p_table regclass, p_id uuid) RETURNS boolean
     LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
     AS $f$
 DECLARE
+    marks regclass := to_regclass('pg_temp.pgmodel_new_rows');
     found_row boolean;
 BEGIN
-    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE id = $1 AND xmin = pg_current_xact_id()::xid)', p_table)
-        INTO found_row USING p_id;
+    IF marks IS NULL OR (SELECT c.relowner FROM pg_class c WHERE c.oid = marks) <> (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) THEN
+        RETURN false;
+    END IF;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE relid = $1 AND id = $2 AND kind = ''n'')', marks) INTO found_row USING p_table, p_id;
     RETURN found_row;
 END
 $f$;
 
--- The rows of p_table whose reference p_column points at one of p_ids, rows of p_target about to be
--- deleted: the references the delete sets to NULL, which history records under each row's owner even
--- when the deleting user cannot see the row. A service user (role pgmodel_app, which a SECURITY
--- DEFINER function keeps in the role setting) learns this only about rows they may delete.
-CREATE OR REPLACE FUNCTION pgmodel.nullified_references(p_target regclass, p_ids uuid[], p_table regclass, p_column text)
+-- The rows of p_table whose reference p_column points at one of p_ids, rows of p_target (root class
+-- p_root) about to be deleted: the references the delete sets to NULL, which history records under each
+-- row's owner even when the deleting user cannot see the row. A service user learns this only about
+-- rows they may delete.
+CREATE OR REPLACE FUNCTION pgmodel.nullified_references(p_target regclass, p_root text, p_ids uuid[], p_table regclass, p_column text)
     RETURNS TABLE (id uuid, entity text, owner_id uuid)
     LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
     AS $f$
@@ -165,24 +154,25 @@ BEGIN
     IF current_setting('role') = 'pgmodel_app' THEN
         SELECT n.nspname INTO target_schema FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = p_target;
         EXECUTE format('SELECT coalesce(array_agg(t.id), ''{}'') FROM %s t WHERE t.id = ANY ($1) '
-                       'AND (t.owner_id = $2 OR $3 OR t.id = ANY (%I.pgmodel_shared_ids(true, true)))', p_target, target_schema)
-            INTO allowed USING p_ids, pgmodel.current_user_id(), pgmodel.current_user_is_admin();
+                       'AND (t.owner_id = $2 OR $3 OR t.id = ANY (%I.pgmodel_shared_ids($4, true, true)))', p_target, target_schema)
+            INTO allowed USING p_ids, pgmodel.current_user_id(), pgmodel.current_user_is_admin(), p_root;
     END IF;
     RETURN QUERY EXECUTE format('SELECT r.id, r.entity, r.owner_id FROM %s r WHERE r.%I = ANY ($1)', p_table, p_column) USING allowed;
 END
 $f$;
 
 -- Commit-time checks of a row a service user inserted or updated (a deferred constraint trigger on
--- every model table; TG_ARGV lists foreign-key column and referenced table pairs):
--- * every foreign key points at a row the user can see, so no reference reaches, or probes for,
---   another user's row;
+-- every model table, with check_references' arguments: 'v2', the root class, the unique columns, then
+-- foreign-key column and referenced table pairs):
+-- * every reference points at a row the user can see, and one written while its row was hidden from
+--   them points at a row this transaction inserted; both fail as a reference to no row does;
 -- * a row the user inserted for another owner (a child of a record shared read-write) is, at
 --   commit, part of a record shared read-write with the user.
 CREATE OR REPLACE FUNCTION pgmodel.check_row() RETURNS trigger
     LANGUAGE plpgsql
     AS $f$
 DECLARE
-    i integer := 0;
+    i integer := 3;
     target uuid;
     previous uuid;
     found_row boolean;
@@ -190,37 +180,51 @@ BEGIN
     IF current_user::text <> 'pgmodel_app' THEN
         RETURN NULL;
     END IF;
-    WHILE i < TG_NARGS LOOP
-        EXECUTE format('SELECT ($1).%I', TG_ARGV[i]) INTO target USING NEW;
-        IF TG_OP = 'UPDATE' THEN
-            EXECUTE format('SELECT ($1).%I', TG_ARGV[i]) INTO previous USING OLD;
-        END IF;
-        IF target IS NOT NULL AND target IS DISTINCT FROM previous THEN
-            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE id = $1)', TG_ARGV[i + 1]) INTO found_row USING target;
-            IF NOT found_row THEN
-                RAISE EXCEPTION 'a reference of % points at a row that does not exist', TG_TABLE_NAME
-                    USING ERRCODE = 'foreign_key_violation', COLUMN = TG_ARGV[i];
+    IF TG_NARGS >= 3 AND TG_ARGV[0] = 'v2' THEN
+        WHILE i < TG_NARGS LOOP
+            EXECUTE format('SELECT ($1).%I', TG_ARGV[i]) INTO target USING NEW;
+            previous := NULL;
+            IF TG_OP = 'UPDATE' THEN
+                EXECUTE format('SELECT ($1).%I', TG_ARGV[i]) INTO previous USING OLD;
+            END IF;
+            IF target IS NOT NULL AND target IS DISTINCT FROM previous THEN
+                EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE id = $1)', TG_ARGV[i + 1]) INTO found_row USING target;
+                IF NOT found_row OR (NEW.owner_id IS DISTINCT FROM pgmodel.current_user_id()
+                                     AND NOT pgmodel.reference_allowed(TG_ARGV[i + 1]::regclass, target)) THEN
+                    RAISE EXCEPTION 'a reference points at a row that does not exist'
+                        USING ERRCODE = 'foreign_key_violation';
+                END IF;
+            END IF;
+            i := i + 2;
+        END LOOP;
+        IF TG_OP = 'INSERT' AND NEW.owner_id IS DISTINCT FROM pgmodel.current_user_id() AND NOT pgmodel.current_user_is_admin() THEN
+            EXECUTE format('SELECT $1 = ANY (%I.pgmodel_shared_ids($2, true, false))', TG_TABLE_SCHEMA) INTO found_row USING NEW.id, TG_ARGV[1];
+            IF NOT coalesce(found_row, false) THEN
+                RAISE EXCEPTION 'a row of % inserted for another owner is not part of a record shared read-write', TG_TABLE_NAME
+                    USING ERRCODE = 'insufficient_privilege';
             END IF;
         END IF;
-        i := i + 2;
-    END LOOP;
-    IF TG_OP = 'INSERT' AND NEW.owner_id IS DISTINCT FROM pgmodel.current_user_id() AND NOT pgmodel.current_user_is_admin() THEN
-        EXECUTE format('SELECT $1 = ANY (%I.pgmodel_shared_ids(true, false))', TG_TABLE_SCHEMA) INTO found_row USING NEW.id;
-        IF NOT coalesce(found_row, false) THEN
-            RAISE EXCEPTION 'a row of % inserted for another owner is not part of a record shared read-write', TG_TABLE_NAME
-                USING ERRCODE = 'insufficient_privilege';
-        END IF;
+        RETURN NULL;
     END IF;
-    RETURN NULL;
+    -- A trigger made by an older PGModel (pairs only, no root class): it vouches for nothing, so a
+    -- service user's writes wait for the schema's next registration, which replaces it.
+    RAISE EXCEPTION 'the tables of % were secured by an older PGModel: register the schema again', TG_TABLE_SCHEMA
+        USING ERRCODE = 'insufficient_privilege';
 END
 $f$;
 
--- Shares of deleted rows go with them (a statement trigger on every model table).
+-- Shares of deleted rows go with them (a statement trigger on every model table; TG_ARGV[0]: the
+-- hierarchy's root class): only shares of that class, of rows with the share's owner.
 CREATE OR REPLACE FUNCTION pgmodel.forget_shares() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
     AS $f$
 BEGIN
-    DELETE FROM pgmodel.shares s USING pgmodel_deleted_rows d WHERE s.schema_name = TG_TABLE_SCHEMA AND s.row_id = d.id;
+    IF TG_NARGS < 1 THEN
+        RETURN NULL;   -- a trigger made by an older PGModel: registering the schema again replaces it
+    END IF;
+    DELETE FROM pgmodel.shares s USING pgmodel_deleted_rows d
+     WHERE s.schema_name = TG_TABLE_SCHEMA AND s.root_entity = TG_ARGV[0] AND s.row_id = d.id
+       AND s.owner_id IS NOT DISTINCT FROM d.owner_id;
     RETURN NULL;
 END
 $f$;
@@ -232,9 +236,9 @@ BEGIN
     -- A function without an ACL yet is executable by PUBLIC: the newest one tells whether this ran.
     -- (The REVOKE and GRANT below must list every function this file adds.)
     IF NOT has_table_privilege('pgmodel_app', 'pgmodel.share_list', 'SELECT')
-       OR (SELECT proacl IS NULL FROM pg_proc WHERE oid = 'pgmodel.nullified_references(regclass, uuid[], regclass, text)'::regprocedure) THEN
-        REVOKE ALL ON FUNCTION pgmodel.current_user_is_admin(), pgmodel.is_own_transaction(bigint), pgmodel.is_new_row(regclass, uuid), pgmodel.nullified_references(regclass, uuid[], regclass, text), pgmodel.read_write_sharers(text), pgmodel.shared_row_ids() FROM PUBLIC;
-        GRANT EXECUTE ON FUNCTION pgmodel.current_user_id(), pgmodel.current_user_is_admin(), pgmodel.is_own_transaction(bigint), pgmodel.is_new_row(regclass, uuid), pgmodel.nullified_references(regclass, uuid[], regclass, text), pgmodel.read_write_sharers(text),
+       OR (SELECT proacl IS NULL FROM pg_proc WHERE oid = 'pgmodel.nullified_references(regclass, text, uuid[], regclass, text)'::regprocedure) THEN
+        REVOKE ALL ON FUNCTION pgmodel.current_user_is_admin(), pgmodel.is_own_transaction(bigint), pgmodel.is_new_row(regclass, uuid), pgmodel.nullified_references(regclass, text, uuid[], regclass, text), pgmodel.read_write_sharers(text), pgmodel.shared_row_ids() FROM PUBLIC;
+        GRANT EXECUTE ON FUNCTION pgmodel.current_user_id(), pgmodel.current_user_is_admin(), pgmodel.is_own_transaction(bigint), pgmodel.is_new_row(regclass, uuid), pgmodel.nullified_references(regclass, text, uuid[], regclass, text), pgmodel.read_write_sharers(text),
             pgmodel.shared_row_ids() TO pgmodel_app;
         GRANT USAGE ON SCHEMA pgmodel TO pgmodel_app;
         -- User names (never password hashes): sharing names a user.

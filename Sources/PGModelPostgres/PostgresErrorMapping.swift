@@ -39,7 +39,12 @@ public enum PostgresErrorMapping {
         switch state {
         case "23505":
             return PGModelError(.uniqueViolation, "a write\(subject) breaks uniqueness constraint \(constraint ?? "(unknown)")", model: model, sqlState: state)
-        case "23502", "23503", "23514":
+        case "23503":
+            // One answer for every reference that fails, whether its row does not exist or row-level
+            // security hides it (the commit-time check of references): neither the constraint's name nor
+            // the message may tell the two apart.
+            return PGModelError(.constraintViolation, "a write\(subject) references a row that does not exist", model: model, sqlState: state)
+        case "23502", "23514":
             return PGModelError(.constraintViolation, "a write\(subject) breaks constraint \(constraint ?? info[.columnName] ?? "(unknown)")", model: model, sqlState: state)
         case "22012":
             return PGModelError(.invalidField, "division by zero in a predicate\(subject)", model: model, sqlState: state)

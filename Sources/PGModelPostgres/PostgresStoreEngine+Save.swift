@@ -356,17 +356,18 @@ extension PostgresStoreEngine {
             }
             let changed: Bool
             if let permission = change.permission {
-                let rows = try await query(sql.grant(record: change.record, concrete: concrete, owner: owner, grantee: grantee,
+                let rows = try await query(sql.grant(record: change.record, root: root.name, concrete: concrete, owner: owner, grantee: grantee,
                                                      permission: permission, grantedBy: requester.userName), on: connection, model: entity.name)
                 changed = try rows.first?.decode(Bool.self) ?? false   // a new share, not a new permission
             } else {
-                changed = try await !query(sql.revoke(record: change.record, grantee: grantee), on: connection, model: entity.name).isEmpty
+                changed = try await !query(sql.revoke(record: change.record, root: root.name, grantee: grantee), on: connection, model: entity.name).isEmpty
             }
             // The grantee's history: the record and what it owns appear (a share) or disappear (a revocation).
             if changed {
                 let kind: HistoryChangeRecord.Kind = change.permission == nil ? .delete : .insert
                 history.recordAudienceEvent(kind, concrete, change.record.id, for: grantee)
-                for member in try await query(renderer.shareMembers(of: change.record.id, owner: owner), on: connection, model: entity.name) {
+                for member in try await query(renderer.shareMembers(of: change.record.id, rootEntity: root.name, owner: owner),
+                                              on: connection, model: entity.name) {
                     let (id, memberEntity) = try member.decode((UUID, String).self)
                     history.recordAudienceEvent(kind, memberEntity, id, for: grantee)
                 }
@@ -474,7 +475,8 @@ extension PostgresStoreEngine {
         // parent, so a grantee may delete the child only while the parent is still there.
         // Who else sees these rows through shares: their history shows the deletes too.
         var audience: [UUID: [UUID]] = [:]
-        for row in try await query(renderer.shareAudience(of: order), on: connection) {
+        let orderRoots = order.map { id in targets[id].flatMap { schema.rootEntity(of: $0)?.name } ?? "" }
+        for row in try await query(renderer.shareAudience(of: order, roots: orderRoots), on: connection) {
             let (id, grantees) = try row.decode((UUID, [UUID]).self)
             audience[id] = grantees
         }

@@ -31,7 +31,7 @@ extension PostgresStoreEngine {
             guard try await !query(try renderer.owners(of: root, ids: [record.id]), on: connection, model: entity.name).isEmpty else {
                 throw PGModelError(.notFound, "the \(entity.name) whose shares were asked for does not exist", model: entity.name)
             }
-            let rows = try await query(ShareSQL(schemaName: schemaName).shares(of: record), on: connection, model: entity.name)
+            let rows = try await query(ShareSQL(schemaName: schemaName).shares(of: record, root: root), on: connection, model: entity.name)
             return try rows.map { row in
                 let (user, permission, grantedBy, createdAt) = try row.decode((String, String, String, Date).self)
                 return ModelShare(user: user, permission: SharePermission(rawValue: permission) ?? .readOnly, grantedBy: grantedBy, createdAt: createdAt)

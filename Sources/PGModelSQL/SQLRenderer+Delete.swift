@@ -70,10 +70,11 @@ extension SQLRenderer {
                 // theirs, and its owner's history must still record the change.
                 var b = SQLBuilder()
                 let target = b.bind(.string(qualifiedTable(named: targetRootTable)))
+                let rootName = b.bind(.string(targetRoot))
                 let list = b.bindIDs(ids)
                 let table = b.bind(.string(qualifiedTable(named: root.tableName)))
                 let column = b.bind(.string(relationship.foreignKeyColumn))
-                b.sql = "SELECT \"id\", \"entity\", \"owner_id\" FROM \"pgmodel\".\"nullified_references\"(\(target)::text::regclass, \(list), \(table)::text::regclass, \(column))"
+                b.sql = "SELECT \"id\", \"entity\", \"owner_id\" FROM \"pgmodel\".\"nullified_references\"(\(target)::text::regclass, \(rootName)::text, \(list), \(table)::text::regclass, \(column))"
                 result.append((b.statement, relationship.name))
             }
         }

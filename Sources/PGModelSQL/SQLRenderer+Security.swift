@@ -12,17 +12,22 @@ extension SQLRenderer {
 
     /// Row-level security of the schema's tables, after ``createStatements()`` made them:
     ///
-    /// * `pgmodel_cascade_links`, a view of every `.cascade` edge (parent id, child id, child owner),
-    ///   and `pgmodel_shared_ids(write, childrenOnly)`, the ids of every row shared with the requesting
-    ///   user: the roots in `pgmodel.shares` and what they own through cascades, transitively.
+    /// * `pgmodel_cascade_links`, a view of every `.cascade` edge (parent id, child id, child owner, and
+    ///   both sides' root classes), `pgmodel_shared_ids(root, write, childrenOnly)`, the ids of the rows of
+    ///   one hierarchy shared with the requesting user: the roots in `pgmodel.shares` (matched by root
+    ///   class and id, and only while the row has the share's owner) and what they own through cascades,
+    ///   transitively; and `pgmodel_shared_keys()`, the same rows as `id class` keys, for history.
     /// * On every model and join table: `ENABLE` and `FORCE ROW LEVEL SECURITY`, a policy for the table
     ///   owner (the database owner's direct connections see every row), policies for
     ///   ``applicationRole``: owner or share; writes need a read-write share; deletes of a shared
     ///   root need its owner; and one for ``adminRole``: every row, while the user is an admin.
     /// * Privileges of ``applicationRole``: rows, and updates of model columns only (never `id`, `entity`
     ///   or `owner_id`).
-    /// * A deferred constraint trigger that, at commit, checks a service user's references point at
-    ///   rows they can see, and a statement trigger that drops the shares of deleted rows.
+    /// * A row trigger that judges a service user's references as of before the statement (a reference
+    ///   to a row they cannot see must point at a row their transaction inserted) and keeps grantees from
+    ///   setting unique values of another owner's rows; a deferred constraint trigger that checks both at
+    ///   commit; a statement trigger listing the rows a service transaction inserted; and one that drops
+    ///   the shares of deleted rows (of that class only).
     ///
     /// Policies are built the fast way: every function call is wrapped in `(SELECT …)` so it runs once
     /// per statement, the share closure is an array the primary key can be probed with, and a user's
@@ -84,23 +89,23 @@ extension SQLRenderer {
             ifNot("coalesce(obj_description(to_regclass(\(literal(links))), 'pg_class') = \(literal(linksComment)), false)",
                   "CREATE OR REPLACE VIEW \(links) AS \(linksSelect); COMMENT ON VIEW \(links) IS \(literal(linksComment))"),
         ]
-        let body = sharedIDsBody()
         let function = "\(schemaQuoted).\"pgmodel_shared_ids\""
-        statements.append(ifNot(
-            "EXISTS (SELECT 1 FROM pg_proc WHERE oid = to_regprocedure(\(literal(function + "(boolean, boolean)"))) AND prosrc = \(literal(body)))",
-            """
-            CREATE OR REPLACE FUNCTION \(function)(p_write boolean, p_children boolean) RETURNS uuid[] \
-            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$\(body)$fn$; \
-            REVOKE ALL ON FUNCTION \(function)(boolean, boolean) FROM PUBLIC; \
-            GRANT EXECUTE ON FUNCTION \(function)(boolean, boolean) TO \(role)
-            """))
+        statements.append(definerPLFunction(function, arguments: "p_root text, p_write boolean, p_children boolean",
+                                            types: "text, boolean, boolean", returns: "uuid[]", body: sharedIDsBody()))
+        statements.append(definerPLFunction("\(schemaQuoted).\"pgmodel_shared_keys\"", arguments: "", types: "",
+                                            returns: "text[]", body: sharedKeysBody()))
+        // The closure of an older PGModel matched ids alone: a table still secured with it (not registered
+        // since) sees no shares rather than another class's.
+        statements.append(definerPLFunction(function, arguments: "p_write boolean, p_children boolean", types: "boolean, boolean",
+                                            returns: "uuid[]", body: " BEGIN RETURN '{}'; END "))
         statements += historyFunctions()
+        if let roots = shareRootsStatement() { statements.append(roots) }
         return statements
     }
 
     /// The function whose comment says which store-wide row-level security the schema has:
     /// `pgmodel_share_audience`, the newest per-schema function.
-    public var securityMarkerFunction: String { "\(Naming.quoted(schemaName)).\"pgmodel_share_audience\"(uuid[])" }
+    public var securityMarkerFunction: String { "\(Naming.quoted(schemaName)).\"pgmodel_share_audience\"(text[], uuid[])" }
 
     /// The comment ``securityStatements(tablesOf:)`` leaves on ``securityMarkerFunction``: a fingerprint of
     /// the store-wide statements, so a store whose cascade view or functions were made by another
@@ -114,7 +119,16 @@ extension SQLRenderer {
     /// The comment of every table's `pgmodel_admin_all` policy, the newest per-table object: a table
     /// without it has an older PGModel's policies and gets its table statements again.
     public static var adminPolicyComment: String {
-        "PGModel policy " + fingerprint(adminPolicyDefinition)
+        policyComment(adminPolicyDefinition)
+    }
+
+    /// The layout every per-table policy and trigger belongs to: part of each policy's fingerprint, so
+    /// tables secured by a PGModel whose functions took other arguments (shares matched by id alone)
+    /// get every statement again, and not only the store-wide ones.
+    static let tableLayout = "shares keyed by root class and id; write checks as of before the statement"
+
+    static func policyComment(_ definition: String) -> String {
+        "PGModel policy " + fingerprint(definition + "\n" + tableLayout)
     }
 
     private static var adminPolicyDefinition: String {
@@ -163,7 +177,7 @@ extension SQLRenderer {
         let role = Self.applicationRole
         let me = "(SELECT \"pgmodel\".\"current_user_id\"())"
         func shared(write: Bool, children: Bool) -> String {
-            "\"id\" = ANY ((SELECT \(Naming.quoted(schemaName)).\"pgmodel_shared_ids\"(\(write), \(children)))::uuid[])"
+            "\"id\" = ANY ((SELECT \(Naming.quoted(schemaName)).\"pgmodel_shared_ids\"(\(literal(root.name)), \(write), \(children)))::uuid[])"
         }
         let isApp = Self.isRole(role)
         let canRead = "\(isApp) AND (\"owner_id\" = \(me) OR \(shared(write: false, children: false)))"
@@ -187,8 +201,18 @@ extension SQLRenderer {
             let granted = updatable.map { "has_column_privilege('\(role)', \(literal(table)), \(literal($0)), 'UPDATE')" }.joined(separator: " AND ")
             statements.append(ifNot(granted, "GRANT UPDATE (\(updatable.map(Naming.quoted).joined(separator: ", "))) ON \(table) TO \(role)"))
         }
-        // The trigger's arguments are the schema's own names: foreign-key column, referenced table.
-        var arguments: [String] = []
+        // The triggers' arguments are the schema's own names: the layout, the root class, the unique
+        // columns, then foreign-key column and referenced table pairs.
+        var uniqueColumns: [String] = []
+        for name in schema.entityNames(inHierarchyOf: root.name) {
+            guard let entity = schema.entity(named: name) else { continue }
+            for group in entity.uniquenessConstraints {
+                for column in group.compactMap({ constraintColumn($0, of: entity) }) where !uniqueColumns.contains(column) {
+                    uniqueColumns.append(column)
+                }
+            }
+        }
+        var arguments = [literal("v2"), literal(root.name), literal(uniqueColumns.joined(separator: ","))]
         for (relationship, _) in foreignKeys {
             guard let destination = schema.rootEntity(of: relationship.destination) else { continue }
             arguments += [literal(relationship.foreignKeyColumn), literal(qualifiedTable(named: destination.tableName))]
@@ -199,19 +223,37 @@ extension SQLRenderer {
         let checkRow = "CREATE CONSTRAINT TRIGGER \(Naming.quoted(trigger)) AFTER INSERT OR UPDATE ON \(table) "
             + "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (current_user = '\(role)') "
             + "EXECUTE FUNCTION \"pgmodel\".\"check_row\"(\(arguments.joined(separator: ", ")))"
-        statements.append("""
-            DO $pgmodel$ DECLARE old text; BEGIN \
-            IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = \(literal(table))::regclass AND tgname = \(literal(trigger))) THEN \
-            FOR old IN SELECT tgname FROM pg_trigger WHERE tgrelid = \(literal(table))::regclass AND tgname LIKE 'pgmodel\\_check\\_row%' LOOP \
-            EXECUTE format('DROP TRIGGER %I ON \(table.replacingOccurrences(of: "'", with: "''"))', old); END LOOP; \
-            \(checkRow); \
-            END IF; END $pgmodel$
-            """)
-        statements.append(ifNot(
-            "EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = \(literal(table))::regclass AND tgname = 'pgmodel_forget_shares')",
-            "CREATE TRIGGER \"pgmodel_forget_shares\" AFTER DELETE ON \(table) "
-                + "REFERENCING OLD TABLE AS \"pgmodel_deleted_rows\" FOR EACH STATEMENT EXECUTE FUNCTION \"pgmodel\".\"forget_shares\"()"))
+        statements.append(replaceTrigger(on: table, named: trigger, family: "pgmodel\\_check\\_row%", checkRow))
+        // Only rows of another owner: a user's own row is in no share made to them (a share reaches rows of
+        // its owner only), so an edge from it never makes a hidden row visible to them, and the commit-time
+        // check alone keeps its references to rows they can see.
+        let when = "WHEN (current_user = '\(role)' AND NEW.\"owner_id\" IS DISTINCT FROM \"pgmodel\".\"current_user_id\"())"
+        let references = "pgmodel_check_references_" + Self.fingerprint(when + arguments.joined(separator: ","))
+        statements.append(replaceTrigger(on: table, named: references, family: "pgmodel\\_check\\_references%",
+            "CREATE TRIGGER \(Naming.quoted(references)) BEFORE INSERT OR UPDATE ON \(table) FOR EACH ROW \(when) "
+                + "EXECUTE FUNCTION \"pgmodel\".\"check_references\"(\(arguments.joined(separator: ", ")))"))
+        let forget = "pgmodel_forget_shares_" + Self.fingerprint(root.name)
+        statements.append(replaceTrigger(on: table, named: forget, family: "pgmodel\\_forget\\_shares%",
+            "CREATE TRIGGER \(Naming.quoted(forget)) AFTER DELETE ON \(table) "
+                + "REFERENCING OLD TABLE AS \"pgmodel_deleted_rows\" FOR EACH STATEMENT EXECUTE FUNCTION \"pgmodel\".\"forget_shares\"(\(literal(root.name)))"))
+        statements.append(replaceTrigger(on: table, named: "pgmodel_note_new_rows", family: "pgmodel\\_note\\_new\\_rows%",
+            "CREATE TRIGGER \"pgmodel_note_new_rows\" AFTER INSERT ON \(table) "
+                + "REFERENCING NEW TABLE AS \"pgmodel_inserted_rows\" FOR EACH STATEMENT EXECUTE FUNCTION \"pgmodel\".\"note_new_rows\"()"))
         return statements
+    }
+
+    /// `create` (a trigger named `name`) unless `table` has it, after dropping the older triggers of its
+    /// family (a `LIKE` pattern): a grown schema (a new foreign key) or a new layout replaces them, an
+    /// unchanged one leaves them alone.
+    private func replaceTrigger(on table: String, named name: String, family: String, _ create: String) -> String {
+        """
+        DO $pgmodel$ DECLARE old text; BEGIN \
+        IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = \(literal(table))::regclass AND tgname = \(literal(name))) THEN \
+        FOR old IN SELECT tgname FROM pg_trigger WHERE tgrelid = \(literal(table))::regclass AND tgname LIKE \(literal(family)) LOOP \
+        EXECUTE format('DROP TRIGGER %I ON \(table.replacingOccurrences(of: "'", with: "''"))', old); END LOOP; \
+        \(create); \
+        END IF; END $pgmodel$
+        """
     }
 
     // MARK: Join tables
@@ -220,16 +262,21 @@ extension SQLRenderer {
         let table = qualifiedTable(named: join.table)
         let role = Self.applicationRole
         let me = "(SELECT \"pgmodel\".\"current_user_id\"())"
-        let shared = "((SELECT \(Naming.quoted(schemaName)).\"pgmodel_shared_ids\"(true, false))::uuid[])"
+        func shared(_ target: String) -> String {
+            let root = schema.entities.first { $0.superentity == nil && $0.tableName == target }?.name ?? target
+            return "((SELECT \(Naming.quoted(schemaName)).\"pgmodel_shared_ids\"(\(literal(root)), true, false))::uuid[])"
+        }
         func visible(_ column: String, _ target: String) -> String {
             "EXISTS (SELECT 1 FROM \(qualifiedTable(named: target)) AS \"r\" WHERE \"r\".\"id\" = \(Naming.quoted(join.table)).\(Naming.quoted(column)))"
         }
         func writable(_ column: String, _ target: String) -> String {
             "EXISTS (SELECT 1 FROM \(qualifiedTable(named: target)) AS \"w\" WHERE \"w\".\"id\" = \(Naming.quoted(join.table)).\(Naming.quoted(column)) "
-                + "AND (\"w\".\"owner_id\" = \(me) OR \"w\".\"id\" = ANY \(shared)))"
+                + "AND (\"w\".\"owner_id\" = \(me) OR \"w\".\"id\" = ANY \(shared(target))))"
         }
-        // A row the writer inserted in this transaction counts as visible and writable: a child they add
-        // to a shared record belongs to its owner and is visible to them only once linked.
+        // A row the writer inserted in this transaction (listed as it was inserted, never judged by xmin)
+        // counts as visible and writable: a child they add to a shared record belongs to its owner and is
+        // visible to them only once linked. Everything else is judged as before the statement: the policy's
+        // subqueries do not see the row being inserted.
         func new(_ column: String, _ target: String) -> String {
             "\"pgmodel\".\"is_new_row\"(\(literal(qualifiedTable(named: target)))::regclass, \(Naming.quoted(join.table)).\(Naming.quoted(column)))"
         }
@@ -253,8 +300,9 @@ extension SQLRenderer {
 
     // MARK: The share closure
 
-    /// `SELECT parent_id, child_id, child_owner, child_entity` over every `.cascade` relationship, whatever
-    /// its storage.
+    /// `SELECT parent_id, child_id, child_owner, child_entity, parent_root, child_root` over every `.cascade`
+    /// relationship, whatever its storage: the roots name both sides' hierarchies, since ids may repeat
+    /// across them.
     func cascadeLinksSelect() -> String {
         var parts: [String] = []
         for entity in schema.entities {
@@ -264,60 +312,97 @@ extension SQLRenderer {
                       let childRoot = schema.rootEntity(of: relationship.destination) else { continue }
                 let parentTable = qualifiedTable(named: parentRoot.tableName)
                 let childTable = qualifiedTable(named: childRoot.tableName)
+                // Both sides' root classes: ids may repeat across hierarchies, so an edge names its tables.
+                let roots = ", \(literal(parentRoot.name))::text AS \"parent_root\", \(literal(childRoot.name))::text AS \"child_root\""
                 let part: String
                 switch schema.storage(of: relationship, in: entity) {
                 case .inverseForeignKey(let column):
-                    part = "SELECT \"c\".\(Naming.quoted(column)) AS \"parent_id\", \"c\".\"id\" AS \"child_id\", \"c\".\"owner_id\" AS \"child_owner\", \"c\".\"entity\" AS \"child_entity\" "
+                    part = "SELECT \"c\".\(Naming.quoted(column)) AS \"parent_id\", \"c\".\"id\" AS \"child_id\", \"c\".\"owner_id\" AS \"child_owner\", \"c\".\"entity\" AS \"child_entity\"\(roots) "
                         + "FROM \(childTable) AS \"c\" WHERE \"c\".\(Naming.quoted(column)) IS NOT NULL"
                 case .foreignKey(let column):
-                    part = "SELECT \"p\".\"id\" AS \"parent_id\", \"c\".\"id\" AS \"child_id\", \"c\".\"owner_id\" AS \"child_owner\", \"c\".\"entity\" AS \"child_entity\" FROM \(parentTable) AS \"p\" "
+                    part = "SELECT \"p\".\"id\" AS \"parent_id\", \"c\".\"id\" AS \"child_id\", \"c\".\"owner_id\" AS \"child_owner\", \"c\".\"entity\" AS \"child_entity\"\(roots) FROM \(parentTable) AS \"p\" "
                         + "JOIN \(childTable) AS \"c\" ON \"c\".\"id\" = \"p\".\(Naming.quoted(column))"
                 case .joinTable(let table, let sourceColumn, let destinationColumn):
-                    part = "SELECT \"j\".\(Naming.quoted(sourceColumn)) AS \"parent_id\", \"j\".\(Naming.quoted(destinationColumn)) AS \"child_id\", \"c\".\"owner_id\" AS \"child_owner\", \"c\".\"entity\" AS \"child_entity\" "
+                    part = "SELECT \"j\".\(Naming.quoted(sourceColumn)) AS \"parent_id\", \"j\".\(Naming.quoted(destinationColumn)) AS \"child_id\", \"c\".\"owner_id\" AS \"child_owner\", \"c\".\"entity\" AS \"child_entity\"\(roots) "
                         + "FROM \(qualifiedTable(named: table)) AS \"j\" JOIN \(childTable) AS \"c\" ON \"c\".\"id\" = \"j\".\(Naming.quoted(destinationColumn))"
                 }
                 if !parts.contains(part) { parts.append(part) }
             }
         }
         if parts.isEmpty {
-            return "SELECT NULL::uuid AS \"parent_id\", NULL::uuid AS \"child_id\", NULL::uuid AS \"child_owner\", NULL::text AS \"child_entity\" WHERE false"
+            return "SELECT NULL::uuid AS \"parent_id\", NULL::uuid AS \"child_id\", NULL::uuid AS \"child_owner\", NULL::text AS \"child_entity\", "
+                + "NULL::text AS \"parent_root\", NULL::text AS \"child_root\" WHERE false"
         }
         return parts.joined(separator: " UNION ALL ")
     }
 
-    /// The body of the share closure function: the roots shared with the requesting user (read-write ones only when `write`),
-    /// and every row they own through cascades, transitively; with `children`, only what the roots own.
-    /// A cascade reaches only rows of the root's owner, so a share can never expose a third user's row.
-    /// SECURITY DEFINER: it reads the model tables as their owner, so policies never recurse into it.
-    ///
-    /// plpgsql, not sql: every policy calls it once per statement, and PostgreSQL plans a sql function
-    /// with a SET clause again on every call (~0.25 ms, most of a service point fetch's database time),
-    /// while plpgsql keeps its plans for the session. A user without shares in the store (the common
-    /// case) is answered by one index probe before the recursive query.
-    private func sharedIDsBody() -> String {
+    /// `WITH RECURSIVE … "reached"("root", "entity", "id", "owner")`: the rows shared with the requesting
+    /// user in this store (read-write ones only when `write`), with their root classes and classes: the
+    /// shared records and every row they own through cascades, transitively; with `children`, only what
+    /// the records own. A share names its record by root class and id and covers it only while the row has
+    /// the share's owner, so a share of one class never reaches a row of another with the same id, and a
+    /// share row written by hand for someone else's row covers nothing. A cascade reaches only rows of the
+    /// record's owner, so a share can never expose a third user's row.
+    private func shareClosure(write: String, children: String) -> String {
         let schemaQuoted = Naming.quoted(schemaName)
+        let links = "\(schemaQuoted).\"pgmodel_cascade_links\""
+        var roots: [String] = []
+        for root in schema.entities where root.superentity == nil {
+            roots.append("SELECT \(literal(root.name))::text AS \"root\", t.\"entity\" AS \"entity\", s.\"row_id\" AS \"id\", s.\"owner_id\" AS \"owner\" "
+                + "FROM \"pgmodel\".\"shares\" s JOIN \(qualifiedTable(named: root.tableName)) t "
+                + "ON t.\"id\" = s.\"row_id\" AND t.\"owner_id\" IS NOT DISTINCT FROM s.\"owner_id\" "
+                + "WHERE s.\"schema_name\" = \(literal(schemaName)) AND s.\"root_entity\" = \(literal(root.name)) "
+                + "AND s.\"grantee_id\" = \"pgmodel\".\"current_user_id\"() AND (NOT \(write) OR s.\"permission\" = 'readWrite')")
+        }
+        if roots.isEmpty { roots = ["SELECT NULL::text, NULL::text, NULL::uuid, NULL::uuid WHERE false"] }
         return """
-             BEGIN IF NOT EXISTS (SELECT 1 FROM "pgmodel"."shares" s \
-            WHERE s."schema_name" = \(literal(schemaName)) AND s."grantee_id" = "pgmodel"."current_user_id"()) \
-            THEN RETURN '{}'; END IF; RETURN (\
-            WITH RECURSIVE "roots" AS (\
-            SELECT s."row_id" AS "id", s."owner_id" AS "owner" FROM "pgmodel"."shares" s \
-            WHERE s."schema_name" = \(literal(schemaName)) AND s."grantee_id" = "pgmodel"."current_user_id"() \
-            AND (NOT p_write OR s."permission" = 'readWrite')), \
-            "reached"("id", "owner") AS (\
-            SELECT "id", "owner" FROM "roots" WHERE NOT p_children \
-            UNION SELECT l."child_id", r."owner" FROM "roots" r JOIN \(schemaQuoted)."pgmodel_cascade_links" l \
-            ON l."parent_id" = r."id" AND l."child_owner" IS NOT DISTINCT FROM r."owner" WHERE p_children \
-            UNION SELECT l."child_id", r."owner" FROM "reached" r JOIN \(schemaQuoted)."pgmodel_cascade_links" l \
-            ON l."parent_id" = r."id" AND l."child_owner" IS NOT DISTINCT FROM r."owner") \
-            SELECT coalesce(array_agg(DISTINCT "id"), '{}') FROM "reached"); END 
+            WITH RECURSIVE "roots"("root", "entity", "id", "owner") AS (\(roots.joined(separator: " UNION ALL "))), \
+            "reached"("root", "entity", "id", "owner") AS (\
+            SELECT "root", "entity", "id", "owner" FROM "roots" WHERE NOT \(children) \
+            UNION SELECT l."child_root", l."child_entity", l."child_id", r."owner" FROM "roots" r JOIN \(links) l \
+            ON l."parent_root" = r."root" AND l."parent_id" = r."id" AND l."child_owner" IS NOT DISTINCT FROM r."owner" WHERE \(children) \
+            UNION SELECT l."child_root", l."child_entity", l."child_id", r."owner" FROM "reached" r JOIN \(links) l \
+            ON l."parent_root" = r."root" AND l."parent_id" = r."id" AND l."child_owner" IS NOT DISTINCT FROM r."owner") 
             """
     }
 
-    /// `pgmodel_share_members(root, owner)`: the rows a share of `root` covers besides itself, with their
-    /// classes, for the history events of a share or revocation. `pgmodel_share_audience(ids)`: for rows
-    /// about to be deleted, the users whose shares cover them, so their history shows the delete. Both
-    /// SECURITY DEFINER; a service user learns only about records they own, administer or may delete.
+    /// A user without shares in the store (the common case) is answered by one index probe.
+    private var noSharesHere: String {
+        """
+        IF NOT EXISTS (SELECT 1 FROM "pgmodel"."shares" s \
+        WHERE s."schema_name" = \(literal(schemaName)) AND s."grantee_id" = "pgmodel"."current_user_id"()) \
+        THEN RETURN '{}'; END IF;
+        """
+    }
+
+    /// The body of `pgmodel_shared_ids(root, write, children)`: the ids of the shared rows of one hierarchy
+    /// (see ``shareClosure(write:children:)``). SECURITY DEFINER: it reads the model tables as their
+    /// owner, so policies never recurse into it.
+    ///
+    /// plpgsql, not sql: every policy calls it once per statement, and PostgreSQL plans a sql function
+    /// with a SET clause again on every call (~0.25 ms, most of a service point fetch's database time),
+    /// while plpgsql keeps its plans for the session.
+    private func sharedIDsBody() -> String {
+        """
+         BEGIN \(noSharesHere) RETURN (\(shareClosure(write: "p_write", children: "p_children"))\
+        SELECT coalesce(array_agg(DISTINCT "id"), '{}') FROM "reached" WHERE "root" = p_root); END 
+        """
+    }
+
+    /// The body of `pgmodel_shared_keys()`: every row shared with the requesting user as `id class` (its
+    /// concrete class), what history matches changes against (`pgmodel.shared_row_keys`).
+    private func sharedKeysBody() -> String {
+        """
+         BEGIN \(noSharesHere) RETURN (\(shareClosure(write: "false", children: "false"))\
+        SELECT coalesce(array_agg(DISTINCT "id"::text || ' ' || "entity"), '{}') FROM "reached"); END 
+        """
+    }
+
+    /// `pgmodel_share_members(root class, root, owner)`: the rows a share of a record covers besides itself,
+    /// with their classes, for the history events of a share or revocation. `pgmodel_share_audience(root
+    /// classes, ids)`: for rows about to be deleted, the users whose shares cover them, so their history
+    /// shows the delete. Both SECURITY DEFINER; a service user learns only about records they own,
+    /// administer or may delete. Both follow edges by root class and id, as the closure does.
     private func historyFunctions() -> [String] {
         let schemaQuoted = Naming.quoted(schemaName)
         let role = Self.applicationRole
@@ -327,31 +412,68 @@ extension SQLRenderer {
             "(current_setting('role') NOT IN ('\(role)', '\(Self.adminRole)') OR \"pgmodel\".\"current_user_is_admin\"() OR \(also))"
         }
         let members = """
-             WITH RECURSIVE "reached"("id", "entity") AS (\
-            SELECT l."child_id", l."child_entity" FROM \(links) l WHERE l."parent_id" = p_root AND l."child_owner" IS NOT DISTINCT FROM p_owner \
+             WITH RECURSIVE "reached"("root", "id", "entity") AS (\
+            SELECT l."child_root", l."child_id", l."child_entity" FROM \(links) l \
+            WHERE l."parent_root" = p_entity AND l."parent_id" = p_root AND l."child_owner" IS NOT DISTINCT FROM p_owner \
             AND \(mayAsk(or: "p_owner = \"pgmodel\".\"current_user_id\"()")) \
-            UNION SELECT l."child_id", l."child_entity" FROM "reached" r JOIN \(links) l \
-            ON l."parent_id" = r."id" AND l."child_owner" IS NOT DISTINCT FROM p_owner) \
+            UNION SELECT l."child_root", l."child_id", l."child_entity" FROM "reached" r JOIN \(links) l \
+            ON l."parent_root" = r."root" AND l."parent_id" = r."id" AND l."child_owner" IS NOT DISTINCT FROM p_owner) \
             SELECT "id", "entity" FROM "reached" 
             """
         let audience = """
-             WITH RECURSIVE "up"("id", "ancestor", "owner", "known") AS (\
-            SELECT x, x, NULL::uuid, false FROM unnest(p_ids) AS x \
+             WITH RECURSIVE "up"("root", "id", "ancestor_root", "ancestor", "owner", "known") AS (\
+            SELECT x."root", x."id", x."root", x."id", NULL::uuid, false FROM unnest(p_roots, p_ids) AS x("root", "id") \
             WHERE EXISTS (SELECT 1 FROM "pgmodel"."shares" s WHERE s."schema_name" = \(literal(schemaName))) \
-            UNION SELECT u."id", l."parent_id", l."child_owner", true FROM "up" u JOIN \(links) l \
-            ON l."child_id" = u."ancestor" AND (NOT u."known" OR l."child_owner" IS NOT DISTINCT FROM u."owner")) \
-            SELECT u."id", array_agg(DISTINCT s."grantee_id") FROM "up" u JOIN "pgmodel"."shares" s \
-            ON s."schema_name" = \(literal(schemaName)) AND s."row_id" = u."ancestor" \
+            UNION SELECT u."root", u."id", l."parent_root", l."parent_id", l."child_owner", true FROM "up" u JOIN \(links) l \
+            ON l."child_root" = u."ancestor_root" AND l."child_id" = u."ancestor" AND (NOT u."known" OR l."child_owner" IS NOT DISTINCT FROM u."owner")) \
+            SELECT u."root", u."id", array_agg(DISTINCT s."grantee_id") FROM "up" u JOIN "pgmodel"."shares" s \
+            ON s."schema_name" = \(literal(schemaName)) AND s."root_entity" = u."ancestor_root" AND s."row_id" = u."ancestor" \
             AND (NOT u."known" OR s."owner_id" IS NOT DISTINCT FROM u."owner") \
-            WHERE \(mayAsk(or: "s.\"owner_id\" = \"pgmodel\".\"current_user_id\"() OR u.\"id\" = ANY (\(schemaQuoted).\"pgmodel_shared_ids\"(true, true))")) \
-            GROUP BY u."id" 
+            WHERE \(mayAsk(or: "s.\"owner_id\" = \"pgmodel\".\"current_user_id\"() OR u.\"id\" = ANY (\(schemaQuoted).\"pgmodel_shared_ids\"(u.\"root\", true, true))")) \
+            GROUP BY u."root", u."id" 
             """
         return [
-            definerFunction("pgmodel_share_members", arguments: "p_root uuid, p_owner uuid", types: "uuid, uuid",
+            definerFunction("pgmodel_share_members", arguments: "p_entity text, p_root uuid, p_owner uuid", types: "text, uuid, uuid",
                             returns: "TABLE (\"id\" uuid, \"entity\" text)", body: members),
-            definerFunction("pgmodel_share_audience", arguments: "p_ids uuid[]", types: "uuid[]",
-                            returns: "TABLE (\"id\" uuid, \"grantees\" uuid[])", body: audience),
+            definerFunction("pgmodel_share_audience", arguments: "p_roots text[], p_ids uuid[]", types: "text[], uuid[]",
+                            returns: "TABLE (\"root\" text, \"id\" uuid, \"grantees\" uuid[])", body: audience),
+            // Their forms that matched ids alone go, unless already gone.
+            ifNot("to_regprocedure(\(literal("\(schemaQuoted).\"pgmodel_share_members\"(uuid, uuid)"))) IS NULL",
+                  "DROP FUNCTION \(schemaQuoted).\"pgmodel_share_members\"(uuid, uuid)"),
+            ifNot("to_regprocedure(\(literal("\(schemaQuoted).\"pgmodel_share_audience\"(uuid[])"))) IS NULL",
+                  "DROP FUNCTION \(schemaQuoted).\"pgmodel_share_audience\"(uuid[])"),
         ]
+    }
+
+    /// A STABLE SECURITY DEFINER plpgsql function (`function` qualified and quoted), replaced only when
+    /// its body changed, and executable by the application role only.
+    private func definerPLFunction(_ function: String, arguments: String, types: String, returns: String, body: String) -> String {
+        ifNot(
+            "EXISTS (SELECT 1 FROM pg_proc WHERE oid = to_regprocedure(\(literal(function + "(" + types + ")"))) AND prosrc = \(literal(body)))",
+            """
+            CREATE OR REPLACE FUNCTION \(function)(\(arguments)) RETURNS \(returns) \
+            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$\(body)$fn$; \
+            REVOKE ALL ON FUNCTION \(function)(\(types)) FROM PUBLIC; \
+            GRANT EXECUTE ON FUNCTION \(function)(\(types)) TO \(Self.applicationRole)
+            """)
+    }
+
+    /// Shares made before shares named their root class recorded the record's own class there: a
+    /// subclass's name becomes its hierarchy's root (what the share was made for), once.
+    private func shareRootsStatement() -> String? {
+        var pairs: [String] = []
+        for entity in schema.entities where entity.superentity != nil {
+            guard let root = schema.rootEntity(of: entity.name), root.name != entity.name else { continue }
+            pairs.append("(\(literal(entity.name)), \(literal(root.name)))")
+        }
+        guard !pairs.isEmpty else { return nil }
+        let map = "(VALUES \(pairs.joined(separator: ", "))) AS m(\"sub\", \"root\")"
+        return ifNot(
+            "NOT EXISTS (SELECT 1 FROM \"pgmodel\".\"shares\" s, \(map) WHERE s.\"schema_name\" = \(literal(schemaName)) AND s.\"root_entity\" = m.\"sub\")",
+            "UPDATE \"pgmodel\".\"shares\" s SET \"root_entity\" = m.\"root\" FROM \(map) "
+                + "WHERE s.\"schema_name\" = \(literal(schemaName)) AND s.\"root_entity\" = m.\"sub\" "
+                + "AND NOT EXISTS (SELECT 1 FROM \"pgmodel\".\"shares\" t WHERE t.\"schema_name\" = s.\"schema_name\" "
+                + "AND t.\"root_entity\" = m.\"root\" AND t.\"row_id\" = s.\"row_id\" AND t.\"grantee_id\" = s.\"grantee_id\")")
     }
 
     /// A STABLE SECURITY DEFINER SQL function of this schema, replaced only when its body changed, and
@@ -400,7 +522,7 @@ extension SQLRenderer {
     /// an older PGModel, is dropped and created again in the same transaction.
     private func createPolicy(_ name: String, on table: String, _ definition: String) -> String {
         let quotedName = Naming.quoted(name)
-        let comment = "PGModel policy " + Self.fingerprint(definition)
+        let comment = Self.policyComment(definition)
         return """
         DO $pgmodel$ BEGIN \
         IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polname = \(literal(name)) AND polrelid = \(literal(table))::regclass \

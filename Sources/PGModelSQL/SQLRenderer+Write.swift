@@ -413,20 +413,24 @@ extension SQLRenderer {
         return b.statement
     }
 
-    /// The rows a share of `root` (owned by `owner`) covers besides the root, with their classes.
-    public func shareMembers(of root: UUID, owner: UUID?) -> SQLStatement {
+    /// The rows a share of `root` (of root class `rootEntity`, owned by `owner`) covers besides the root,
+    /// with their classes.
+    public func shareMembers(of root: UUID, rootEntity: String, owner: UUID?) -> SQLStatement {
         var b = SQLBuilder()
+        let entityBind = b.bind(.string(rootEntity))
         let rootBind = b.bind(.uuid(root))
         let ownerBind = b.bind(owner.map(PGValue.uuid) ?? .null)
-        b.sql = "SELECT \"id\", \"entity\" FROM \(Naming.quoted(schemaName)).\"pgmodel_share_members\"(\(rootBind), \(ownerBind)::uuid)"
+        b.sql = "SELECT \"id\", \"entity\" FROM \(Naming.quoted(schemaName)).\"pgmodel_share_members\"(\(entityBind)::text, \(rootBind), \(ownerBind)::uuid)"
         return b.statement
     }
 
-    /// For rows about to be deleted, the users whose shares cover them.
-    public func shareAudience(of ids: [UUID]) -> SQLStatement {
+    /// For rows about to be deleted (`roots[i]` is the root class of `ids[i]`), the users whose shares cover them.
+    public func shareAudience(of ids: [UUID], roots: [String]) -> SQLStatement {
         var b = SQLBuilder()
+        let quoted = roots.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        let rootList = b.bind(.string("{" + quoted.joined(separator: ",") + "}"))
         let list = b.bindIDs(ids)
-        b.sql = "SELECT \"id\", \"grantees\" FROM \(Naming.quoted(schemaName)).\"pgmodel_share_audience\"(\(list))"
+        b.sql = "SELECT \"id\", \"grantees\" FROM \(Naming.quoted(schemaName)).\"pgmodel_share_audience\"(\(rootList)::text[], \(list))"
         return b.statement
     }
 

@@ -32,15 +32,17 @@ struct PolicyFunctionTests {
         try await EngineTestStore.with(schema, prefix: "pf", logger: logger) { engine, c, schemaName in
             for function in ["pgmodel.current_user_is_admin()", "pgmodel.read_write_sharers(text)",
                              "pgmodel.is_own_transaction(bigint)", "pgmodel.own_transaction_id()",
-                             "\(Naming.quoted(schemaName)).pgmodel_shared_ids(boolean,boolean)"] {
+                             "\(Naming.quoted(schemaName)).pgmodel_shared_ids(text,boolean,boolean)",
+                             "\(Naming.quoted(schemaName)).pgmodel_shared_keys()", "pgmodel.shared_row_keys()",
+                             "pgmodel.is_shared_change(bigint,text,uuid,text[])", "pgmodel.is_new_row(regclass,uuid)"] {
                 #expect(try await language(of: function, engine, c) == "plpgsql", "\(function)")
             }
             // Outside the service (no user id) nothing is shared, nobody is an admin and there is no own
             // transaction: the same answers the sql functions gave.
             let rows = try await engine.query(SQLStatement(sql: """
                 SELECT pgmodel.current_user_is_admin(), cardinality(pgmodel.read_write_sharers($1)),
-                       cardinality(\(Naming.quoted(schemaName)).pgmodel_shared_ids(false, false)),
-                       cardinality(\(Naming.quoted(schemaName)).pgmodel_shared_ids(true, true)),
+                       cardinality(\(Naming.quoted(schemaName)).pgmodel_shared_ids('Expedition', false, false)),
+                       cardinality(\(Naming.quoted(schemaName)).pgmodel_shared_ids('Expedition', true, true)),
                        pgmodel.own_transaction_id() IS NULL, pgmodel.is_own_transaction(0)
                 """, binds: [.string(schemaName)]), on: c)
             let (admin, sharers, shared, sharedWrite, noTransaction, own) = try #require(rows.first).decode((Bool, Int, Int, Int, Bool, Bool).self)

@@ -74,7 +74,7 @@ struct RowSecurityPlanTests {
                 "DROP POLICY \"pgmodel_app_select\" ON \(table)",
                 "CREATE POLICY \"pgmodel_app_select\" ON \(table) FOR SELECT TO pgmodel_app USING (current_user = 'pgmodel_app' AND (\"owner_id\" = (SELECT \"pgmodel\".\"current_user_id\"()) OR (SELECT \"pgmodel\".\"current_user_is_admin\"())))",
                 "DROP POLICY \"pgmodel_admin_all\" ON \(table)",
-                "COMMENT ON FUNCTION \(Naming.quoted(schemaName)).pgmodel_share_audience(uuid[]) IS NULL",
+                "COMMENT ON FUNCTION \(Naming.quoted(schemaName)).pgmodel_share_audience(text[], uuid[]) IS NULL",
             ] {
                 try await Self.run(connection, PostgresQuery(unsafeSQL: statement))
             }

@@ -116,7 +116,7 @@ struct SharingSafetyTests {
             #expect(code(await Self.asUser(sam.id, c, SQLStatement(sql: "UPDATE pgmodel.users SET is_admin = true"))) == .forbidden)
             #expect(code(await Self.asUser(sam.id, c, SQLStatement(sql: "SELECT password_hash FROM pgmodel.users"))) == .forbidden)
             #expect(code(await Self.asUser(sam.id, c, SQLStatement(sql:
-                "INSERT INTO pgmodel.shares (schema_name, entity, row_id, owner_id, grantee_id, permission, granted_by) VALUES ('\(schemaName)', 'Expedition', '\(e)', '\(alice.id)', '\(sam.id)', 'readWrite', 'sam')"))) == .forbidden)
+                "INSERT INTO pgmodel.shares (schema_name, root_entity, entity, row_id, owner_id, grantee_id, permission, granted_by) VALUES ('\(schemaName)', 'Expedition', 'Expedition', '\(e)', '\(alice.id)', '\(sam.id)', 'readWrite', 'sam')"))) == .forbidden)
             #expect(code(await Self.asUser(sam.id, c, SQLStatement(sql: "CREATE TABLE \(q).sneaky (id int)"))) == .forbidden)
             // A setting is no way in: admin status is read from pgmodel.users.
             #expect(await Self.asUser(sam.id, c, SQLStatement(sql:
@@ -176,11 +176,11 @@ struct SharingSafetyTests {
         try await EngineTestStore.with(Self.schema, prefix: "rlu", logger: Self.logger) { engine, c, schemaName in
             let q = Naming.quoted(schemaName)
             try await Self.run(c, SQLStatement(sql: "ALTER TABLE \(q).expedition DISABLE ROW LEVEL SECURITY"))
-            try await Self.run(c, SQLStatement(sql: "DROP FUNCTION \(q).pgmodel_share_audience(uuid[])"))
+            try await Self.run(c, SQLStatement(sql: "DROP FUNCTION \(q).pgmodel_share_audience(text[], uuid[])"))
             try await engine.prepare(Self.schema, on: c)   // registered with the same shape: still secured again
             #expect(try await Self.run(c, SQLStatement(sql:
                 "SELECT 1 FROM pg_class WHERE oid = '\(q).expedition'::regclass AND relrowsecurity AND relforcerowsecurity")) == 1)
-            #expect(try await Self.run(c, SQLStatement(sql: "SELECT to_regprocedure('\(q).pgmodel_share_audience(uuid[])') WHERE to_regprocedure('\(q).pgmodel_share_audience(uuid[])') IS NOT NULL")) == 1)
+            #expect(try await Self.run(c, SQLStatement(sql: "SELECT to_regprocedure('\(q).pgmodel_share_audience(text[], uuid[])') WHERE to_regprocedure('\(q).pgmodel_share_audience(text[], uuid[])') IS NOT NULL")) == 1)
         }
     }
 

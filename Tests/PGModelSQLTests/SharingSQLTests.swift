@@ -21,12 +21,13 @@ struct SharingSQLTests {
         let parts = sql.components(separatedBy: " UNION ALL ")
         #expect(parts.count == 4)
         // One-to-one, key on the child: Trip.livingAccommodation.
-        #expect(parts.contains(#"SELECT "c"."trip_id" AS "parent_id", "c"."id" AS "child_id", "c"."owner_id" AS "child_owner", "c"."entity" AS "child_entity" FROM "app"."living_accommodation" AS "c" WHERE "c"."trip_id" IS NOT NULL"#))
+        // Each edge names both sides' root classes: ids may repeat across hierarchies.
+        #expect(parts.contains(#"SELECT "c"."trip_id" AS "parent_id", "c"."id" AS "child_id", "c"."owner_id" AS "child_owner", "c"."entity" AS "child_entity", 'Trip'::text AS "parent_root", 'LivingAccommodation'::text AS "child_root" FROM "app"."living_accommodation" AS "c" WHERE "c"."trip_id" IS NOT NULL"#))
         // To-many with an inverse: Album.tracks, Folder.children.
         #expect(parts.contains { $0.contains(#"FROM "app"."track" AS "c" WHERE "c"."album_id" IS NOT NULL"#) })
         #expect(parts.contains { $0.contains(#"FROM "app"."folder" AS "c" WHERE "c"."parent_id" IS NOT NULL"#) })
         // To-one without inverse, key on the parent: Folder.shortcut.
-        #expect(parts.contains(#"SELECT "p"."id" AS "parent_id", "c"."id" AS "child_id", "c"."owner_id" AS "child_owner", "c"."entity" AS "child_entity" FROM "app"."folder" AS "p" JOIN "app"."folder" AS "c" ON "c"."id" = "p"."shortcut_id""#))
+        #expect(parts.contains(#"SELECT "p"."id" AS "parent_id", "c"."id" AS "child_id", "c"."owner_id" AS "child_owner", "c"."entity" AS "child_entity", 'Folder'::text AS "parent_root", 'Folder'::text AS "child_root" FROM "app"."folder" AS "p" JOIN "app"."folder" AS "c" ON "c"."id" = "p"."shortcut_id""#))
         // .nullify and .deny relationships share nothing.
         #expect(!sql.contains("bucket_list_item") && !sql.contains("publisher") && !sql.contains("playlist"))
         let empty = try? SQLRenderer(schema: SchemaDescription(entities: [EntityDescription(name: "Note", attributes: [AttributeDescription(name: "x", type: .string)])]), schemaName: "app")
@@ -39,23 +40,26 @@ struct SharingSQLTests {
         let album = ddl.filter { $0.contains(#""app"."album""#) }
         #expect(album.contains { $0.contains(#"ALTER TABLE "app"."album" ENABLE ROW LEVEL SECURITY; ALTER TABLE "app"."album" FORCE ROW LEVEL SECURITY"#) })
         #expect(album.contains { $0.contains(#"CREATE POLICY "pgmodel_owner" ON "app"."album" TO CURRENT_USER USING (true) WITH CHECK (true)"#) })
-        let select = #"CREATE POLICY "pgmodel_app_select" ON "app"."album" FOR SELECT TO pgmodel_app USING ((SELECT current_user = 'pgmodel_app') AND ("owner_id" = (SELECT "pgmodel"."current_user_id"()) OR "id" = ANY ((SELECT "app"."pgmodel_shared_ids"(false, false))::uuid[])))"#
+        let select = #"CREATE POLICY "pgmodel_app_select" ON "app"."album" FOR SELECT TO pgmodel_app USING ((SELECT current_user = 'pgmodel_app') AND ("owner_id" = (SELECT "pgmodel"."current_user_id"()) OR "id" = ANY ((SELECT "app"."pgmodel_shared_ids"('Album', false, false))::uuid[])))"#
         #expect(album.contains { $0.contains(select) })
-        #expect(album.contains { $0.contains(#"FOR UPDATE TO pgmodel_app USING ((SELECT current_user = 'pgmodel_app') AND ("owner_id" = (SELECT "pgmodel"."current_user_id"()) OR "id" = ANY ((SELECT "app"."pgmodel_shared_ids"(true, false))::uuid[])))"#) })
+        #expect(album.contains { $0.contains(#"FOR UPDATE TO pgmodel_app USING ((SELECT current_user = 'pgmodel_app') AND ("owner_id" = (SELECT "pgmodel"."current_user_id"()) OR "id" = ANY ((SELECT "app"."pgmodel_shared_ids"('Album', true, false))::uuid[])))"#) })
         // An admin's requests run as pgmodel_admin: a user's policy has no admin arm to defeat its indexes.
         #expect(!album.contains { $0.contains("pgmodel_app_") && $0.contains("current_user_is_admin") })
         #expect(album.contains { $0.contains(#"CREATE POLICY "pgmodel_admin_all" ON "app"."album" TO pgmodel_admin USING ((SELECT current_user = 'pgmodel_admin') AND (SELECT "pgmodel"."current_user_is_admin"())) WITH CHECK ((SELECT current_user = 'pgmodel_admin') AND (SELECT "pgmodel"."current_user_is_admin"()))"#) })
         // A policy carries the fingerprint of its definition; another definition replaces it.
         #expect(album.contains { $0.contains(#"DROP POLICY IF EXISTS "pgmodel_app_select" ON "app"."album"; CREATE POLICY"#) && $0.contains("COMMENT ON POLICY") })
         // Only the owner (or an admin, through its own policy) deletes a shared root: grantees delete what it owns.
-        #expect(album.contains { $0.contains(#"FOR DELETE TO pgmodel_app USING ((SELECT current_user = 'pgmodel_app') AND ("owner_id" = (SELECT "pgmodel"."current_user_id"()) OR "id" = ANY ((SELECT "app"."pgmodel_shared_ids"(true, true))::uuid[])))"#) })
+        #expect(album.contains { $0.contains(#"FOR DELETE TO pgmodel_app USING ((SELECT current_user = 'pgmodel_app') AND ("owner_id" = (SELECT "pgmodel"."current_user_id"()) OR "id" = ANY ((SELECT "app"."pgmodel_shared_ids"('Album', true, true))::uuid[])))"#) })
         #expect(album.contains { $0.contains(#""owner_id" = ANY ((SELECT "pgmodel"."read_write_sharers"('app'))::uuid[])"#) })
         #expect(album.contains { $0.contains(#"GRANT UPDATE ("title", "publisher_id") ON "app"."album" TO pgmodel_app"#) })
         #expect(!ddl.contains { $0.contains("GRANT UPDATE") && ($0.contains(#""owner_id")"#) || $0.contains(#"("id""#) || $0.contains(#""entity""#)) })
-        // References are checked at commit, for service users only.
+        // References are judged as the statement runs and checked at commit, for service users only; the
+        // triggers know the hierarchy's root class and unique columns.
         let track = ddl.filter { $0.contains(#""app"."track""#) }
-        #expect(track.contains { $0.contains(#"DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (current_user = 'pgmodel_app') EXECUTE FUNCTION "pgmodel"."check_row"('album_id', '"app"."album"')"#) })
-        #expect(track.contains { $0.contains(#"REFERENCING OLD TABLE AS "pgmodel_deleted_rows" FOR EACH STATEMENT EXECUTE FUNCTION "pgmodel"."forget_shares"()"#) })
+        #expect(track.contains { $0.contains(#"DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (current_user = 'pgmodel_app') EXECUTE FUNCTION "pgmodel"."check_row"('v2', 'Track', '', 'album_id', '"app"."album"')"#) })
+        #expect(track.contains { $0.contains(#"BEFORE INSERT OR UPDATE ON "app"."track" FOR EACH ROW WHEN (current_user = 'pgmodel_app' AND NEW."owner_id" IS DISTINCT FROM "pgmodel"."current_user_id"()) EXECUTE FUNCTION "pgmodel"."check_references"('v2', 'Track', '', 'album_id', '"app"."album"')"#) })
+        #expect(track.contains { $0.contains(#"REFERENCING OLD TABLE AS "pgmodel_deleted_rows" FOR EACH STATEMENT EXECUTE FUNCTION "pgmodel"."forget_shares"('Track')"#) })
+        #expect(track.contains { $0.contains(#"REFERENCING NEW TABLE AS "pgmodel_inserted_rows" FOR EACH STATEMENT EXECUTE FUNCTION "pgmodel"."note_new_rows"()"#) })
         // Every table of the schema, hierarchy roots only.
         for table in ["trip", "living_accommodation", "bucket_list_item", "publisher", "album", "track", "playlist", "user", "folder"] {
             #expect(ddl.contains { $0.contains(#"ALTER TABLE "app"."\#(table)" FORCE ROW LEVEL SECURITY"#) }, "\(table)")
@@ -87,7 +91,7 @@ struct SharingSQLTests {
         #expect(select.contains(#"EXISTS (SELECT 1 FROM "app"."track" AS "r" WHERE "r"."id" = "playlist_tracks"."tracks_id")"#))
         let insert = ddl.first { $0.contains(#"CREATE POLICY "pgmodel_app_insert" ON "app"."playlist_tracks""#) } ?? ""
         #expect(insert.contains(#""pgmodel"."is_new_row"('"app"."track"'::regclass, "playlist_tracks"."tracks_id")"#))
-        #expect(insert.contains(#"("w"."owner_id" = (SELECT "pgmodel"."current_user_id"()) OR "w"."id" = ANY ((SELECT "app"."pgmodel_shared_ids"(true, false))::uuid[]))"#))
+        #expect(insert.contains(#"("w"."owner_id" = (SELECT "pgmodel"."current_user_id"()) OR "w"."id" = ANY ((SELECT "app"."pgmodel_shared_ids"('Track', true, false))::uuid[]))"#))
     }
 
     @Test("every security statement checks the catalog first, so re-registering takes no table lock")
@@ -163,11 +167,12 @@ struct SharingSQLTests {
         let sql = ShareSQL(schemaName: "app")
         let record = RowReference(entity: "Trip", id: UUID(uuidString: "00000000-0000-7000-8000-0000000000aa")!)
         #expect(sql.list(record: nil, user: "bob").sql.hasSuffix(#"WHERE s."schema_name" = $1 AND s."grantee" = $2 ORDER BY s."entity", s."row_id", s."grantee""#))
-        #expect(sql.list(record: record, user: "bob").binds == [.string("app"), .uuid(record.id), .string("bob")])
+        #expect(sql.list(record: record, user: "bob").binds == [.string("app"), .string("Trip"), .uuid(record.id), .string("bob")])
         #expect(sql.list(record: nil, user: nil).binds == [.string("app")])
-        let grant = sql.grant(record: record, concrete: "BusinessTrip", owner: nil, grantee: record.id, permission: .readWrite, grantedBy: nil)
-        #expect(grant.binds == [.string("app"), .string("BusinessTrip"), .uuid(record.id), .null, .uuid(record.id), .string("readWrite"), .null])
+        let grant = sql.grant(record: record, root: "Trip", concrete: "BusinessTrip", owner: nil, grantee: record.id, permission: .readWrite, grantedBy: nil)
+        #expect(grant.binds == [.string("app"), .string("Trip"), .string("BusinessTrip"), .uuid(record.id), .null, .uuid(record.id), .string("readWrite"), .null])
+        #expect(grant.sql.contains(#"ON CONFLICT ("schema_name", "root_entity", "row_id", "grantee_id")"#))
         #expect(sql.userID(named: "x'; --").binds == [.string("x'; --")])
-        #expect(sql.revoke(record: record, grantee: record.id).sql.hasSuffix("RETURNING 1"))
+        #expect(sql.revoke(record: record, root: "Trip", grantee: record.id).sql.hasSuffix("RETURNING 1"))
     }
 }

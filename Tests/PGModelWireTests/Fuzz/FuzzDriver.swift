@@ -211,10 +211,10 @@ enum FuzzDriver {
             for change in request.shares {
                 count(shares.userID(named: change.user))
                 if let permission = change.permission {
-                    count(shares.grant(record: change.record, concrete: change.record.entity, owner: nil, grantee: UUID(),
+                    count(shares.grant(record: change.record, root: change.record.entity, concrete: change.record.entity, owner: nil, grantee: UUID(),
                                        permission: permission, grantedBy: change.user))
                 } else {
-                    count(shares.revoke(record: change.record, grantee: UUID()))
+                    count(shares.revoke(record: change.record, root: change.record.entity, grantee: UUID()))
                 }
             }
             // The values come back as rows: the response encoder sees every value a client can send.
@@ -244,7 +244,7 @@ enum FuzzDriver {
             return .acknowledged
         case .shares(let record):
             _ = try schema.requireEntity(record.entity)
-            count(ShareSQL(schemaName: "app").shares(of: record))
+            count(ShareSQL(schemaName: "app").shares(of: record, root: record.entity))
             return .shares([])
         case .subscribe(let entities):
             return .subscribed(RequestID.int(Int64(entities?.count ?? 0)))
