@@ -21,7 +21,11 @@ extension PostgresStoreEngine {
             // the inserts is made once they are written, when the statements' arrays are gone.
             history.reserveCapacity(inserts: 0, others: request.updates.count)
             // Rows this save's deletes removed, cascades included: an update of one of them is moot.
-            var deletedIDs = Set<UUID>()
+            // Keyed by hierarchy and id: ids are the clients' and may repeat across hierarchies.
+            var deletedRows = Set<DeletedKey>()
+            func deletedKey(_ entity: String, _ id: UUID) -> DeletedKey {
+                DeletedKey(root: renderer.schema.rootEntity(of: entity)?.name ?? entity, id: id)
+            }
             if !request.deletes.isEmpty || !request.batchDeletes.isEmpty {
                 // The graph as the app left it decides what a delete cascades to: children moved to another
                 // parent (and links removed) in this save are out of the deleted row's reach before it goes.
@@ -30,7 +34,7 @@ extension PostgresStoreEngine {
                 let unlinks = request.links.filter { !$0.isAdded }
                 if !unlinks.isEmpty { try await applyLinks(unlinks, renderer, connection) }
                 let (deleted, nullified) = try await applyDeletes(request, renderer, connection)
-                deletedIDs = Set(deleted.lazy.map(\.reference.id))
+                deletedRows = Set(deleted.lazy.map { deletedKey($0.reference.entity, $0.reference.id) })
                 result.deleted = deleted.map(\.reference)
                 for row in nullified {
                     history.record(.update, row.reference.entity, row.reference.id, owner: row.owner, values: [row.relationship: .null])
@@ -40,7 +44,7 @@ extension PostgresStoreEngine {
                 }
             }
             if !request.updates.isEmpty {
-                let updates = deletedIDs.isEmpty ? request.updates : request.updates.filter { !deletedIDs.contains($0.id) }
+                let updates = deletedRows.isEmpty ? request.updates : request.updates.filter { !deletedRows.contains(deletedKey($0.entity, $0.id)) }
                 let updated = try await applyUpdates(updates, renderer, connection)
                 for row in updates {
                     if let rowOwner = updated[row.id] {
@@ -86,11 +90,20 @@ extension PostgresStoreEngine {
                 let unknown = request.links.filter { sourceOwners[$0.source] == nil }.map { RowReference(entity: $0.entity, id: $0.source) }
                 for (id, owner) in try await existingOwners(unknown, renderer, connection) { sourceOwners[id] = owner }
                 // Links removed before the deletes are not removed again; links of deleted rows went with them.
-                let links = deletedIDs.isEmpty && request.deletes.isEmpty && request.batchDeletes.isEmpty
+                func isGone(_ change: LinkChange) -> (source: Bool, destination: Bool) {
+                    guard !deletedRows.isEmpty else { return (false, false) }
+                    let destination = renderer.schema.entity(named: change.entity)?.relationship(named: change.relationship)?.destination
+                    return (deletedRows.contains(deletedKey(change.entity, change.source)),
+                            destination.map { deletedRows.contains(deletedKey($0, change.destination)) } ?? false)
+                }
+                let links = request.deletes.isEmpty && request.batchDeletes.isEmpty
                     ? request.links
-                    : request.links.filter { $0.isAdded && !deletedIDs.contains($0.source) && !deletedIDs.contains($0.destination) }
+                    : request.links.filter { change in
+                        let gone = isGone(change)
+                        return change.isAdded && !gone.source && !gone.destination
+                    }
                 if !links.isEmpty { try await applyLinks(links, renderer, connection) }
-                for change in request.links where !deletedIDs.contains(change.source) {
+                for change in request.links where !isGone(change).source {
                     let owner = sourceOwners[change.source] ?? requester.newRowOwner
                     history.record(.update, change.entity, change.source, owner: owner, values: [:], attributes: [change.relationship])
                 }
@@ -130,6 +143,12 @@ extension PostgresStoreEngine {
             if !values.isEmpty { moves.append(RowValues(entity: row.entity, id: row.id, values: values)) }
         }
         return moves
+    }
+
+    /// A row a save deleted: its hierarchy's root class and its id.
+    struct DeletedKey: Hashable {
+        var root: String
+        var id: UUID
     }
 
     /// What became of an inserted row: inserted, or merged into an existing row with its unique values.
@@ -381,12 +400,15 @@ extension PostgresStoreEngine {
     private func applyDeletes(_ request: SaveRequest, _ renderer: SQLRenderer,
                               _ connection: PostgresConnection) async throws -> (deleted: [DeletedRow], nullified: [NullifiedRow]) {
         let schema = renderer.schema
-        var targets: [UUID: String] = [:]   // id → concrete class
-        var order: [UUID] = []
+        // Rows are keyed by hierarchy and id: ids are the clients' and may repeat across hierarchies.
+        func key(_ entity: String, _ id: UUID) -> DeletedKey { DeletedKey(root: schema.rootEntity(of: entity)?.name ?? entity, id: id) }
+        var targets: [DeletedKey: String] = [:]   // row → concrete class
+        var order: [DeletedKey] = []
         func add(_ id: UUID, _ entity: String) -> Bool {
-            guard targets[id] == nil else { return false }
-            targets[id] = entity
-            order.append(id)
+            let row = key(entity, id)
+            guard targets[row] == nil else { return false }
+            targets[row] = entity
+            order.append(row)
             return true
         }
         // 1. The requested rows, locked, as the classes the database says they are.
@@ -425,14 +447,14 @@ extension PostgresStoreEngine {
         // 2. Cascades, wave by wave, until no new row is reached (the visited set ends cycles).
         var frontier = order
         while !frontier.isEmpty {
-            var next: [UUID] = []
+            var next: [DeletedKey] = []
             for (entityName, ids) in group(frontier, targets) {
                 guard let entity = schema.entity(named: entityName) else { continue }
                 for relationship in entity.relationships where relationship.deleteRule == .cascade {
                     let statement = try renderer.relatedRows(relationship.name, of: entity.name, ids: ids)
                     for row in try await query(statement, on: connection, model: entity.name) {
                         let (id, concrete) = try row.decode((UUID, String).self)
-                        if add(id, concrete) { next.append(id) }
+                        if add(id, concrete) { next.append(key(concrete, id)) }
                     }
                 }
             }
@@ -443,7 +465,9 @@ extension PostgresStoreEngine {
         for (entityName, ids) in group(order, targets) {
             guard let entity = schema.entity(named: entityName) else { continue }
             for relationship in entity.relationships where relationship.deleteRule == .deny {
-                let statement = try renderer.countRelated(relationship.name, of: entity.name, ids: ids, excluding: order)
+                let destinationRoot = schema.rootEntity(of: relationship.destination)?.name ?? relationship.destination
+                let excluded = order.lazy.filter { $0.root == destinationRoot }.map(\.id)
+                let statement = try renderer.countRelated(relationship.name, of: entity.name, ids: ids, excluding: Array(excluded))
                 let count = try await query(statement, on: connection, model: entity.name).first?.decode(Int64.self) ?? 0
                 if count > 0 {
                     throw PGModelError(.deleteDenied,
@@ -466,7 +490,7 @@ extension PostgresStoreEngine {
             for statement in try renderer.referencingRows(to: root, ids: ids) {
                 for row in try await query(statement.statement, on: connection, model: root) {
                     let (id, entity, owner) = try row.decode((UUID, String, UUID?).self)
-                    guard targets[id] == nil else { continue }
+                    guard targets[key(entity, id)] == nil else { continue }
                     nullified.append(NullifiedRow(reference: RowReference(entity: entity, id: id), owner: owner, relationship: statement.relationship))
                 }
             }
@@ -475,8 +499,7 @@ extension PostgresStoreEngine {
         // parent, so a grantee may delete the child only while the parent is still there.
         // Who else sees these rows through shares: their history shows the deletes too.
         var audience: [UUID: [UUID]] = [:]
-        let orderRoots = order.map { id in targets[id].flatMap { schema.rootEntity(of: $0)?.name } ?? "" }
-        for row in try await query(renderer.shareAudience(of: order, roots: orderRoots), on: connection) {
+        for row in try await query(renderer.shareAudience(of: order.map(\.id), roots: order.map(\.root)), on: connection) {
             let (id, grantees) = try row.decode((UUID, [UUID]).self)
             audience[id] = grantees
         }
@@ -497,8 +520,8 @@ extension PostgresStoreEngine {
         }
         // A row the save meant to delete and still sees but could not delete (the root of a record shared
         // with the user, a read-only share) fails the save rather than surviving silently.
-        let gone = Set(deleted.map(\.reference.id))
-        let survivors = order.compactMap { id in gone.contains(id) ? nil : targets[id].map { RowReference(entity: $0, id: id) } }
+        let gone = Set(deleted.map { key($0.reference.entity, $0.reference.id) })
+        let survivors = order.compactMap { row in gone.contains(row) ? nil : targets[row].map { RowReference(entity: $0, id: row.id) } }
         if !survivors.isEmpty {
             let visible = try await existingOwners(survivors, renderer, connection)
             if let denied = survivors.first(where: { visible[$0.id] != nil }) {
@@ -524,12 +547,12 @@ extension PostgresStoreEngine {
         var audience: [UUID]
     }
 
-    /// `ids` grouped by their class, in first-seen order.
-    private func group(_ ids: [UUID], _ classes: [UUID: String]) -> [(String, [UUID])] {
+    /// The ids of `rows` grouped by their class, in first-seen order.
+    private func group(_ rows: [DeletedKey], _ classes: [DeletedKey: String]) -> [(String, [UUID])] {
         var result: [(String, [UUID])] = []
-        for id in ids {
-            guard let entity = classes[id] else { continue }   // every id was added with its class
-            if let i = result.firstIndex(where: { $0.0 == entity }) { result[i].1.append(id) } else { result.append((entity, [id])) }
+        for row in rows {
+            guard let entity = classes[row] else { continue }   // every row was added with its class
+            if let i = result.firstIndex(where: { $0.0 == entity }) { result[i].1.append(row.id) } else { result.append((entity, [row.id])) }
         }
         return result
     }
