@@ -38,8 +38,8 @@ extension PostgresStoreEngine {
     }
 
     /// The bcrypt cost new password hashes get (`gen_salt('bf', 10)`), and that older hashes are raised
-    /// to at their user's next login: about 2^10 rounds, some 50–100 ms of one core per login or
-    /// password change, which bounds a stolen hash table's guessing rate without making logins slow.
+    /// to at their user's next login: 2^10 rounds per login or password change (docs/ADMIN.md has the
+    /// measured cost), which bounds a stolen hash table's guessing rate without making logins slow.
     /// `PGMODEL_BCRYPT_COST` (6 to 14) in the environment changes it, for machines that must log in
     /// many users at once with little CPU, such as a test run.
     public static let passwordHashCost: Int = {
