@@ -37,6 +37,11 @@ SELECT 'CREATE ROLE pgmodel_admin NOLOGIN NOBYPASSRLS'
 GRANT pgmodel_app TO pgmodel_admin;
 SELECT format('GRANT pgmodel_admin TO %I', :'role')
 \gexec
+-- Lets the service keep passwords out of the statement logs in the transactions that carry them
+-- (SET LOCAL log_statement = 'none' and friends; superuser-only settings otherwise). PostgreSQL 15+.
+SELECT format('GRANT SET ON PARAMETER log_statement, log_min_duration_statement, log_min_duration_sample, '
+              'log_transaction_sample_rate, log_parameter_max_length TO %I', :'role')
+\gexec
 SELECT format('CREATE DATABASE %I OWNER %I', d, :'role')
   FROM unnest(ARRAY['pgmodel', 'pgmodel_test']) AS d
  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = d)

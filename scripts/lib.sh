@@ -341,6 +341,10 @@ END
 \$\$;
 GRANT pgmodel_app TO pgmodel_admin;
 GRANT pgmodel_admin TO $PGM_ROLE;
+-- Lets the service keep passwords out of the statement logs in the transactions that carry them
+-- (SET LOCAL log_statement = 'none' and friends; superuser-only settings otherwise). PostgreSQL 15+.
+GRANT SET ON PARAMETER log_statement, log_min_duration_statement, log_min_duration_sample,
+      log_transaction_sample_rate, log_parameter_max_length TO $PGM_ROLE;
 SELECT format('CREATE DATABASE %I OWNER %I', d, '$PGM_ROLE')
   FROM unnest(ARRAY['$PGM_DB', '$PGM_TEST_DB']) AS d
  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = d)

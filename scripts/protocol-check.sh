@@ -5,8 +5,9 @@
 #   * users alice, bob, carol and the admin root in it (`pgmodel user add … --password-stdin`);
 #   * three services on free ports: the main one (default limits), a "limits" one
 #     (--max-connections 3 --max-response-rows 2 --max-response-bytes 4096 --idle-timeout 3
-#     --max-line-bytes 1000 --max-save-bytes 3000) and, when `openssl` is installed, a TLS one with a
-#     throwaway certificate;
+#     --max-line-bytes 1000 --max-save-bytes 3000 --max-history-transactions 2), a "proxy" one
+#     (--trusted-proxy 127.0.0.1: every connection starts with a PROXY protocol header) and, when `openssl`
+#     is installed, a TLS one with a throwaway certificate;
 #   * the Python checks; every service is stopped and the database dropped however the run ends.
 # The exit status is the Python script's (1: a check failed, 2: it could not start), or 1 if the set-up
 # failed. The binary is $PGMODEL_BIN, else .build/debug/pgmodel (built beforehand; this script never builds).
@@ -94,10 +95,10 @@ for user in alice bob carol; do
 done
 printf '%s\n' "$PGMODEL_PASSWORD" | "$BIN" user add root --admin --password-stdin --database-url "$url" >/dev/null
 
-# Free ports, chosen by the kernel (all three held at once, so they differ).
-read -r port limits_port tls_port < <(python3 - <<'EOF'
+# Free ports, chosen by the kernel (all four held at once, so they differ).
+read -r port limits_port tls_port proxy_port < <(python3 - <<'EOF'
 import socket
-socks = [socket.socket() for _ in range(3)]
+socks = [socket.socket() for _ in range(4)]
 for s in socks:
     s.bind(("127.0.0.1", 0))
 print(*(s.getsockname()[1] for s in socks))
@@ -114,19 +115,20 @@ start() {
     eval "${name}_pid=$!"
 }
 
-# wait_ready NAME PORT PID: until the service answers a line on PORT (any line: the TLS service answers
-# plain text with tls_required), at most 60 s; fails at once if the process exits.
+# wait_ready NAME PORT PID [PREFIX]: until the service answers a line on PORT (any line: the TLS service
+# answers plain text with tls_required), sent after PREFIX (a PROXY header for a service that trusts this
+# host as a proxy), at most 60 s; fails at once if the process exits.
 wait_ready() {
-    local name="$1" p="$2" pid="$3" deadline=$((SECONDS + 60))
+    local name="$1" p="$2" pid="$3" prefix="${4:-}" deadline=$((SECONDS + 60))
     while :; do
         if ! kill -0 "$pid" 2>/dev/null; then
             tail -n 30 "$work/$name.log" >&2
             pgm_die "the $name service exited before answering on port $p"
         fi
-        if python3 - "$p" <<'EOF' 2>/dev/null; then
+        if python3 - "$p" "$prefix" <<'EOF' 2>/dev/null; then
 import socket, sys
 with socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2) as s:
-    s.sendall(b'{"id":0,"op":"ping"}\n')
+    s.sendall(sys.argv[2].encode().replace(b"\\r\\n", b"\r\n") + b'{"id":0,"op":"ping"}\n')
     s.settimeout(5)
     data = b""
     while b"\n" not in data:
@@ -147,7 +149,8 @@ EOF
 
 start main "$port"
 start limits "$limits_port" --max-connections 3 --max-response-rows 2 --max-response-bytes 4096 \
-    --idle-timeout 3 --max-line-bytes 1000 --max-save-bytes 3000
+    --idle-timeout 3 --max-line-bytes 1000 --max-save-bytes 3000 --max-history-transactions 2
+start proxy "$proxy_port" --trusted-proxy 127.0.0.1
 tls_args=()
 if command -v openssl >/dev/null 2>&1 \
     && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
@@ -162,19 +165,21 @@ fi
 wait_ready main "$port" "$main_pid"
 # shellcheck disable=SC2154
 wait_ready limits "$limits_port" "$limits_pid"
+# shellcheck disable=SC2154
+wait_ready proxy "$proxy_port" "$proxy_pid" 'PROXY UNKNOWN\r\n'
 if [ "${#tls_args[@]}" -gt 0 ]; then
     # shellcheck disable=SC2154
     wait_ready tls "$tls_port" "$tls_pid"
 fi
 
-pgm_log "services on 127.0.0.1:$port (main), :$limits_port (limits)${tls_args:+, :$tls_port (TLS)}; database $db"
+pgm_log "services on 127.0.0.1:$port (main), :$limits_port (limits), :$proxy_port (proxy)${tls_args:+, :$tls_port (TLS)}; database $db"
 set +e
-python3 scripts/protocol_check.py --host 127.0.0.1 --port "$port" --limits-port "$limits_port" "${tls_args[@]}" \
+python3 scripts/protocol_check.py --host 127.0.0.1 --port "$port" --limits-port "$limits_port" --proxy-port "$proxy_port" "${tls_args[@]}" \
     --user alice --user2 bob --user3 carol --admin-user root
 rc=$?
 set -e
 if [ "$rc" -ne 0 ]; then
-    for name in main limits tls; do
+    for name in main limits proxy tls; do
         [ -s "$work/$name.log" ] || continue
         echo "== last lines of the $name service's log"
         tail -n 20 "$work/$name.log"

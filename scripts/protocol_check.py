@@ -28,6 +28,7 @@ import json
 import os
 import random
 import socket
+import struct
 import sys
 import threading
 import time
@@ -619,6 +620,15 @@ def t_hello(ctx):
     c = ctx.connect()
     expect_ok("hello: ping before hello answered with pong", c.req({"id": 2, "op": "ping"}), 2,
               lambda r: r.get("pong") is True)
+    expect_err("hello: a user name over 128 characters -> invalid_field user, before any check",
+               c.req({"id": "long", "op": "hello", "user": "u" * 129, "password": "x", "protocol": 1}),
+               "invalid_field", field="user", rid="long")
+    expect_err("hello: a password over 1024 bytes -> invalid_field password",
+               c.req({"id": "longpw", "op": "hello", "user": ctx.u1, "password": "p" * 1025, "protocol": 1}),
+               "invalid_field", field="password", rid="longpw")
+    c.send_raw(b"PROXY TCP4 203.0.113.7 127.0.0.1 40000 7432\r\n")
+    expect_err("hello: a PROXY header from an untrusted peer is only a malformed line (id null), the connection goes on",
+               c.read_response(), "malformed_message", rid=None)
     row = new_id()
     full = {"fetch": {"entity": ctx.Trip}, "count": {"entity": ctx.Trip}, "ids": {"entity": ctx.Trip}, "save": {},
             "register": {"schema": schema(ctx)}, "history": {"history": {}}, "deleteHistory": {"history": {}},
@@ -1715,6 +1725,12 @@ def t_limits(ctx, host, port):
     r = c.req({"id": 7, "op": "history", "history": {"changedEntities": [ctx.Note]}})
     expect_err("limits: an answer longer than --max-response-bytes -> result_too_large, same id", r,
                "result_too_large", rid=7)
+    r = c.req({"id": 71, "op": "history", "history": {}})
+    expect_err("limits: history matching more transactions than --max-history-transactions -> result_too_large",
+               r, "result_too_large", rid=71)
+    r = c.req({"id": 72, "op": "history", "history": {"limit": 2, "changedEntities": [ctx.Stay]}})
+    expect_ok("limits: history with a limit within --max-history-transactions", r, 72,
+              lambda r: len(r.get("history", {}).get("transactions", [])) == 2)
     c.send_raw(b'{"id":8,"op":"ping","pad":"' + b"p" * 1000 + b'"}\n')
     expect_err("limits: line over --max-line-bytes 1000 -> line_too_long", c.read_response(), "line_too_long", rid=None)
     expect_ok("limits: connection still serves", c.req({"id": 9, "op": "ping"}), 9)
@@ -1793,6 +1809,59 @@ def t_limits(ctx, host, port):
 
 
 @guarded("tls")
+def proxy_v2(source, sport=50000):
+    """A PROXY protocol v2 header for a TCP-over-IPv4 client at source (dotted quad)."""
+    block = socket.inet_aton(source) + socket.inet_aton("127.0.0.1") + struct.pack("!HH", sport, 7432)
+    return b"\r\n\r\n\x00\r\nQUIT\n" + bytes([0x21, 0x11]) + struct.pack("!H", len(block)) + block
+
+
+def t_proxy(ctx, host, port):
+    """A server started with --trusted-proxy 127.0.0.1: every connection from here must start with a
+    PROXY protocol header (docs/PROTOCOL.md §1, Behind a load balancer)."""
+    c = Conn(host, port)
+    c.send_raw(b"PROXY TCP4 198.51.100.20 127.0.0.1 40000 7432\r\n" + b'{"id":1,"op":"ping"}\n')
+    expect_ok("proxy: a v1 header, then requests in the same packet", c.read_response(), 1,
+              lambda r: r.get("pong") is True)
+    c.close()
+    c = Conn(host, port)
+    c.send_raw(proxy_v2("198.51.100.21"))
+    r = login(c, ctx.u1, ctx.p1)
+    check("proxy: a v2 header, then hello", is_ok(r), short(r))
+    c.close()
+    c = Conn(host, port)
+    c.send_raw(b"\r\n\r\n\x00\r\nQUIT\n\x20\x00\x00\x00")
+    expect_ok("proxy: a v2 LOCAL header (a health check)", c.req({"id": 2, "op": "ping"}), 2)
+    c.close()
+    c = Conn(host, port)
+    c.send(b'{"id":3,"op":"ping"}')
+    check("proxy: a trusted peer without a header is closed without an answer", c.is_closed(5.0), "still open")
+    c.close()
+    c = Conn(host, port)
+    c.send_raw(b"PROXY TCP4 198.51.100.999 127.0.0.1 1 2\r\n")
+    check("proxy: a malformed header is closed", c.is_closed(5.0), "still open")
+    c.close()
+    # One address's failed logins throttle that address only (20 free per address by default).
+    guesser = "198.51.100.66"
+    failures = 0
+    throttled = False
+    while failures < 25 and not throttled:
+        c = Conn(host, port)
+        c.send_raw(b"PROXY TCP4 " + guesser.encode() + b" 127.0.0.1 40000 7432\r\n")
+        for _ in range(4):
+            r = c.req({"op": "hello", "user": "nobody-" + ctx.tag, "password": "guess", "protocol": 1})
+            if err_code(r) == "rate_limited":
+                throttled = True
+                break
+            failures += 1
+        c.close()
+    check("proxy: failed logins from one proxied address end in rate_limited", throttled, f"{failures} failures")
+    c = Conn(host, port)
+    c.send_raw(b"PROXY TCP4 198.51.100.67 127.0.0.1 40000 7432\r\n")
+    r = login(c, ctx.u1, ctx.p1)
+    check("proxy: ... while another client behind the same proxy logs in", is_ok(r), short(r))
+    c.close()
+
+
 def t_tls(ctx, host, port):
     import ssl
     c = Conn(host, port)
@@ -2284,7 +2353,9 @@ def main():
     ap.add_argument("--limits-port", type=int, default=0,
                     help="optional: a second server on the same database started with --max-connections 3 "
                          "--max-response-rows 2 --max-response-bytes 4096 --idle-timeout 3 --max-line-bytes 1000 "
-                         "--max-save-bytes 3000")
+                         "--max-save-bytes 3000 --max-history-transactions 2")
+    ap.add_argument("--proxy-port", type=int, default=0,
+                    help="optional: a server on the same database started with --trusted-proxy 127.0.0.1")
     ap.add_argument("--tls-port", type=int, default=0,
                     help="optional: a server on the same database started with --tls-certificate/--tls-key")
     ap.add_argument("--verbose", action="store_true", help="print details for passing checks too")
@@ -2353,6 +2424,8 @@ def main():
         t_limits(ctx, args.host, args.limits_port)
     if args.tls_port:
         t_tls(ctx, args.host, args.tls_port)
+    if args.proxy_port:
+        t_proxy(ctx, args.host, args.proxy_port)
     t_delete_history(ctx)
 
     # every long-lived connection survived everything

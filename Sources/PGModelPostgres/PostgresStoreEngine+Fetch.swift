@@ -30,6 +30,28 @@ extension PostgresStoreEngine {
         return try await Self.table(of: rows, layout: layout, entity: entity.name)
     }
 
+    /// The most bytes of rows one statement may bring in, counted as the rows arrive from PostgreSQL
+    /// (each cell's own bytes): past it the read stops with `result_too_large`, before the rest of the
+    /// result is read, decoded or encoded. The service sets it to its response-line limit around reads; a
+    /// row's cells never take more bytes than its JSON, so no answer that fits is refused. `nil`: no bound.
+    ///
+    /// ```swift
+    /// try await PostgresStoreEngine.$resultByteBudget.withValue(64 << 20) { try await gateway.fetch(request, as: requester) }
+    /// ```
+    @TaskLocal package static var resultByteBudget: Int?
+
+    /// Appends `row` to `rows` after adding its cells' bytes to `bytes`; throws `result_too_large` when
+    /// they pass `budget`.
+    static func append(_ row: PostgresRow, to rows: inout [PostgresRow], bytes: inout Int, budget: Int, model: String?) throws {
+        for cell in row { bytes += cell.bytes?.readableBytes ?? 0 }
+        guard bytes <= budget else {
+            throw PGModelError(.resultTooLarge,
+                               "the rows read\(model.map { " of \($0)" } ?? "") pass the server's limit of \(budget) bytes for one answer; ask for fewer (page with 'limit')",
+                               model: model)
+        }
+        rows.append(row)
+    }
+
     /// The fewest rows whose decoding is split between this thread and another event loop.
     static let parallelDecodeRows = 8_192
 

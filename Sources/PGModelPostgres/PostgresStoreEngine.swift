@@ -202,6 +202,25 @@ public struct PostgresStoreEngine: Sendable {
         Self.statementCounter?.record(statement.sql)
         do {
             let query = try PostgresValueCoding.query(statement)
+            if let budget = Self.resultByteBudget {
+                // Counted row by row as they arrive, so a result past the budget is never read whole.
+                let logger = logger
+                let read: @Sendable () async throws -> [PostgresRow] = {
+                    var rows: [PostgresRow] = []
+                    var bytes = 0
+                    for try await row in try await connection.query(query, logger: logger) {
+                        try Self.append(row, to: &rows, bytes: &bytes, budget: budget, model: model)
+                    }
+                    return rows
+                }
+                guard let watch = StatementWatch.current else { return try await read() }
+                // Under a deadline: awaited through its watch, as every statement (see StatementWatch).
+                let promise = connection.eventLoop.makePromise(of: [PostgresRow].self)
+                Task(executorPreference: EventLoopTaskExecutor(eventLoop: connection.eventLoop)) {
+                    do { promise.succeed(try await read()) } catch { promise.fail(error) }
+                }
+                return try await watch.await(promise.futureResult)
+            }
             guard let watch = StatementWatch.current else {
                 let sequence = try await connection.query(query, logger: logger)
                 var rows: [PostgresRow] = []

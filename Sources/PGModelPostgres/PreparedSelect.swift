@@ -84,8 +84,14 @@ extension PreparedSelectDigit {
     fileprivate static func rows<High: PreparedSelectDigit>(high: High.Type, _ bindings: PostgresBindings, _ connection: PostgresConnection,
                                                            _ logger: Logger) async throws -> [PostgresRow] {
         var rows: [PostgresRow] = []
+        let budget = PostgresStoreEngine.resultByteBudget
+        var bytes = 0
         for try await row in try await connection.execute(PreparedSelect<High, Self>(bindings: bindings), logger: logger) {
-            rows.append(row)
+            if let budget {
+                try PostgresStoreEngine.append(row, to: &rows, bytes: &bytes, budget: budget, model: nil)
+            } else {
+                rows.append(row)
+            }
         }
         return rows
     }

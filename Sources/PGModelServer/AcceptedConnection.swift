@@ -11,4 +11,7 @@ struct AcceptedConnection: Sendable {
     let channel: NIOAsyncChannel<ReceivedFrame, ByteBuffer>
     /// Where the connection's lines arrive (``FrameInbox``).
     let inbox: FrameInbox
+    /// The client's address from the PROXY protocol header of a trusted proxy's connection
+    /// (``ProxyProtocolHandler``); nil when the socket's peer is the client.
+    let proxiedAddress: EventLoopFuture<String>?
 }

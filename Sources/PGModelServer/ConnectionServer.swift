@@ -39,6 +39,8 @@ struct ConnectionServer: Sendable {
     let heldSaves: HeldSaveBudget
     /// How long a held save in parts may wait for its next part (``HeldSaveWatchdog``).
     let heldSaveTimeout: Duration
+    /// How long one save in parts may take from its first part to its last; nil is no limit.
+    let heldSaveLifetime: Duration?
     /// Whether short requests run on the connection's event loop (``RequestWeight``).
     let runsShortRequestsOnEventLoop: Bool
     let logger: Logger
@@ -70,6 +72,21 @@ struct ConnectionServer: Sendable {
             return
         }
         defer { tracker.remove(connection.channel) }
+        // Behind a trusted proxy the client's address is the PROXY header's: it drives the login
+        // throttle and the logs. A trusted proxy's connection without a valid header is closed.
+        var address = LoginGuard.address(of: connection.channel)
+        if let proxied = accepted.proxiedAddress {
+            do {
+                address = try await proxied.get()
+            } catch {
+                logger.notice("connection from a trusted proxy closed: no valid PROXY protocol header",
+                              metadata: ["reason": "\(LogText("\(error)"))"])
+                try? await connection.executeThenClose { _, _ in }
+                return
+            }
+            let proxy = connection.channel.remoteAddress
+            logger[metadataKey: "peer"] = "\(address) via \(proxy?.ipAddress ?? "unknown"):\(proxy?.port ?? 0)"
+        }
         // PROTOCOL §8: connections are logged at info level (with the peer's address, from the logger's
         // metadata); requests only at debug level.
         let opened = ContinuousClock.now
@@ -93,7 +110,7 @@ struct ConnectionServer: Sendable {
                 let heldSave = HeldSaveWatchdog(outbound: outbound, channel: connection.channel, timeout: heldSaveTimeout, logger: logger)
                 defer { heldSave.stop() }
                 let client = Client(outbound: outbound, channel: connection.channel, executor: executor, subscriptions: subscriptions, login: login, idle: idle,
-                                    heldSave: heldSave, address: LoginGuard.address(of: connection.channel), logger: logger)
+                                    heldSave: heldSave, address: address, logger: logger)
                 do {
                     try await serveRequests(accepted.inbox, client)
                 } catch {
@@ -124,7 +141,8 @@ struct ConnectionServer: Sendable {
         let heldSave: HeldSaveWatchdog
         /// The schema versions this connection registered (see ``SessionSchemaVersions``).
         let schemaVersions = SessionSchemaVersions()
-        /// The peer's IP address (no port), for the login throttle.
+        /// The client's IP address (no port; behind a trusted proxy, the one its PROXY header names), for
+        /// the login throttle.
         let address: String
         let logger: Logger
 
@@ -151,9 +169,11 @@ struct ConnectionServer: Sendable {
                 let logger = client.logger
                 var session = SessionStateMachine(maxFailedAuthentications: maxFailedAuthentications,
                                                   maxLineBytes: maxLineBytes, maxSaveBytes: maxSaveBytes)
-                var assembly = SaveAssembly(maxSaveBytes: maxSaveBytes)
+                var assembly = SaveAssembly(maxSaveBytes: maxSaveBytes, maxLifetime: heldSaveLifetime)
+                // Whose share of the held-save budget the open save takes: the connection's user.
+                var holder: UUID?
                 // A save still held when the connection ends is dropped with it.
-                defer { heldSaves.release(assembly.drop()) }
+                defer { if let holder { heldSaves.release(assembly.drop(), for: holder) } }
                 while let received = try await inbox.next() {
                     let action: SessionStateMachine.Action
                     var lineBytes = 0
@@ -179,6 +199,8 @@ struct ConnectionServer: Sendable {
                         await client.heldSave.closingFinished()
                         break
                     }
+                    // Only a logged-in connection holds parts, and its user never changes.
+                    if holder == nil, case .authenticated(let user) = session.state { holder = user.id }
                     let keepOpen = try await perform(action, received: received.received, lineBytes: lineBytes,
                                                      session: &session, assembly: &assembly, client)
                     client.heldSave.requestFinished()
@@ -225,15 +247,15 @@ struct ConnectionServer: Sendable {
         case .execute(let request, let user) where request.part != nil:
             guard case .save(let save) = request.operation, let part = request.part else { return true }
             let heldSaves = heldSaves
-            let action = assembly.receive(save, part: part, bytes: lineBytes, reserve: { heldSaves.reserve($0) })
-            if assembly.isHolding { client.heldSave.partHeld() } else { client.heldSave.saveEnded() }
+            let action = assembly.receive(save, part: part, bytes: lineBytes, reserve: { heldSaves.reserve($0, for: user.id) })
+            if assembly.isHolding { client.heldSave.partHeld(expiry: assembly.expiry) } else { client.heldSave.saveEnded() }
             switch action {
             case .held(let parts):
                 try await write(Response(id: request.id, .held(parts)), to: client)
             case .refuse(let error, let releasing):
-                heldSaves.release(releasing)
-                if error.code == .saveTooLarge {
-                    logger.notice("save in parts refused", metadata: ["id": "\(request.id)", "reason": "\(error.message)"])
+                heldSaves.release(releasing, for: user.id)
+                if error.code == .saveTooLarge || error.code == .timeout {
+                    logger.notice("save in parts refused", metadata: ["id": "\(LogText("\(request.id)"))", "reason": "\(LogText(error.message))"])
                 }
                 try await write(Response(id: request.id, error: error), to: client)
             case .run(let whole, let releasing):
@@ -241,7 +263,7 @@ struct ConnectionServer: Sendable {
                 joined.operation = .save(whole)
                 joined.part = nil
                 let response = await execute(joined, as: user, received: received, client)
-                heldSaves.release(releasing)
+                heldSaves.release(releasing, for: user.id)
                 try await write(response, to: client)
             }
             return true
@@ -252,7 +274,7 @@ struct ConnectionServer: Sendable {
             client.login.helloReceived()
             let outcome: Result<SessionUser, WireError>
             if let refusal = loginGuard.refusal(user: hello.user, address: client.address) {
-                logger.notice("login throttled", metadata: ["user": "\(hello.user)"])
+                logger.notice("login throttled", metadata: ["user": "\(LogText(hello.user))"])
                 outcome = .failure(refusal)
             } else {
                 // bcrypt's work is the database's, but the login's connection may be a new one: off the loop.
@@ -287,7 +309,7 @@ struct ConnectionServer: Sendable {
             line = try await RequestWeight.run(heavy: RequestWeight.isHeavy(response)) { try response.encodedLineBuffer() }
         } catch {
             // Only values JSON cannot carry (NaN, infinity) get here; the client still gets its one answer.
-            logger.warning("response could not be encoded", metadata: ["id": "\(response.id?.description ?? "null")"])
+            logger.warning("response could not be encoded", metadata: ["id": "\(LogText(response.id?.description ?? "null"))"])
             let fallback = Response(
                 id: response.id,
                 error: WireError(.typeMismatch, "the result contains a value JSON cannot carry (NaN or infinity)"))
@@ -295,7 +317,7 @@ struct ConnectionServer: Sendable {
                 ?? ByteBuffer(bytes: Data(#"{"id":null,"ok":false,"error":{"code":"internal_error","message":"encoding failed"}}"#.utf8 + [0x0A]))
         }
         guard line.readableBytes <= maxResponseBytes else {
-            logger.notice("response too large", metadata: ["id": "\(response.id?.description ?? "null")", "bytes": "\(line.readableBytes)"])
+            logger.notice("response too large", metadata: ["id": "\(LogText(response.id?.description ?? "null"))", "bytes": "\(line.readableBytes)"])
             let refusal = Response(id: response.id, error: WireError(
                 .resultTooLarge, "the answer would be \(line.readableBytes) bytes, over the server's limit of \(maxResponseBytes); page with 'limit' and 'offset'"))
             try await client.outbound.write(try refusal.encodedLineBuffer())

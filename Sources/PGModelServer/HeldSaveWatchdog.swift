@@ -40,10 +40,11 @@ final class HeldSaveWatchdog: Sendable {
         self.logger = logger
     }
 
-    /// A part was held: the save's next part is due within the timeout.
-    func partHeld() {
+    /// A part was held: the save's next part is due within the timeout, and its last part by `expiry`
+    /// (its lifetime's end), whichever comes first.
+    func partHeld(expiry: ContinuousClock.Instant? = nil) {
         state.withLockedValue { state in
-            state.deadline = .now + timeout
+            state.deadline = min(.now + timeout, expiry ?? .now + timeout)
             if state.task == nil { state.task = Task { [self] in await watch() } }
         }
     }
@@ -108,8 +109,8 @@ final class HeldSaveWatchdog: Sendable {
                     return
                 }
             }
-            logger.notice("closing a connection whose save in parts waited too long for its next part")
-            await ClosingNotice(WireError(.timeout, "a save in parts got no next part for \(timeout.components.seconds) s; its parts were dropped and the connection is closed"))
+            logger.notice("closing a connection whose save in parts waited too long for its next part or its end")
+            await ClosingNotice(WireError(.timeout, "a save in parts got no next part for \(timeout.components.seconds) s, or was not finished within its lifetime; its parts were dropped and the connection is closed"))
                 .send(on: outbound, closing: channel)
             return
         }

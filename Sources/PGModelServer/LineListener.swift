@@ -21,6 +21,8 @@ struct LineListener: Service {
         var dispatcher = RequestDispatcher(gateway: server.gateway, logger: logger)
         dispatcher.requestTimeout = server.configuration.requestTimeout
         dispatcher.maxResponseRows = server.configuration.maxResponseRows
+        dispatcher.maxHistoryTransactions = server.configuration.maxHistoryTransactions
+        dispatcher.maxResponseBytes = server.configuration.maxResponseBytes
         // One LISTEN connection for the whole server; sessions fan out from it. Created only now that the
         // database is known to be reachable, closed only after every connection has stopped forwarding.
         let database = server.databaseConfiguration
@@ -47,10 +49,14 @@ struct LineListener: Service {
             loginGuard: LoginGuard(policy: server.configuration.loginThrottle),
             idleTimeout: server.configuration.idleTimeout, maxResponseBytes: server.configuration.maxResponseBytes,
             maxLineBytes: server.configuration.maxLineBytes, maxSaveBytes: server.configuration.maxSaveBytes,
-            heldSaves: HeldSaveBudget(limit: server.configuration.maxHeldSaveBytes),
+            heldSaves: HeldSaveBudget(limit: server.configuration.maxHeldSaveBytes,
+                                      perUserLimit: server.configuration.effectiveMaxHeldSaveBytesPerUser),
             heldSaveTimeout: server.configuration.heldSaveTimeout,
+            heldSaveLifetime: server.configuration.heldSaveLifetime,
             runsShortRequestsOnEventLoop: server.configuration.runsShortRequestsOnEventLoop, logger: logger)
         let maxLineBytes = server.configuration.maxLineBytes
+        let trustedProxies = server.trustedProxies
+        let proxyHeaderTimeout = ConnectionDeadline.timeAmount(server.configuration.loginTimeout)
         let queued = server.configuration.maxQueuedRequests
         // Past the high watermark the inbox stops reading the socket: a client that pipelines without end
         // is held back by TCP flow control rather than by the server's memory.
@@ -67,6 +73,13 @@ struct LineListener: Service {
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .bind(host: server.configuration.host, port: server.configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        // A trusted proxy's PROXY header comes first, before TLS: it is read by the first handler.
+                        var proxied: EventLoopFuture<String>?
+                        if !trustedProxies.isEmpty, let peer = channel.remoteAddress?.ipAddress, trustedProxies.contains(peer) {
+                            let proxy = ProxyProtocolHandler(peer: peer, timeout: proxyHeaderTimeout, eventLoop: channel.eventLoop)
+                            try channel.pipeline.syncOperations.addHandler(proxy)
+                            proxied = proxy.address
+                        }
                         // TLS, when on, sits under the framing: lines are read from the decrypted bytes.
                         try server.addTLSHandlers(to: channel)
                         let inbox = FrameInbox(eventLoop: channel.eventLoop, maxLineBytes: maxLineBytes,
@@ -74,7 +87,7 @@ struct LineListener: Service {
                         try channel.pipeline.syncOperations.addHandler(inbox)
                         // Only its writer is used: the inbox, before it, reads the lines.
                         let connection = try NIOAsyncChannel<ReceivedFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
-                        return AcceptedConnection(channel: connection, inbox: inbox)
+                        return AcceptedConnection(channel: connection, inbox: inbox, proxiedAddress: proxied)
                     }
                 }
         } catch {
@@ -84,7 +97,8 @@ struct LineListener: Service {
         }
         let port = listener.channel.localAddress?.port ?? server.configuration.port
         logger.info("listening", metadata: ["host": "\(server.configuration.host)", "port": "\(port)",
-                                            "tls": "\(server.tlsContext == nil ? "off" : "on")"])
+                                            "tls": "\(server.tlsContext == nil ? "off" : "on")",
+                                            "proxy_protocol": "\(trustedProxies.isEmpty ? "off" : "from \(server.configuration.trustedProxies.joined(separator: ","))")"])
         server.lifecycle.listening(on: port, tracker: tracker)
 
         try await withGracefulShutdownHandler {

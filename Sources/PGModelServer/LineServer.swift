@@ -38,6 +38,8 @@ public struct LineServer: Service, CustomStringConvertible {
     let eventLoopGroup: any EventLoopGroup
     /// The server side of TLS, when the configuration names a certificate and key; nil serves plain TCP.
     let tlsContext: NIOSSLContext?
+    /// The peers whose connections start with a PROXY protocol header.
+    let trustedProxies: TrustedProxies
 
     /// Checks the configuration (the database URL above all; `invalid_configuration` otherwise) and
     /// prepares the database pool. Nothing connects until ``run()``.
@@ -65,13 +67,23 @@ public struct LineServer: Service, CustomStringConvertible {
         guard configuration.maxSaveBytes >= 64, configuration.maxHeldSaveBytes >= 0 else {
             throw PGModelError(.invalidConfiguration, "the save limits must allow at least 64 bytes for one save in parts, and the held-parts limit must not be negative")
         }
-        guard configuration.maxResponseRows >= 1, configuration.maxResponseBytes >= 1024, configuration.maxQueuedRequests >= 1 else {
-            throw PGModelError(.invalidConfiguration, "the response limits must allow 1 row and 1 KiB, and at least 1 queued request")
+        guard configuration.maxResponseRows >= 1, configuration.maxHistoryTransactions >= 1, configuration.maxResponseBytes >= 1024,
+              configuration.maxQueuedRequests >= 1 else {
+            throw PGModelError(.invalidConfiguration, "the response limits must allow 1 row, 1 history transaction and 1 KiB, and at least 1 queued request")
+        }
+        guard configuration.effectiveMaxHeldSaveBytesPerUser >= 0 else {
+            throw PGModelError(.invalidConfiguration, "the per-user held-parts limit must not be negative")
+        }
+        do {
+            trustedProxies = try TrustedProxies(configuration.trustedProxies)
+        } catch let error as WireError {
+            throw PGModelError(.invalidConfiguration, "trusted proxies: \(error.message)")
         }
         for (name, duration) in [("request", configuration.requestTimeout), ("login", configuration.loginTimeout),
                                  ("statement", configuration.effectiveStatementTimeout),
                                  ("idle", configuration.idleTimeout ?? .seconds(1)),
-                                 ("held save", configuration.heldSaveTimeout)] where duration <= .zero {
+                                 ("held save", configuration.heldSaveTimeout),
+                                 ("held save lifetime", configuration.heldSaveLifetime ?? .seconds(1))] where duration <= .zero {
             throw PGModelError(.invalidConfiguration, "the \(name) timeout must be positive")
         }
         self.tlsContext = try Self.makeTLSContext(configuration)

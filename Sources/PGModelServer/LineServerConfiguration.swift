@@ -18,7 +18,8 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     public var schemaName: String?
     /// The longest request line, in bytes, not counting the `"\n"`.
     public var maxLineBytes: Int
-    /// Connections beyond this many are answered with `too_many_connections` and closed; `nil` is no limit.
+    /// Connections beyond this many are answered with `too_many_connections` and closed (1,024 by
+    /// default, well under a usual open-files limit); `nil` is no limit.
     public var maxConnections: Int?
     /// Failed `hello`s after which a connection is closed.
     public var maxFailedAuthentications: Int
@@ -46,7 +47,13 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// The most rows a `fetch` or `ids` answers with; a larger result is refused with
     /// `result_too_large`, which tells the client to page with `limit` and `offset`.
     public var maxResponseRows = 100_000
-    /// The longest response line, in bytes; a longer answer is replaced by `result_too_large`.
+    /// The most transactions a `history` answers with (10,000 by default); a request without a `limit`,
+    /// or with a larger one, that matches more is refused with `result_too_large`, which tells the client
+    /// to page with `limit` and a token (the Swift client does so itself).
+    public var maxHistoryTransactions = 10_000
+    /// The longest response line, in bytes; a longer answer is replaced by `result_too_large`. Rows are
+    /// counted while they are read from PostgreSQL: a fetch or history read stops as soon as the rows'
+    /// own bytes pass this, before the rest is read or anything is encoded.
     public var maxResponseBytes = 64 << 20
     /// A connection (logged in or not) that sends nothing for this long, and has no request running or
     /// subscription, gets a `timeout` line (id null) and is closed. `nil` keeps idle connections forever.
@@ -61,7 +68,15 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// The most bytes of unfinished saves in parts the server holds at once, all connections together; a
     /// part past it is refused with `save_too_large` (try again later) and its save is dropped. 256 MiB by
     /// default.
-    public var maxHeldSaveBytes = 256 << 20
+    public var maxHeldSaveBytes = 384 << 20
+    /// The most bytes of unfinished saves in parts one user's connections hold at once, all together; a
+    /// part past it is refused with `save_too_large` (try again later) and its save is dropped. `nil` (the
+    /// default) takes half of ``maxHeldSaveBytes``: one user can never take the room the others' saves need.
+    public var maxHeldSaveBytesPerUser: Int?
+    /// How long one save in parts may take from its first part to its last (10 minutes by default): a
+    /// part after that is refused with `timeout` and the save dropped, and a connection whose held save
+    /// passes it is closed as for ``heldSaveTimeout``. `nil` is no limit.
+    public var heldSaveLifetime: Duration? = .seconds(600)
     /// How long a save in parts may wait for its next part. Past it the connection gets a `timeout` line (id
     /// null) and is closed, which drops the held parts and gives their room back; other requests or a
     /// subscription on the connection do not extend it. 60 seconds by default.
@@ -90,6 +105,23 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// read; connections still open after it (a client that stopped reading) are closed.
     public var shutdownGracePeriod: Duration = .seconds(10)
 
+    /// The addresses and CIDR blocks of the load balancers that send a PROXY protocol header (v1 or v2)
+    /// before each connection's first byte (HAProxy's `send-proxy` / `send-proxy-v2`, AWS NLB's proxy
+    /// protocol). A connection from one of them must start with the header, else it is closed; the
+    /// client address the header names then drives the login throttle and the logs. Connections from
+    /// anyone else are never read for a header. Empty (the default): the PROXY protocol is off.
+    ///
+    /// ```swift
+    /// configuration.trustedProxies = ["10.0.0.0/8", "192.0.2.7"]
+    /// ```
+    public var trustedProxies: [String] = []
+
+    /// The per-user held-save limit in force.
+    var effectiveMaxHeldSaveBytesPerUser: Int { maxHeldSaveBytesPerUser ?? maxHeldSaveBytes / 2 }
+
+    /// What ``maxHeldSaveBytesPerUser`` comes to when it is not set: half of ``maxHeldSaveBytes``.
+    public var effectiveMaxHeldSaveBytesPerUserDefault: Int { maxHeldSaveBytes / 2 }
+
     /// The statement timeout in force.
     var effectiveStatementTimeout: Duration { statementTimeout ?? requestTimeout * 0.9 }
     /// The PEM file of the server's certificate (its chain: the leaf first, then any intermediates).
@@ -110,7 +142,7 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
         port: Int = WireProtocol.defaultPort,
         schemaName: String? = nil,
         maxLineBytes: Int = WireProtocol.defaultMaxLineBytes,
-        maxConnections: Int? = nil,
+        maxConnections: Int? = 1_024,
         maxFailedAuthentications: Int = 5,
         maxDatabaseConnections: Int = 20
     ) {
@@ -131,6 +163,7 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
         text += ", maxLineBytes: \(maxLineBytes), maxSaveBytes: \(maxSaveBytes)"
         if let maxConnections { text += ", maxConnections: \(maxConnections)" }
         if let tlsCertificatePath { text += ", tls: \(tlsCertificatePath)" }
+        if !trustedProxies.isEmpty { text += ", trustedProxies: \(trustedProxies.joined(separator: ","))" }
         return text + ")"
     }
 

@@ -23,6 +23,11 @@ package struct RequestDispatcher: Sendable {
     var requestTimeout: Duration = .seconds(30)
     /// The most rows one `fetch` or `ids` answers with.
     var maxResponseRows = 100_000
+    /// The most transactions one `history` answers with.
+    var maxHistoryTransactions = 10_000
+    /// The most bytes of rows a read may bring in from PostgreSQL (the response line's limit): counted
+    /// while the rows arrive, so a large result stops there instead of being read whole first.
+    var maxResponseBytes = 64 << 20
 
     /// Checks `hello`'s credentials.
     func authenticate(_ hello: HelloPayload) async -> Result<SessionUser, WireError> {
@@ -31,11 +36,11 @@ package struct RequestDispatcher: Sendable {
             let user = try await Deadline(requestTimeout, operation: "'hello'").run {
                 try await gateway.authenticate(user: hello.user, password: hello.password)
             }
-            logger.info("user logged in", metadata: ["user": "\(user.name)", "admin": "\(user.isAdmin)"])
+            logger.info("user logged in", metadata: ["user": "\(LogText(user.name))", "admin": "\(user.isAdmin)"])
             return .success(SessionUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
         } catch {
             let wire = wireError(error, operation: .hello)
-            logger.notice("login failed", metadata: ["user": "\(hello.user)", "code": "\(wire.code)"])
+            logger.notice("login failed", metadata: ["user": "\(LogText(hello.user))", "code": "\(wire.code)"])
             return .failure(wire)
         }
     }
@@ -92,7 +97,7 @@ package struct RequestDispatcher: Sendable {
         let elapsed = (ContinuousClock.now - started).components
         let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
         var metadata: Logger.Metadata = [
-            "op": "\(request.operation.name.rawValue)", "id": "\(request.id)", "user": "\(user.name)",
+            "op": "\(request.operation.name.rawValue)", "id": "\(LogText("\(request.id)"))", "user": "\(LogText(user.name))",
             "ms": "\(milliseconds)",
         ]
         if case .failure(let error) = result { metadata["code"] = "\(error.code)" }
@@ -169,13 +174,12 @@ package struct RequestDispatcher: Sendable {
         case .fetch(let request):
             return .rows(try await capped(request) { try await gateway.fetch($0, as: requester) })
         case .fetchTable(let request):
-            var table = FetchedTable()
-            table.rows = try await capped(request) { request in
+            let gateway = gateway
+            let fetched = try await capped(request) { request in
                 let fetched = try await gateway.fetchTable(request, as: requester)
-                table.shapes = fetched.shapes
-                return fetched.rows
-            }
-            return .table(table)
+                return [fetched]
+            } count: { $0.first?.rows.count ?? 0 }
+            return .table(fetched.first ?? FetchedTable())
         case .count(let request):
             return .count(try await gateway.count(request, as: requester))
         case .ids(let request):
@@ -183,8 +187,19 @@ package struct RequestDispatcher: Sendable {
         case .save(let request):
             return .saved(try await gateway.save(request, as: requester))
         case .history(let request):
-            // Row-level security filters: a user gets only changes of rows they may see.
-            return .history(try await gateway.fetchHistory(request, as: requester))
+            // Row-level security filters: a user gets only changes of rows they may see. As a fetch, at
+            // most one transaction more than the cap is read: its presence is the refusal.
+            var bounded = request
+            let cap = maxHistoryTransactions
+            if (request.limit ?? .max) > cap { bounded.limit = cap + 1 }
+            let page = try await PostgresStoreEngine.$resultByteBudget.withValue(maxResponseBytes) {
+                try await gateway.fetchHistory(bounded, as: requester)
+            }
+            guard page.transactions.count <= cap else {
+                throw PGModelError(.resultTooLarge,
+                                   "more than \(cap) history transactions match; page with 'limit' (at most \(cap)) and a token condition (token greater than the last one read)")
+            }
+            return .history(page)
         case .share(let change), .unshare(let change):
             _ = try await gateway.save(SaveRequest(shares: [change]), as: requester)
             return .acknowledged
@@ -204,13 +219,16 @@ package struct RequestDispatcher: Sendable {
     }
 
     /// Runs `request` asking for at most one row more than ``maxResponseRows``: that row's presence is
-    /// the refusal, and the database never produces the rest.
-    private func capped<Row>(_ request: FetchRequest, _ run: (FetchRequest) async throws -> [Row]) async throws -> [Row] {
+    /// the refusal, and the database never produces the rest. The rows' bytes are counted as they are
+    /// read (``PostgresStoreEngine/resultByteBudget``): past ``maxResponseBytes`` the read stops with
+    /// `result_too_large`.
+    private func capped<Row>(_ request: FetchRequest, _ run: (FetchRequest) async throws -> [Row],
+                             count: ([Row]) -> Int = { $0.count }) async throws -> [Row] {
         var bounded = request
         let cap = maxResponseRows
         if (request.limit ?? .max) > cap { bounded.limit = cap + 1 }
-        let rows = try await run(bounded)
-        guard rows.count <= cap else {
+        let rows = try await PostgresStoreEngine.$resultByteBudget.withValue(maxResponseBytes) { try await run(bounded) }
+        guard count(rows) <= cap else {
             throw PGModelError(.resultTooLarge,
                                "more than \(cap) \(request.entity) rows match; page with 'limit' and 'offset'", model: request.entity)
         }

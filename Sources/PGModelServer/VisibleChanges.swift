@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import PGModelCore
 import PGModelPostgres
 import PGModelStore
+import PGModelWire
 
 /// Change events as one user may see them. The doorbell rings for every save in the store; before a
 /// connection is told, this reads the history committed since it was last told, as that user (row-level
@@ -55,7 +56,7 @@ final class VisibleChanges: Sendable {
             let entities = Set(page.transactions.flatMap { $0.changes.map(\.entity) })
             return entities.isEmpty ? nil : ChangeSignal(.committed, entities: entities.sorted())
         } catch {
-            logger.debug("reading history for a change event failed", metadata: ["error": "\(error)"])
+            logger.debug("reading history for a change event failed", metadata: ["error": "\(LogText("\(error)"))"])
             return ChangeSignal(.committed)
         }
     }

@@ -17,6 +17,20 @@ extension DatabaseGateway {
         guard let target = plan.schema(schema.version), target.entities.map(\.shape) == schema.entities.map(\.shape) else {
             throw PGModelError(.invalidSchema, "the schema of version \(schema.version) is not the migration plan's")
         }
+        // Rights first: anyone but an admin only learns whether the store is at the version already, from a
+        // pooled connection, without opening a connection of their own or waiting for the store-wide lock.
+        guard requester.isAdmin else {
+            let engine = engine
+            let recorded = try await pool.withConnection(scope: .trusted, deadline: callTimeout, operation: "schema version check") {
+                try await engine.recordedVersion(of: plan.entityNames, on: $0)
+            }
+            guard recorded == schema.version else {
+                throw PGModelError(.schemaVersionMismatch,
+                    "the store is at schema version \(recorded ?? "none") and this app at \(schema.version); only an admin may migrate it",
+                    model: schema.entities.first?.name)
+            }
+            return
+        }
         let session = try await openMigrationSession()
         do {
             let registered = try await session.registered()

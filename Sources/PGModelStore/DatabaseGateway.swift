@@ -53,7 +53,7 @@ package final class DatabaseGateway: Sendable {
     package var schemaTimeout: TimeAmount { RequestBudget.timeout(within: ConnectionDeadline.schemaTimeout(for: requestTimeout)) }
 
     /// The deadline of the call being made: ``requestTimeout``, or what is left of the client's.
-    private var callTimeout: TimeAmount { RequestBudget.timeout(within: requestTimeout) }
+    var callTimeout: TimeAmount { RequestBudget.timeout(within: requestTimeout) }
 
     /// Applies the system SQL once, then loads the registered entities: what a server does at start.
     @discardableResult

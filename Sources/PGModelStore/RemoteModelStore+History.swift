@@ -10,7 +10,39 @@ extension RemoteModelStore {
     /// let page = try await store.fetchHistory(HistoryRequest(filter: .token(.greater, lastToken)))
     /// lastToken = page.transactions.last?.token ?? lastToken
     /// ```
+    ///
+    /// The server answers at most a page of transactions (and of bytes) per `history`; a request for more
+    /// (or without a `limit`) is read here page by page, each page resuming after the last token of the one
+    /// before, and a page refused as too large is asked for again at half the size.
     public func fetchHistory(_ request: HistoryRequest) async throws -> HistoryPage {
+        var pageSize = Self.historyPageSize
+        var transactions: [HistoryRecord] = []
+        var last: UInt64?
+        while true {
+            let wanted = request.limit.map { $0 - transactions.count } ?? .max
+            guard wanted > 0 else { break }
+            var page = request
+            page.limit = min(pageSize, wanted)
+            if let last { page.filter = .and([request.filter, .token(request.newestFirst ? .less : .greater, last)]) }
+            let answer: HistoryPage
+            do {
+                answer = try await historyPage(page)
+            } catch let error as PGModelError where error.code == .resultTooLarge && pageSize > 1 {
+                pageSize = max(1, pageSize / 2)
+                continue
+            }
+            transactions += answer.transactions
+            guard let newest = answer.transactions.last, answer.transactions.count == page.limit else { break }
+            last = newest.token
+        }
+        return HistoryPage(transactions: transactions, isComplete: true)
+    }
+
+    /// The most transactions ``fetchHistory(_:)`` asks the server for at once: well under the server's
+    /// default cap (``LineServerConfiguration/maxHistoryTransactions`` is 10,000).
+    static let historyPageSize = 1_000
+
+    private func historyPage(_ request: HistoryRequest) async throws -> HistoryPage {
         guard case .history(let page) = try await call(.history(request)) else { throw Self.unexpectedResult(.history) }
         return page
     }

@@ -33,6 +33,9 @@ public struct SaveAssembly: Sendable {
 
     /// The most bytes one save's parts may add up to.
     public let maxSaveBytes: Int
+    /// How long one save in parts may take from its part 0 to its last part; a part after that is refused
+    /// with `timeout` and the save dropped. `nil`: no limit.
+    public let maxLifetime: Duration?
 
     private struct OpenSave: Sendable {
         var count: Int
@@ -42,12 +45,22 @@ public struct SaveAssembly: Sendable {
         var bytes: Int
         /// What was reserved for the held parts: what dropping them releases.
         var reserved: Int
+        /// When part 0 arrived.
+        var started: ContinuousClock.Instant
     }
 
     private var open: OpenSave?
 
-    public init(maxSaveBytes: Int) {
+    public init(maxSaveBytes: Int, maxLifetime: Duration? = nil) {
         self.maxSaveBytes = max(1, maxSaveBytes)
+        self.maxLifetime = maxLifetime
+    }
+
+    /// When the open save's lifetime ends (``maxLifetime`` after its part 0); nil without an open save
+    /// or a lifetime.
+    public var expiry: ContinuousClock.Instant? {
+        guard let open, let maxLifetime else { return nil }
+        return open.started + maxLifetime
     }
 
     /// The reserved bytes of the save being held: what closing the connection releases.
@@ -56,9 +69,11 @@ public struct SaveAssembly: Sendable {
     /// Whether a save is open (some of its parts held, its last part not yet received).
     public var isHolding: Bool { open != nil }
 
-    /// Decides about part `part` of a save, whose line was `bytes` long. `reserve` is asked for the memory of
-    /// a part to be held (never for the last part, which runs at once); false refuses the part.
-    public mutating func receive(_ save: SaveRequest, part: SavePart, bytes: Int, reserve: (Int) -> Bool) -> Action {
+    /// Decides about part `part` of a save, whose line was `bytes` long and was read at `now`. `reserve` is
+    /// asked for the memory of a part to be held (never for the last part, which runs at once); false
+    /// refuses the part.
+    public mutating func receive(_ save: SaveRequest, part: SavePart, bytes: Int, now: ContinuousClock.Instant = .now,
+                                 reserve: (Int) -> Bool) -> Action {
         if part.index == 0 {
             if let current = open {
                 // Two saves interleaved on one connection: neither may commit with the other's parts.
@@ -70,13 +85,18 @@ public struct SaveAssembly: Sendable {
             guard bytes <= maxSaveBytes else { return .refuse(tooLarge(bytes), releasing: 0) }
             let memory = Self.memory(of: save, bytes: bytes)
             guard reserve(memory) else { return .refuse(Self.serverFull, releasing: 0) }
-            open = OpenSave(count: part.count, next: 1, save: save, bytes: bytes, reserved: memory)
+            open = OpenSave(count: part.count, next: 1, save: save, bytes: bytes, reserved: memory, started: now)
             return .held(1)
         }
         guard var current = open else {
             return .refuse(WireError(.invalidField,
                                      "part \(part.index) of a save that is not open: a save in parts starts with part 0 (an earlier part was refused, or the save was dropped)",
                                      field: "part"), releasing: 0)
+        }
+        if let expiry, now > expiry, let maxLifetime {
+            return .refuse(WireError(.timeout,
+                                     "the save in parts took longer than \(maxLifetime.components.seconds) s from its first part; it was dropped (send its parts faster, or save in smaller transactions)"),
+                           releasing: drop())
         }
         guard part.count == current.count else {
             return .refuse(WireError(.invalidField,

@@ -102,6 +102,16 @@ public struct SessionStateMachine: Sendable {
                         "protocol \(hello.protocolVersion) is not supported; this server speaks \(WireProtocol.version)",
                         field: "protocol")))
             }
+            // Bounded before they reach the throttle (whose keys they are), the logs or the database.
+            guard !hello.user.isEmpty, hello.user.count <= WireProtocol.maxUserNameCharacters,
+                  hello.user.utf8.count <= 4 * WireProtocol.maxUserNameCharacters else {
+                return .respond(Response(id: request.id, error: WireError(
+                    .invalidField, "a user name has 1 to \(WireProtocol.maxUserNameCharacters) characters", field: "user")))
+            }
+            guard hello.password.utf8.count <= WireProtocol.maxPasswordBytes else {
+                return .respond(Response(id: request.id, error: WireError(
+                    .invalidField, "a password has at most \(WireProtocol.maxPasswordBytes) bytes", field: "password")))
+            }
             state = .authenticating
             return .authenticate(id: request.id, hello: hello)
         case (.unauthenticated, _):

@@ -14,6 +14,12 @@ public enum WireProtocol {
     public static let defaultMaxLineBytes = 1 << 20
     /// The longest string `id` a request may carry, in UTF-8 bytes.
     public static let maxStringIDBytes = 256
+    /// The longest user name `hello` may carry, in characters (the length `pgmodel.users` allows); a
+    /// longer one is refused with `invalid_field` before any password check or login throttle sees it.
+    public static let maxUserNameCharacters = 128
+    /// The longest password `hello` may carry, in UTF-8 bytes (bcrypt reads only the first 72); a
+    /// longer one is refused with `invalid_field` before any password check.
+    public static let maxPasswordBytes = 1_024
     /// The values a request's `timeoutMs` may take: 1 ms to 24 hours.
     public static let timeoutMillisecondsRange: ClosedRange<Int64> = 1...86_400_000
 }

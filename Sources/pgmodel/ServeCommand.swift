@@ -10,6 +10,7 @@ import ServiceLifecycle
 /// ```
 /// pgmodel serve --host 0.0.0.0 --port 7432 --database-url postgres://pgmodel:pgmodel@db/pgmodel
 /// pgmodel serve --tls-certificate /etc/pgmodel/server.pem --tls-key /etc/pgmodel/server.key
+/// pgmodel serve --host 0.0.0.0 --trusted-proxy 10.0.0.0/8   # behind HAProxy with send-proxy-v2
 /// ```
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -31,8 +32,19 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Most bytes the lines of one save in parts may add up to; more is 'save_too_large'.", valueName: "bytes"))
     var maxSaveBytes = 64 << 20
 
-    @Option(help: ArgumentHelp("Most simultaneous client connections (default: no limit).", valueName: "count"))
-    var maxConnections: Int?
+    @Option(help: ArgumentHelp("Most simultaneous client connections; 0 is no limit.", valueName: "count"))
+    var maxConnections = 1_024
+
+    @Option(help: ArgumentHelp(
+        "A load balancer (IP address or CIDR block) whose connections start with a PROXY protocol header (v1 or v2); the header's client address then drives login throttling and logs. Repeat for several. Defaults to $PGMODEL_TRUSTED_PROXIES (comma-separated).",
+        valueName: "address"))
+    var trustedProxy: [String] = []
+
+    @Option(help: ArgumentHelp("Most transactions one history request answers with; more is 'result_too_large'.", valueName: "count"))
+    var maxHistoryTransactions = 10_000
+
+    @Option(help: ArgumentHelp("Seconds one save in parts may take from its first part to its last; 0 is no limit.", valueName: "seconds"))
+    var heldSaveLifetime: Double = 600
 
     @Option(help: ArgumentHelp("Each request's deadline in seconds; past it the client gets 'timeout'.", valueName: "seconds"))
     var requestTimeout: Double = 30
@@ -71,14 +83,20 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("unknown log level '\(logLevel)'")
         }
         guard maxLineBytes >= 64 else { throw ValidationError("--max-line-bytes must be at least 64") }
-        if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
+        guard maxConnections >= 0 else { throw ValidationError("--max-connections must be 0 (no limit) or more") }
+        guard maxHistoryTransactions >= 1 else { throw ValidationError("--max-history-transactions must be at least 1") }
+        do {
+            _ = try TrustedProxies(trustedProxy)
+        } catch let error as WireError {
+            throw ValidationError("--trusted-proxy: \(error.message)")
+        }
         guard loginTimeout.isFinite, loginTimeout > 0, loginTimeout <= 86_400 else {
             throw ValidationError("--login-timeout must be a number of seconds between 0 and 86400")
         }
         guard requestTimeout.isFinite, requestTimeout > 0, requestTimeout <= 86_400 else {
             throw ValidationError("--request-timeout must be between 0 and 86400 seconds")
         }
-        for (name, value) in [("--idle-timeout", idleTimeout), ("--shutdown-grace", shutdownGrace),
+        for (name, value) in [("--idle-timeout", idleTimeout), ("--shutdown-grace", shutdownGrace), ("--held-save-lifetime", heldSaveLifetime),
                               ("--statement-timeout", statementTimeout ?? 1)] {
             guard value.isFinite, value >= 0, value <= 86_400 else {
                 throw ValidationError("\(name) must be a number of seconds between 0 and 86400")
@@ -110,6 +128,8 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("TLS needs both --tls-certificate and --tls-key (or $PGMODEL_TLS_CERTIFICATE and $PGMODEL_TLS_KEY)")
         }
         let level = Logger.Level(rawValue: logLevel) ?? .info
+        let trustedProxies = !trustedProxy.isEmpty ? trustedProxy
+            : (nonEmpty(environment["PGMODEL_TRUSTED_PROXIES"])?.split(separator: ",").map { String($0) } ?? [])
 
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -121,7 +141,7 @@ struct ServeCommand: AsyncParsableCommand {
         try await reportingFailures {
             var configuration = LineServerConfiguration(
                 databaseURL: databaseURL, host: host, port: port, schemaName: database.schema,
-                maxLineBytes: maxLineBytes, maxConnections: maxConnections)
+                maxLineBytes: maxLineBytes, maxConnections: maxConnections > 0 ? maxConnections : nil)
             configuration.requestTimeout = Self.duration(requestTimeout)
             configuration.loginTimeout = Self.duration(loginTimeout)
             configuration.idleTimeout = idleTimeout > 0 ? Self.duration(idleTimeout) : nil
@@ -131,7 +151,13 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.maxSaveBytes = maxSaveBytes
             // Several connections' saves at once, and never less than one save: held parts count at their
             // decoded size, up to about three times their lines for ordinary rows.
-            configuration.maxHeldSaveBytes = max(configuration.maxHeldSaveBytes, maxSaveBytes > Int.max / 3 ? .max : maxSaveBytes * 3)
+            // Each user may hold one whole save; the server, two users' worth.
+            let perUser = max(configuration.effectiveMaxHeldSaveBytesPerUserDefault, maxSaveBytes > Int.max / 3 ? .max : maxSaveBytes * 3)
+            configuration.maxHeldSaveBytesPerUser = perUser
+            configuration.maxHeldSaveBytes = max(configuration.maxHeldSaveBytes, perUser > Int.max / 2 ? .max : perUser * 2)
+            configuration.heldSaveLifetime = heldSaveLifetime > 0 ? Self.duration(heldSaveLifetime) : nil
+            configuration.maxHistoryTransactions = maxHistoryTransactions
+            configuration.trustedProxies = trustedProxies
             configuration.shutdownGracePeriod = Self.duration(shutdownGrace)
             configuration.tlsCertificatePath = tlsCertificate
             configuration.tlsKeyPath = tlsKey

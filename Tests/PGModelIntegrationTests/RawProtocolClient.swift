@@ -19,9 +19,12 @@ final class RawProtocolClient: Sendable {
         self.inbox = inbox
     }
 
-    static func connect(port: Int) async throws -> RawProtocolClient {
+    /// Connects to 127.0.0.1:`port`, from `source` (a loopback address such as 127.0.0.2) when given.
+    static func connect(port: Int, from source: String? = nil) async throws -> RawProtocolClient {
         let inbox = LineInbox()
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        if let source { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: source, port: 0)) }
+        let channel = try await bootstrap
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

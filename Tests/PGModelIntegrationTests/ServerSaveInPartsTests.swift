@@ -141,7 +141,7 @@ struct ServerSaveInPartsTests {
         let user = try await ServerTestHarness.makeUser("parts")
         let entity = ServerTestHarness.uniqueEntity("Part")
         try await ServerTestHarness.register(Self.schema(entity))
-        try await ServerTestHarness.withRunningServer(configure: { $0.maxHeldSaveBytes = 3_000 }) { _, port in
+        try await ServerTestHarness.withRunningServer(configure: { $0.maxHeldSaveBytes = 3_000; $0.maxHeldSaveBytesPerUser = 3_000 }) { _, port in
             let a = try await RawProtocolClient.connect(port: port)
             let b = try await RawProtocolClient.connect(port: port)
             try await Self.login(a, user)
@@ -176,7 +176,7 @@ struct ServerSaveInPartsTests {
         let user = try await ServerTestHarness.makeUser("parts")
         let entity = ServerTestHarness.uniqueEntity("Part")
         try await ServerTestHarness.register(Self.schema(entity))
-        try await ServerTestHarness.withRunningServer(configure: { $0.maxHeldSaveBytes = 3_000; $0.heldSaveTimeout = .seconds(2) }) { _, port in
+        try await ServerTestHarness.withRunningServer(configure: { $0.maxHeldSaveBytes = 3_000; $0.maxHeldSaveBytesPerUser = 3_000; $0.heldSaveTimeout = .seconds(2) }) { _, port in
             let holder = try await RawProtocolClient.connect(port: port)
             let other = try await RawProtocolClient.connect(port: port)
             defer { Task { await holder.close(); await other.close() } }
