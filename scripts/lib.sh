@@ -91,6 +91,12 @@ pgm_ensure_server_packages() {
     fi
 }
 
+# Programs the tests run for real besides PostgreSQL: HAProxy (the PROXY protocol tests put the real
+# balancer in front of the service).
+pgm_ensure_test_programs() {
+    command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || pgm_apt_install haproxy
+}
+
 pgm_ensure_client() {
     command -v psql >/dev/null 2>&1 || pgm_apt_install postgresql-client
 }

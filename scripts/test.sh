@@ -42,6 +42,7 @@ elapsed() { echo "$((SECONDS - phase_start))s"; }
 external_database="${DATABASE_URL:+yes}"
 # PostgreSQL's programs, not a cluster: the first phase needs them installed and nothing started.
 [ -n "$external_database" ] || pgm_ensure_server_packages
+pgm_ensure_test_programs
 
 # Counts one `swift test` log as "total failed skipped", from XCTest's last "Executed" line
 # and Swift Testing's "Test run with N tests" line plus its per-test failure lines.

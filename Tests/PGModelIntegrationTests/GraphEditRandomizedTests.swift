@@ -16,14 +16,6 @@ import Testing
 /// `PGMODEL_GRAPH_SEED` replays one seed.
 @Suite("Graph edits: randomized against a plain model")
 struct GraphEditRandomizedTests {
-    typealias Folder = EditGraph.GraphFolder
-    typealias Archive = EditGraph.GraphArchive
-    typealias Doc = EditGraph.GraphDoc
-    typealias Tag = EditGraph.GraphTag
-    typealias Cover = EditGraph.GraphCover
-    typealias Lock = EditGraph.GraphLock
-    typealias Note = EditGraph.GraphNote
-
     static var seedCount: Int { ProcessInfo.processInfo.environment["PGMODEL_GRAPH_SEEDS"].flatMap(Int.init) ?? 24 }
     static var editCount: Int { ProcessInfo.processInfo.environment["PGMODEL_GRAPH_EDITS"].flatMap(Int.init) ?? 70 }
 
