@@ -1,4 +1,4 @@
--- PGModel history integrity, checked per statement instead of per row (issue 15). Idempotent, and silent
+-- PGModel history integrity, checked per statement instead of per row. Idempotent, and silent
 -- once applied: every lock-taking change runs only when it is still to do.
 --
 -- Until this file, pgmodel.changes.transaction_id was a FOREIGN KEY to pgmodel.transactions (id) ON

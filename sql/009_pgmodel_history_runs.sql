@@ -1,4 +1,4 @@
--- PGModel history: a run of plain inserts is one pgmodel.changes row (issue 15). Idempotent, and silent once
+-- PGModel history: a run of plain inserts is one pgmodel.changes row. Idempotent, and silent once
 -- applied: every lock-taking change runs only when it is still to do.
 --
 -- One row per inserted model made a bulk save write twice the rows it saved: a save of 20,000 new models

@@ -72,13 +72,16 @@ extension ModelContext {
     private func partner(of model: any PersistentModel, in deletions: PendingDeletions, through rule: Schema.Relationship.DeleteRule,
                          classes: inout RelationshipsByClass) -> (property: String, target: any PersistentModel)? {
         let data = model._$backingData
-        let entity = ModelGraph.entity(for: type(of: model))
+        // The class's description only for a model that reaches a deleted one: most writers reach none.
+        var entity: Schema.Entity?
         for property in classes.relationships(of: model) where !data.faults.contains(property.name) {
-            guard let relationship = property.relationship,
-                  let inverse = entity.relationshipDescription(named: property.name)?.inverse else { continue }
+            guard let relationship = property.relationship else { continue }
             for target in relationship.models(model) where deletions.contains(target) {
-                let targetEntity = ModelGraph.entity(for: type(of: target))
-                if targetEntity.relationshipDescription(named: inverse)?.deleteRule == rule { return (inverse, target) }
+                if entity == nil { entity = ModelGraph.entity(for: type(of: model)) }
+                guard let inverse = entity?.relationshipDescription(named: property.name)?.inverse else { break }
+                if ModelGraph.entity(for: type(of: target)).relationshipDescription(named: inverse)?.deleteRule == rule {
+                    return (inverse, target)
+                }
             }
         }
         return nil
@@ -115,10 +118,24 @@ extension ModelContext {
     /// `values` of `model` with every to-one reference to a model the save deletes set to NULL
     /// (`.nullify`): the row it named is gone, or never stored.
     func nullifyingDeleted(_ values: inout [String: PGValue], of model: any PersistentModel, _ deletions: PendingDeletions) {
-        let entity = ModelGraph.entity(for: type(of: model))
+        var entity: Schema.Entity?
         for (key, value) in values {
-            guard case .uuid(let id) = value, deletions.ids.contains(id), entity.property(named: key)?.isRelationship == true else { continue }
-            values[key] = .null
+            guard case .uuid(let id) = value, deletions.ids.contains(id) else { continue }
+            if entity == nil { entity = ModelGraph.entity(for: type(of: model)) }
+            if entity?.property(named: key)?.isRelationship == true { values[key] = .null }
         }
+    }
+
+    /// ``nullifyingDeleted(_:of:_:)`` of an inserted row, which stays positional unless it names a deleted model.
+    func nullifyingDeleted(_ row: inout RowValues, of model: any PersistentModel, _ deletions: PendingDeletions) {
+        func isDeleted(_ value: PGValue) -> Bool {
+            if case .uuid(let id) = value { return deletions.ids.contains(id) }
+            return false
+        }
+        let refers = row.positionalValues.map { $0.values.contains(where: isDeleted) } ?? row.values.values.contains(where: isDeleted)
+        guard refers else { return }
+        var values = row.values
+        nullifyingDeleted(&values, of: model, deletions)
+        row.values = values
     }
 }

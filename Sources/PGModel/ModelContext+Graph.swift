@@ -388,7 +388,7 @@ struct RelationshipLoad {
 
 /// The relationships of each model's class, looked up once per run of models of one class: the graph
 /// walks of a save visit every pending model, and ``ModelGraph/entity(for:)`` (a lock and a copy of the
-/// entity) per model was a noticeable share of a bulk insert (issue 15).
+/// entity) per model was a noticeable share of a bulk insert.
 struct RelationshipsByClass {
     private var last: (type: ObjectIdentifier, relationships: [Schema.PropertyMetadata])?
 

@@ -14,7 +14,7 @@ extension ModelContext {
         let properties: [Schema.PropertyMetadata]
         let isForeignKey: [Bool]
         /// How each property is read: only this, not a copy of each ``Schema/PropertyMetadata`` (its
-        /// strings and closures) per property and model (issue 15).
+        /// strings and closures) per property and model.
         let accesses: [any PropertyAccess]
         let entityName: String
         /// For each of the class's persisted properties in declaration order (`schemaMetadata`), its

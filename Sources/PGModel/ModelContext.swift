@@ -199,11 +199,7 @@ public final class ModelContext {
         for model in insertedModels {
             let (built, snapshotKeys) = try insertedRow(of: model, in: schema)
             var row = built
-            if let deletions {
-                var values = row.values
-                nullifyingDeleted(&values, of: model, deletions)
-                if values != row.values { row.values = values }
-            }
+            if let deletions { nullifyingDeleted(&row, of: model, deletions) }
             if let (rowKeys, _) = row.positionalValues, insertedKeys[ObjectIdentifier(rowKeys)] == nil {
                 insertedKeys[ObjectIdentifier(rowKeys)] = snapshotKeys
             }

@@ -36,7 +36,7 @@ extension PersistentModel {
     public static var _$superentity: (any PersistentModel.Type)? { nil }
 
     /// The entity name: the class name. Worked out once per class: `String(describing:)` costs about a
-    /// microsecond, and a save of many models asks once per model, some paths more (issue 15).
+    /// microsecond, and a save of many models asks once per model, some paths more.
     public static var _$entityName: String { EntityNameCache.shared.name(of: self) }
 
     /// The model's identity, stable from creation; an insert merged into an existing row by a uniqueness

@@ -177,7 +177,7 @@ extension Schema {
         }
 
         /// Stored attributes (not relationships, not `.ephemeral`). Kept, not filtered on each read: the
-        /// save path reads them once per model, and filtering copied every property each time (issue 15).
+        /// save path reads them once per model, and filtering copied every property each time.
         public let attributes: [PropertyMetadata]
         /// Relationship properties (kept, as ``attributes``).
         public let relationships: [PropertyMetadata]

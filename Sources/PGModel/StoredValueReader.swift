@@ -3,7 +3,7 @@ import PGModelCore
 /// Collects a model's stored values straight from its properties' storage, for the row a save inserts:
 /// `@Model` generates `_$readStoredValues(into:)`, one `read` per persisted property in declaration
 /// order (inherited ones first), each with the codec the property's type picks. No key path is
-/// followed and no accessor runs, so nothing is observed either (issue 15: reading a bulk insert's
+/// followed and no accessor runs, so nothing is observed either (reading a bulk insert's
 /// models through key paths was most of the time spent building its rows).
 ///
 /// ```swift

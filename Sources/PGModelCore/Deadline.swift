@@ -36,7 +36,7 @@ public struct Deadline: Sendable {
     /// `body` starts at once on the caller's thread (`Task.immediate`) and runs there until it first
     /// suspends; the deadline counts from before it starts, and is kept by one shared timer thread
     /// (``DeadlineTimer``) rather than a sleeping task: a service request no longer costs two extra jobs on
-    /// Swift's thread pool and their thread hops (issue 15).
+    /// Swift's thread pool and their thread hops.
     public func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let outcome = OnceOutcome<T>()
         let deadline = self

@@ -11,7 +11,7 @@ extension SaveRequest {
     /// ```
     public func validate(against schema: SchemaDescription) throws {
         // Inserted rows of one class share their names (``RowKeys``): each name is looked up once per
-        // class, not once per row (issue 15: a 100,000-model save looked every name up 100,000 times).
+        // class, not once per row (a large save would look every name up once per row).
         var plans: [RowValues.KeysPlan.Key: RowValues.KeysPlan] = [:]
         for row in inserts { try row.validate(against: schema, plans: &plans) }
         for row in updates { try row.validate(against: schema) }

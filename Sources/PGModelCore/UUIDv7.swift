@@ -23,7 +23,7 @@ extension UUID {
 
 /// Random bits for ids, read from the system 4 KiB at a time: every model gets an id when it is made,
 /// and two system calls per id (`SystemRandomNumberGenerator` draws 64 bits a call) were a tenth of a
-/// bulk insert's client time (issue 15). Falls back to `SystemRandomNumberGenerator` if the read fails.
+/// bulk insert's client time. Falls back to `SystemRandomNumberGenerator` if the read fails.
 final class RandomBits: @unchecked Sendable {
     // @unchecked: `words` and `next` are only touched under `lock`.
     static let shared = RandomBits()

@@ -139,7 +139,7 @@ extension ModelMacro: MemberMacro {
     }
 
     /// `lazy`: a registrar allocates its state when made, and most models (a bulk insert's, a large
-    /// fetch's) are never observed; the first property read or write makes it (issue 15).
+    /// fetch's) are never observed; the first property read or write makes it.
     private static let registrar: DeclSyntax = "@Transient private lazy var _$observationRegistrar = Observation.ObservationRegistrar()"
 
     /// Fetched instances are built from stored values; the user's initializer never runs for them.

@@ -26,10 +26,10 @@ struct HistoryLog {
     private var changes: [Entry] = []
     /// Where each of ``changes`` is, by row id.
     private var index: [UUID: Int] = [:]
-    /// Inserted rows, in runs of one class and owner (issue 15: a 100,000-model save kept 112 bytes and an
-    /// index entry per insert, 17 MB of its peak, then 24 bytes each; a run of the save's own rows keeps
-    /// none): an insert never merges with a later change of its row, so it needs no entry to merge into,
-    /// only its id to be found, which ``insertIndex`` gives once it is asked.
+    /// Inserted rows, in runs of one class and owner (an entry and an index entry per insert were most of
+    /// a large save's peak memory; a run of the save's own rows keeps none): an insert never merges with a
+    /// later change of its row, so it needs no entry to merge into, only its id to be found, which
+    /// ``insertIndex`` gives once it is asked.
     private var insertRuns: [InsertRun] = []
     /// How many inserts ``insertRuns`` hold.
     private var insertCount = 0

@@ -70,7 +70,7 @@ extension PostgresStoreEngine {
                 history.reserveCapacity(inserts: 0, others: outcomes.merged.count)
                 history.insertsCome(from: request.inserts)
                 // History and remapped ids in the request's order, as if each row had been inserted in turn.
-                // By index: a row's fields are read in place, not each row copied (issue 15).
+                // By index: a row's fields are read in place, not each row copied.
                 for i in request.inserts.indices {
                     let owner = i < outcomes.owners.count ? outcomes.owners[i] : requester.newRowOwner
                     if let existing = outcomes.merged[i] {
@@ -159,7 +159,7 @@ extension PostgresStoreEngine {
 
     /// What became of a save's inserted rows, by their index in the request: each row's owner, and the
     /// existing row each merged one went into (the rest were inserted). Not one ``InsertOutcome`` per
-    /// row: a 100,000-model save held 3.3 MB of them at its peak, for the few upserts (issue 15).
+    /// row: a large save would hold one per row, for the few upserts.
     struct InsertOutcomes {
         var owners: [UUID?]
         var merged: [Int: UUID] = [:]

@@ -94,7 +94,7 @@ enum PostgresValueCoding {
             guard !values.isEmpty else { return }
             buffer.writeInteger(Int32(values.count))                                    // length
             buffer.writeInteger(Int32(1))                                               // lower bound
-            // A bulk insert's arrays are most of its client work (issue 15): fixed-size elements are
+            // A bulk insert's arrays are most of its client work : fixed-size elements are
             // stored straight into the buffer in one pass, text with its length known up front.
             switch array.element {
             case .bool: try Self.writeFixedSize(values, element: array.element, size: 1, into: &buffer)
@@ -206,7 +206,7 @@ enum PostgresValueCoding {
     /// `timestamptz`, `uuid`) in place, as the driver would read it: the driver's own `decode` first copies
     /// the cell's buffer, a reference-count increment and decrement on storage that every row of a result
     /// shares — half of decoding a 20,000-row fetch, and contended when its two halves decode at once on two
-    /// threads (issue 15). Anything else, or a cell whose size is not the type's, goes to ``decode(_:as:)``,
+    /// threads. Anything else, or a cell whose size is not the type's, goes to ``decode(_:as:)``,
     /// which accepts the other forms and throws the driver's errors.
     static func decodeInPlace(_ cell: borrowing PostgresCell, as type: AttributeType) throws -> PGValue {
         guard cell.bytes != nil else { return .null }

@@ -2,7 +2,7 @@ import PGModelCore
 import PGModelSQL
 import PostgresNIO
 
-/// A save's statements sent ahead while the caller builds the next one (issue 15): in a large save,
+/// A save's statements sent ahead while the caller builds the next one: in a large save,
 /// building and encoding a chunk's arrays (client work) overlaps PostgreSQL's work on the previous chunk,
 /// where one after the other they added up. At most two are outstanding — one running, the next queued
 /// behind it — and the caller waits for the older before building more. Statements still run one at a

@@ -664,7 +664,7 @@ END
 $pgmodel$;
 """#),
         ("008_pgmodel_history_integrity.sql", #"""
--- PGModel history integrity, checked per statement instead of per row (issue 15). Idempotent, and silent
+-- PGModel history integrity, checked per statement instead of per row. Idempotent, and silent
 -- once applied: every lock-taking change runs only when it is still to do.
 --
 -- Until this file, pgmodel.changes.transaction_id was a FOREIGN KEY to pgmodel.transactions (id) ON
@@ -802,7 +802,7 @@ END
 $pgmodel$;
 """#),
         ("009_pgmodel_history_runs.sql", #"""
--- PGModel history: a run of plain inserts is one pgmodel.changes row (issue 15). Idempotent, and silent once
+-- PGModel history: a run of plain inserts is one pgmodel.changes row. Idempotent, and silent once
 -- applied: every lock-taking change runs only when it is still to do.
 --
 -- One row per inserted model made a bulk save write twice the rows it saved: a save of 20,000 new models

@@ -95,7 +95,7 @@ extension SQLRenderer {
             }
         }
         // Which column each class fills with which attribute or foreign key (the first of a class's
-        // properties stored in one column): worked out once per class, not per row (issue 15).
+        // properties stored in one column): worked out once per class, not per row.
         var plans: [String: InsertPlan] = [:]
         for (name, entity) in entities {
             let plan = InsertPlan(entity: entity)
@@ -114,7 +114,7 @@ extension SQLRenderer {
             plans[name] = plan
         }
         // A bulk insert's rows are usually of one class and one owner: those are one value each, not an
-        // array of as many copies as rows to encode, send and unnest (issue 15; ~15% of the bind bytes).
+        // array of as many copies as rows to encode, send and unnest.
         let sharedName = plans.count == 1 ? plans.first?.value.storedName : nil
         let sharedOwner: UUID?? = owners.dropFirst().allSatisfy { $0 == owners[0] } ? .some(owners[0]) : .none
         var ids: [PGValue] = [], names: [PGValue] = [], ownerIDs: [PGValue] = []
@@ -128,7 +128,7 @@ extension SQLRenderer {
         // Positional rows of one class share their keys: their names are checked and found once.
         var positions: [PositionsKey: InsertPositions] = [:]
         // The last row's plan and positions: a bulk insert's rows share them, so each row costs no
-        // hashing and no copy of a class's description (issue 15).
+        // hashing and no copy of a class's description.
         var last: (keys: ObjectIdentifier, plan: InsertPlan, positions: InsertPositions)?
         var lastPlan: InsertPlan?
         for (row, owner) in zip(rows, owners) {

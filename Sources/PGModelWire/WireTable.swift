@@ -4,7 +4,7 @@ import PGModelCore
 
 /// The `table` answer of a `fetch` with `"format":"table"`, written and read by hand rather than through
 /// `JSONEncoder`/`JSONDecoder` and `Codable`: it is the one line that can hold millions of values, and
-/// there the generic coders cost several times the database's own work (see issue 15).
+/// there the generic coders cost several times the database's own work.
 ///
 /// ```
 /// {"id":4,"ok":true,"table":{"rows":[[0,"0193…","Paris",120.5,{"date":"2024-05-01T10:00:00.000Z"}]],"shapes":[{"entity":"Trip","keys":["name","perdiem","startDate"]}]}}
