@@ -162,8 +162,9 @@ END
 $f$;
 
 -- Commit-time checks of a row a service user inserted or updated (a deferred constraint trigger on
--- every model table, with check_references' arguments: 'v2', the root class, the unique columns, then
--- foreign-key column and referenced table pairs):
+-- every model table, with check_references' arguments: 'v3', the root class, the unique columns, then
+-- triples of foreign-key column, referenced table and referenced root class; 'v2' tables, not yet
+-- registered again, have pairs without the class):
 -- * every reference points at a row the user can see, and one written while its row was hidden from
 --   them points at a row this transaction inserted; both fail as a reference to no row does;
 -- * a row the user inserted for another owner (a child of a record shared read-write) is, at
@@ -173,6 +174,7 @@ CREATE OR REPLACE FUNCTION pgmodel.check_row() RETURNS trigger
     AS $f$
 DECLARE
     i integer := 3;
+    step integer := CASE WHEN TG_NARGS >= 1 AND TG_ARGV[0] = 'v3' THEN 3 ELSE 2 END;
     target uuid;
     previous uuid;
     found_row boolean;
@@ -180,7 +182,7 @@ BEGIN
     IF current_user::text <> 'pgmodel_app' THEN
         RETURN NULL;
     END IF;
-    IF TG_NARGS >= 3 AND TG_ARGV[0] = 'v2' THEN
+    IF TG_NARGS >= 3 AND TG_ARGV[0] IN ('v2', 'v3') THEN
         WHILE i < TG_NARGS LOOP
             EXECUTE format('SELECT ($1).%I', TG_ARGV[i]) INTO target USING NEW;
             previous := NULL;
@@ -195,7 +197,7 @@ BEGIN
                         USING ERRCODE = 'foreign_key_violation';
                 END IF;
             END IF;
-            i := i + 2;
+            i := i + step;
         END LOOP;
         IF TG_OP = 'INSERT' AND NEW.owner_id IS DISTINCT FROM pgmodel.current_user_id() AND NOT pgmodel.current_user_is_admin() THEN
             EXECUTE format('SELECT $1 = ANY (%I.pgmodel_shared_ids($2, true, false))', TG_TABLE_SCHEMA) INTO found_row USING NEW.id, TG_ARGV[1];

@@ -139,12 +139,16 @@ BEGIN
 END
 $f$;
 
--- Before a service user's row is written (a row trigger on every model table; TG_ARGV: 'v2', the
--- hierarchy's root class, its unique columns as one comma-separated list, then foreign-key column and
--- referenced table pairs):
+-- Before a service user's row of another owner is written (a row trigger on every model table; TG_ARGV:
+-- 'v3', the hierarchy's root class, its unique columns as one comma-separated list, then triples of
+-- foreign-key column, referenced table, and the referenced root class when the key is a .cascade edge
+-- (either way) or ''; a 'v2' trigger has pairs without the class):
 -- * a reference to a row the user cannot see as the statement runs is noted; at commit check_row
 --   accepts it only if this transaction inserted that row. Visibility is judged before the statement, so
 --   the edge a statement makes never vouches for itself;
+-- * a .cascade edge is one of ownership (a share of the parent covers the child), so it may point only
+--   at a row the user may write or inserted: a row shared read-only with them never becomes writable
+--   through a read-write share, and a record shared read-only never gains a member;
 -- * a row of another owner (a child of a record shared with the user) gets no unique values from the user
 --   and none changed: the owner's private rows would otherwise answer whether they hold that value.
 CREATE OR REPLACE FUNCTION pgmodel.check_references() RETURNS trigger
@@ -152,6 +156,7 @@ CREATE OR REPLACE FUNCTION pgmodel.check_references() RETURNS trigger
     AS $f$
 DECLARE
     i integer := 3;
+    step integer := CASE WHEN TG_NARGS >= 1 AND TG_ARGV[0] = 'v3' THEN 3 ELSE 2 END;
     target uuid;
     previous uuid;
     found_row boolean;
@@ -162,7 +167,7 @@ BEGIN
     IF current_user::text <> 'pgmodel_app' THEN
         RETURN NEW;
     END IF;
-    IF TG_NARGS < 3 OR TG_ARGV[0] <> 'v2' THEN
+    IF TG_NARGS < 3 OR TG_ARGV[0] NOT IN ('v2', 'v3') THEN
         RAISE EXCEPTION 'the tables of % were secured by an older PGModel: register the schema again', TG_TABLE_SCHEMA
             USING ERRCODE = 'insufficient_privilege';
     END IF;
@@ -176,9 +181,17 @@ BEGIN
             EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE id = $1)', TG_ARGV[i + 1]) INTO found_row USING target;
             IF NOT found_row AND NOT pgmodel.is_new_row(TG_ARGV[i + 1]::regclass, target) THEN
                 PERFORM pgmodel.note_unseen_reference(TG_ARGV[i + 1]::regclass, target);
+            ELSIF found_row AND step = 3 AND TG_ARGV[i + 2] <> '' AND NOT pgmodel.is_new_row(TG_ARGV[i + 1]::regclass, target) THEN
+                EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE id = $1 AND (owner_id = $2 OR id = ANY (%I.pgmodel_shared_ids($3, true, false))))',
+                               TG_ARGV[i + 1], TG_TABLE_SCHEMA)
+                    INTO found_row USING target, pgmodel.current_user_id(), TG_ARGV[i + 2];
+                IF NOT found_row THEN
+                    RAISE EXCEPTION 'a row shared read-only is not attached to a record by a user it is shared with (%)', TG_TABLE_NAME
+                        USING ERRCODE = 'insufficient_privilege';
+                END IF;
             END IF;
         END IF;
-        i := i + 2;
+        i := i + step;
     END LOOP;
     IF TG_ARGV[2] <> '' AND NEW.owner_id IS DISTINCT FROM pgmodel.current_user_id() THEN
         FOREACH unique_column IN ARRAY string_to_array(TG_ARGV[2], ',') LOOP

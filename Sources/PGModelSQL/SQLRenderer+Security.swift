@@ -125,7 +125,7 @@ extension SQLRenderer {
     /// The layout every per-table policy and trigger belongs to: part of each policy's fingerprint, so
     /// tables secured by a PGModel whose functions took other arguments (shares matched by id alone)
     /// get every statement again, and not only the store-wide ones.
-    static let tableLayout = "shares keyed by root class and id; write checks as of before the statement"
+    static let tableLayout = "shares keyed by root class and id; write checks as of before the statement; cascade edges need write access"
 
     static func policyComment(_ definition: String) -> String {
         "PGModel policy " + fingerprint(definition + "\n" + tableLayout)
@@ -202,7 +202,8 @@ extension SQLRenderer {
             statements.append(ifNot(granted, "GRANT UPDATE (\(updatable.map(Naming.quoted).joined(separator: ", "))) ON \(table) TO \(role)"))
         }
         // The triggers' arguments are the schema's own names: the layout, the root class, the unique
-        // columns, then foreign-key column and referenced table pairs.
+        // columns, then triples of foreign-key column, referenced table and (for a `.cascade` edge) the
+        // referenced root class.
         var uniqueColumns: [String] = []
         for name in schema.entityNames(inHierarchyOf: root.name) {
             guard let entity = schema.entity(named: name) else { continue }
@@ -212,10 +213,14 @@ extension SQLRenderer {
                 }
             }
         }
-        var arguments = [literal("v2"), literal(root.name), literal(uniqueColumns.joined(separator: ","))]
+        var arguments = [literal("v3"), literal(root.name), literal(uniqueColumns.joined(separator: ","))]
         for (relationship, _) in foreignKeys {
             guard let destination = schema.rootEntity(of: relationship.destination) else { continue }
-            arguments += [literal(relationship.foreignKeyColumn), literal(qualifiedTable(named: destination.tableName))]
+            // A key that is a `.cascade` edge (either way) names the referenced root class: a grantee may
+            // point it only at a row they may write, so a read-only row never joins a read-write share.
+            let ownership = relationship.deleteRule == .cascade || schema.inverse(of: relationship)?.deleteRule == .cascade
+            arguments += [literal(relationship.foreignKeyColumn), literal(qualifiedTable(named: destination.tableName)),
+                          literal(ownership ? destination.name : "")]
         }
         // Named after its arguments: a grown schema (a new foreign key) replaces it, an unchanged one
         // leaves it alone.
@@ -283,10 +288,22 @@ extension SQLRenderer {
         let isApp = Self.isRole(role)
         let source = (join.sourceColumn, join.sourceTable), destination = (join.destinationColumn, join.destinationTable)
         let canRead = "\(isApp) AND \(visible(source.0, source.1)) AND \(visible(destination.0, destination.1))"
-        let canInsert = "\(isApp) AND (\(visible(source.0, source.1)) OR \(new(source.0, source.1))) "
+        var canInsert = "\(isApp) AND (\(visible(source.0, source.1)) OR \(new(source.0, source.1))) "
             + "AND (\(visible(destination.0, destination.1)) OR \(new(destination.0, destination.1))) "
             + "AND (\(writable(source.0, source.1)) OR \(writable(destination.0, destination.1)) OR \(new(source.0, source.1)) OR \(new(destination.0, destination.1)))"
-        let canDelete = "\(canRead) AND (\(writable(source.0, source.1)) OR \(writable(destination.0, destination.1)))"
+        var canDelete = "\(canRead) AND (\(writable(source.0, source.1)) OR \(writable(destination.0, destination.1)))"
+        // A `.cascade` link is an edge of ownership: a share of the parent covers the child. Making one
+        // needs write access to both sides (a read-only row would otherwise become writable through a
+        // read-write share, or a read-only record would gain members); removing one needs write access
+        // to the parent.
+        var parents: [(String, String)] = []
+        if join.sourceOwnsDestination { parents.append(source) }
+        if join.destinationOwnsSource { parents.append(destination) }
+        if !parents.isEmpty {
+            canInsert += " AND (\(writable(source.0, source.1)) OR \(new(source.0, source.1)))"
+                + " AND (\(writable(destination.0, destination.1)) OR \(new(destination.0, destination.1)))"
+            canDelete += parents.map { " AND \(writable($0.0, $0.1))" }.joined()
+        }
         return [
             enableRowSecurity(table),
             createPolicy("pgmodel_owner", on: table, "TO CURRENT_USER USING (true) WITH CHECK (true)"),
@@ -499,6 +516,10 @@ extension SQLRenderer {
         var sourceTable: String
         var destinationColumn: String
         var destinationTable: String
+        /// The relationship stored here is `.cascade` from the source side: a source row owns its links' rows.
+        var sourceOwnsDestination = false
+        /// Its inverse is `.cascade`: a destination row owns its links' rows.
+        var destinationOwnsSource = false
     }
 
     /// Every join table of the schema, once.
@@ -511,7 +532,9 @@ extension SQLRenderer {
                       let destinationRoot = schema.rootEntity(of: relationship.destination),
                       !result.contains(where: { $0.table == table }) else { continue }
                 result.append(JoinTableLayout(table: table, sourceColumn: source, sourceTable: sourceRoot.tableName,
-                                              destinationColumn: destination, destinationTable: destinationRoot.tableName))
+                                              destinationColumn: destination, destinationTable: destinationRoot.tableName,
+                                              sourceOwnsDestination: relationship.deleteRule == .cascade,
+                                              destinationOwnsSource: schema.inverse(of: relationship)?.deleteRule == .cascade))
             }
         }
         return result

@@ -27,6 +27,8 @@ struct ConnectionServer: Sendable {
     let loginTimeout: Duration
     /// Failed logins across every connection.
     let loginGuard: LoginGuard
+    /// Share requests answered `not_found`, across every connection.
+    let shareProbes: ShareProbeGuard
     /// How long a connection may send nothing (without a subscription); `nil` is forever.
     let idleTimeout: Duration?
     /// The longest response line; a longer answer becomes `result_too_large`.
@@ -296,11 +298,17 @@ struct ConnectionServer: Sendable {
     /// Runs a logged-in request: on the connection's event loop when it is short, else on the global
     /// executor (``RequestWeight``).
     private func execute(_ request: Request, as user: SessionUser, received: NIODeadline, _ client: Client) async -> Response {
+        let namesShares = ShareProbeGuard.namesShares(request.operation)
+        if namesShares, let refusal = shareProbes.refusal(user: user.name, address: client.address) {
+            return Response(id: request.id, result: .failure(refusal))
+        }
         let heavy = client.executor != nil && RequestWeight.isHeavy(request.operation)
-        return await RequestWeight.run(heavy: heavy) {
+        let response = await RequestWeight.run(heavy: heavy) {
             await dispatcher.execute(request, as: user, versions: client.schemaVersions, received: received,
                                      executor: heavy ? nil : client.executor)
         }
+        if namesShares { shareProbes.record(response, of: request.operation, user: user.name, address: client.address) }
+        return response
     }
 
     private func write(_ response: Response, to client: Client) async throws {

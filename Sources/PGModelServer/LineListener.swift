@@ -47,6 +47,7 @@ struct LineListener: Service {
             maxFailedAuthentications: server.configuration.maxFailedAuthentications,
             loginTimeout: server.configuration.loginTimeout,
             loginGuard: LoginGuard(policy: server.configuration.loginThrottle),
+            shareProbes: ShareProbeGuard(policy: server.configuration.shareProbeThrottle),
             idleTimeout: server.configuration.idleTimeout, maxResponseBytes: server.configuration.maxResponseBytes,
             maxLineBytes: server.configuration.maxLineBytes, maxSaveBytes: server.configuration.maxSaveBytes,
             heldSaves: HeldSaveBudget(limit: server.configuration.maxHeldSaveBytes,

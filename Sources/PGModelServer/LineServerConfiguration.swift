@@ -36,6 +36,16 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// How failed logins are slowed down across connections, per user name and per client address
     /// (see ``LoginThrottle``); `.disabled` turns it off.
     public var loginThrottle = LoginThrottle.Policy()
+    /// How a logged-in user's share requests answered `not_found` (an unknown user name, a record they
+    /// cannot see) are slowed down, per user and per client address: 20 free, then 1 s doubling up to
+    /// 300 s, forgotten 15 minutes after the last; `.disabled` turns it off.
+    public var shareProbeThrottle: LoginThrottle.Policy = {
+        var policy = LoginThrottle.Policy()
+        policy.freeFailuresPerUser = 20
+        policy.freeFailuresPerAddress = 40
+        policy.maximumUserDelay = .seconds(300)
+        return policy
+    }()
     /// PostgreSQL connections reserved for checking passwords, apart from ``maxDatabaseConnections``:
     /// logins never wait behind data requests, and bcrypt work never takes more than these.
     public var maxLoginConnections = 2

@@ -5,6 +5,7 @@ import PGModel
 import PGModelCore
 @testable import PGModelPostgres
 import PGModelSQL
+import PGModelServer
 import PostgresNIO
 import Testing
 
@@ -114,11 +115,11 @@ struct EntityIsolationTests {
     }
 
     /// The service on a fresh schema with the isolation models, and one logged-in connection per user.
-    static func withService(_ users: [AuthenticatedUser],
+    static func withService(_ users: [AuthenticatedUser], configure: (inout LineServerConfiguration) -> Void = { _ in },
                             _ body: @Sendable (_ wires: [Wire], _ schemaName: String, _ port: Int) async throws -> Void) async throws {
         let schemaName = TestDatabase.uniqueSchema("iso")
         try await ServerTestHarness.register(schema, schemaName: schemaName)
-        try await ServerTestHarness.withServer(schemaName: schemaName) { port in
+        try await ServerTestHarness.withServer(schemaName: schemaName, configure: configure) { port in
             var wires: [Wire] = []
             for user in users {
                 let client = try await RawProtocolClient.connect(port: port)
@@ -326,6 +327,55 @@ struct EntityIsolationTests {
         }
     }
 
+    @Test("a grantee cannot make a read-only row writable through a read-write share's cascade, nor add to a read-only record")
+    func readOnlyNeverJoinsAReadWriteShare() async throws {
+        let people = [try await ServerTestHarness.makeUser("alice"), try await ServerTestHarness.makeUser("will")]
+        try await Self.withService(people) { wires, schemaName, _ in
+            let (alice, will) = (wires[0], wires[1])
+            // Alice's trip T1 (shared read-only) has a cover P1, a supply V1 and a stop S1; T2 (shared
+            // read-write) has a stop S2; T3 (also read-write) is empty.
+            let (t1, s1) = try await Self.alicesTrip(alice)
+            let (t2, s2) = try await Self.alicesTrip(alice)
+            let t3 = Self.newID(), p1 = Self.newID(), v1 = Self.newID()
+            #expect(try await alice.save(#"""
+                "inserts":[{"entity":"Trip","id":"\#(t3)","values":{"name":"third"}},{"entity":"Photo","id":"\#(p1)","values":{"caption":"p1"}},\#
+                {"entity":"Supply","id":"\#(v1)","values":{"item":"v1"}}],\#
+                "updates":[{"entity":"Trip","id":"\#(t1)","values":{"cover":"\#(p1)"}}],\#
+                "links":[{"entity":"Trip","relationship":"supplies","source":"\#(t1)","destination":"\#(v1)","isAdded":true}]
+                """#).ok == true)
+            #expect(try await alice.share("Trip", t1, with: will.name, "readOnly").ok == true)
+            #expect(try await alice.share("Trip", t2, with: will.name, "readWrite").ok == true)
+            #expect(try await alice.share("Trip", t3, with: will.name, "readWrite").ok == true)
+            #expect(Set(try await will.fetchIDs("Photo")) == [p1])
+            #expect(Set(try await will.fetchIDs("Supply")) == [v1])
+            // Attaching read-only rows under a read-write record: the to-one cascade, the join table, the
+            // child's key. Each is refused and changes nothing.
+            let cover = try await will.save(#""updates":[{"entity":"Trip","id":"\#(t2)","values":{"cover":"\#(p1)"}}]"#)
+            #expect(cover.code == "forbidden", "\(cover)")
+            let link = try await will.save(#""links":[{"entity":"Trip","relationship":"supplies","source":"\#(t2)","destination":"\#(v1)","isAdded":true}]"#)
+            #expect(link.code == "forbidden", "\(link)")
+            // Adding to the read-only record: moving a writable stop under it, linking a new supply into it.
+            let move = try await will.save(#""updates":[{"entity":"Stop","id":"\#(s2)","values":{"trip":"\#(t1)"}}]"#)
+            #expect(move.code == "forbidden", "\(move)")
+            let mine = Self.newID()
+            let add = try await will.save(#"""
+                "inserts":[{"entity":"Supply","id":"\#(mine)","values":{"item":"will's"}}],\#
+                "links":[{"entity":"Trip","relationship":"supplies","source":"\#(t1)","destination":"\#(mine)","isAdded":true}]
+                """#)
+            #expect(add.code == "forbidden", "\(add)")
+            // The read-only rows stay read-only, and the records are as Alice left them.
+            #expect(try await will.save(#""updates":[{"entity":"Photo","id":"\#(p1)","values":{"caption":"will"}}]"#).code == "forbidden")
+            #expect(try await will.save(#""updates":[{"entity":"Supply","id":"\#(v1)","values":{"item":"will"}}]"#).code == "forbidden")
+            #expect(try await Self.trusted(schemaName, #"SELECT coalesce(cover_id::text, 'none') FROM "\#(schemaName)".trip WHERE id = '\#(t2)'"#) == ["none"])
+            #expect(try await Self.trusted(schemaName, #"SELECT trip_id::text FROM "\#(schemaName)".stop WHERE id = '\#(s2)'"#) == [t2])
+            #expect(try await Self.trusted(schemaName, #"SELECT count(*)::text FROM "\#(schemaName)".trip_supplies"#) == ["1"])
+            // Between two records shared read-write, moving is the grantee's to do.
+            let between = try await will.save(#""updates":[{"entity":"Stop","id":"\#(s2)","values":{"trip":"\#(t3)"}}]"#)
+            #expect(between.ok == true, "\(between)")
+            #expect(try await will.save(#""updates":[{"entity":"Stop","id":"\#(s1)","values":{"name":"will"}}]"#).code == "forbidden")
+        }
+    }
+
     @Test("a row rewritten by ON DELETE SET NULL in the same save is not new: it cannot be linked into a shared record")
     func nullifiedRowIsNotNew() async throws {
         let people = [try await ServerTestHarness.makeUser("alice"), try await ServerTestHarness.makeUser("will")]
@@ -387,6 +437,39 @@ struct EntityIsolationTests {
             // A stop without a unique value is a grantee's to add, as always.
             let plain = try await will.save(#""inserts":[{"entity":"Stop","id":"\#(Self.newID())","values":{"name":"w","trip":"\#(t)"}}]"#)
             #expect(plain.ok == true, "\(plain)")
+        }
+    }
+
+    @Test("probing user names or hidden records with shares is slowed down like logins: past the allowance, rate_limited before anything runs")
+    func shareProbesAreThrottled() async throws {
+        let people = [try await ServerTestHarness.makeUser("alice"), try await ServerTestHarness.makeUser("rita"),
+                      try await ServerTestHarness.makeUser("sam")]
+        try await Self.withService(people, configure: {
+            $0.shareProbeThrottle.freeFailuresPerUser = 3
+            $0.shareProbeThrottle.freeFailuresPerAddress = 1_000
+            $0.shareProbeThrottle.initialDelay = .seconds(60)
+        }) { wires, schemaName, _ in
+            let (alice, rita, sam) = (wires[0], wires[1], wires[2])
+            let (t, _) = try await Self.alicesTrip(alice)
+            // Misses of either kind count: names that do not exist, records Alice cannot see.
+            var codes: [String?] = []
+            codes.append(try await alice.share("Trip", t, with: "nobody-\(Self.newID())", "readOnly").code)
+            codes.append(try await alice.share("Trip", Self.newID(), with: rita.name, "readOnly").code)
+            codes.append(try await alice.save(#""shares":[{"entity":"Trip","id":"\#(t)","user":"nobody-x","permission":"readOnly"}]"#).code)
+            codes.append(try await alice.unshare("Trip", t, with: "nobody-y").code)
+            #expect(codes == ["not_found", "not_found", "not_found", "not_found"], "\(codes)")
+            // Now even a share that would succeed waits, and nothing of it runs.
+            let held = try await alice.share("Trip", t, with: rita.name, "readOnly")
+            #expect(held.code == "rate_limited", "\(held)")
+            #expect(try await rita.fetchIDs("Trip").isEmpty)
+            #expect(try await Self.trusted(schemaName, "SELECT count(*)::text FROM pgmodel.shares WHERE schema_name = '\(schemaName)'") == ["0"])
+            // Alice's other requests and other users go on as before.
+            #expect(try await alice.fetchIDs("Trip") == [t])
+            let samsNote = Self.newID()
+            let samShares = try await sam.save(#"""
+                "inserts":[{"entity":"Note","id":"\#(samsNote)","values":{"text":"sam"}}],"shares":[{"entity":"Note","id":"\#(samsNote)","user":"\#(rita.name)","permission":"readOnly"}]
+                """#)
+            #expect(samShares.ok == true, "\(samShares)")
         }
     }
 

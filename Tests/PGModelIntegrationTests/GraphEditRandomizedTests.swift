@@ -539,7 +539,9 @@ struct GraphEditRunner {
             do {
                 try context.save()
             } catch let error as PGModelError where error.code == .deleteDenied {
-                // Nothing was written: start over from the store with a new context.
+                // Nothing was written: drop the refused edits (a migration stage saves its context
+                // when `willMigrate` returns) and start over from the store with a new context.
+                context.rollback()
                 try restart()
                 return
             }

@@ -22,10 +22,11 @@ enum ServerTestHarness {
         schemaName: String? = nil,
         maxLineBytes: Int = 1 << 20,
         maxConnections: Int? = nil,
+        configure: (inout LineServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (_ port: Int) async throws -> T
     ) async throws -> T {
         try await withRunningServer(
-            port: port, schemaName: schemaName, maxLineBytes: maxLineBytes, maxConnections: maxConnections
+            port: port, schemaName: schemaName, maxLineBytes: maxLineBytes, maxConnections: maxConnections, configure: configure
         ) { _, port in try await body(port) }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import PGModel
 import PGModelCore
 import PGModelPostgres
+import PGModelServer
 import PGModelStore
 import PostgresNIO
 import Testing
@@ -74,10 +75,11 @@ struct SharingTests {
     static let schema = Schema(SharingModels.types).schemaDescription
 
     /// A server on a schema of its own with the sharing models registered by the database owner.
-    static func withService<T: Sendable>(_ body: @Sendable (_ port: Int, _ schemaName: String) async throws -> T) async throws -> T {
+    static func withService<T: Sendable>(configure: (inout LineServerConfiguration) -> Void = { _ in },
+                                         _ body: @Sendable (_ port: Int, _ schemaName: String) async throws -> T) async throws -> T {
         let schemaName = TestDatabase.uniqueSchema("shr")
         try await ServerTestHarness.register(schema, schemaName: schemaName)
-        return try await ServerTestHarness.withServer(schemaName: schemaName) { port in try await body(port, schemaName) }
+        return try await ServerTestHarness.withServer(schemaName: schemaName, configure: configure) { port in try await body(port, schemaName) }
     }
 
     static func store(_ user: AuthenticatedUser, _ port: Int) async throws -> RemoteModelStore {

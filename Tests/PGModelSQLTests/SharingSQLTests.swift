@@ -56,8 +56,8 @@ struct SharingSQLTests {
         // References are judged as the statement runs and checked at commit, for service users only; the
         // triggers know the hierarchy's root class and unique columns.
         let track = ddl.filter { $0.contains(#""app"."track""#) }
-        #expect(track.contains { $0.contains(#"DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (current_user = 'pgmodel_app') EXECUTE FUNCTION "pgmodel"."check_row"('v2', 'Track', '', 'album_id', '"app"."album"')"#) })
-        #expect(track.contains { $0.contains(#"BEFORE INSERT OR UPDATE ON "app"."track" FOR EACH ROW WHEN (current_user = 'pgmodel_app' AND NEW."owner_id" IS DISTINCT FROM "pgmodel"."current_user_id"()) EXECUTE FUNCTION "pgmodel"."check_references"('v2', 'Track', '', 'album_id', '"app"."album"')"#) })
+        #expect(track.contains { $0.contains(#"DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (current_user = 'pgmodel_app') EXECUTE FUNCTION "pgmodel"."check_row"('v3', 'Track', '', 'album_id', '"app"."album"', 'Album')"#) })
+        #expect(track.contains { $0.contains(#"BEFORE INSERT OR UPDATE ON "app"."track" FOR EACH ROW WHEN (current_user = 'pgmodel_app' AND NEW."owner_id" IS DISTINCT FROM "pgmodel"."current_user_id"()) EXECUTE FUNCTION "pgmodel"."check_references"('v3', 'Track', '', 'album_id', '"app"."album"', 'Album')"#) })
         #expect(track.contains { $0.contains(#"REFERENCING OLD TABLE AS "pgmodel_deleted_rows" FOR EACH STATEMENT EXECUTE FUNCTION "pgmodel"."forget_shares"('Track')"#) })
         #expect(track.contains { $0.contains(#"REFERENCING NEW TABLE AS "pgmodel_inserted_rows" FOR EACH STATEMENT EXECUTE FUNCTION "pgmodel"."note_new_rows"()"#) })
         // Every table of the schema, hierarchy roots only.
@@ -92,6 +92,30 @@ struct SharingSQLTests {
         let insert = ddl.first { $0.contains(#"CREATE POLICY "pgmodel_app_insert" ON "app"."playlist_tracks""#) } ?? ""
         #expect(insert.contains(#""pgmodel"."is_new_row"('"app"."track"'::regclass, "playlist_tracks"."tracks_id")"#))
         #expect(insert.contains(#"("w"."owner_id" = (SELECT "pgmodel"."current_user_id"()) OR "w"."id" = ANY ((SELECT "app"."pgmodel_shared_ids"('Track', true, false))::uuid[]))"#))
+    }
+
+    @Test("a .cascade join table: making a link needs write access to both ends, removing one to the parent")
+    func cascadeJoinTablePolicies() throws {
+        let schema = SchemaDescription(entities: [
+            EntityDescription(name: "Crate", attributes: [AttributeDescription(name: "label", type: .string)],
+                              relationships: [RelationshipDescription(name: "items", destination: "Item", isToMany: true, deleteRule: .cascade)]),
+            EntityDescription(name: "Item", attributes: [AttributeDescription(name: "name", type: .string)]),
+        ])
+        try schema.validate()
+        let ddl = try SQLRenderer(schema: schema, schemaName: "app").securityStatements()
+        func writable(_ root: String, _ table: String, _ column: String) -> String {
+            #"EXISTS (SELECT 1 FROM "app"."\#(table)" AS "w" WHERE "w"."id" = "crate_items"."\#(column)" AND ("w"."owner_id" = (SELECT "pgmodel"."current_user_id"()) OR "w"."id" = ANY ((SELECT "app"."pgmodel_shared_ids"('\#(root)', true, false))::uuid[])))"#
+        }
+        func new(_ table: String, _ column: String) -> String {
+            #""pgmodel"."is_new_row"('"app"."\#(table)"'::regclass, "crate_items"."\#(column)")"#
+        }
+        let insert = ddl.first { $0.contains(#"CREATE POLICY "pgmodel_app_insert" ON "app"."crate_items""#) } ?? ""
+        #expect(insert.contains(" AND (\(writable("Crate", "crate", "crate_id")) OR \(new("crate", "crate_id"))) AND (\(writable("Item", "item", "items_id")) OR \(new("item", "items_id")))"), "\(insert)")
+        let delete = ddl.first { $0.contains(#"CREATE POLICY "pgmodel_app_delete" ON "app"."crate_items""#) } ?? ""
+        #expect(delete.contains(" AND \(writable("Crate", "crate", "crate_id"))"), "\(delete)")
+        // The plain many-to-many keeps "one end writable".
+        let plain = r.securityStatements().first { $0.contains(#"CREATE POLICY "pgmodel_app_delete" ON "app"."playlist_tracks""#) } ?? ""
+        #expect(!plain.contains("true)))) AND EXISTS"), "\(plain)")
     }
 
     @Test("every security statement checks the catalog first, so re-registering takes no table lock")
