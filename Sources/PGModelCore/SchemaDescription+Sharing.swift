@@ -6,40 +6,51 @@ extension SchemaDescription {
     /// row's foreign key (`item.trip = trip`), the record's to-one (`trip.stay = stay`), or a link.
     ///
     /// ```swift
-    /// let parents = schema.cascadeParents(in: save)   // [itemID: RowReference(entity: "Trip", id: tripID)]
+    /// let parents = schema.cascadeParents(in: save)   // [RowKey(root: "Item", id: itemID): RowReference(entity: "Trip", id: tripID)]
     /// ```
-    public func cascadeParents(in request: SaveRequest) -> [UUID: RowReference] {
+    public func cascadeParents(in request: SaveRequest) -> [RowKey: RowReference] {
         // Without a `.cascade` relationship nothing has a parent: no index of every inserted row (for a
         // large save, a dictionary as big as the request).
         guard !request.inserts.isEmpty, entities.contains(where: { $0.relationships.contains { $0.deleteRule == .cascade } }) else { return [:] }
-        let inserted = Dictionary(request.inserts.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        var parents: [UUID: RowReference] = [:]
+        // Keyed by hierarchy and id: ids may repeat across hierarchies, so a child may have its parent's id.
+        var roots: [String: String] = [:]
+        func key(_ entity: String, _ id: UUID) -> RowKey {
+            if let root = roots[entity] { return RowKey(root: root, id: id) }
+            let root = rootEntity(of: entity)?.name ?? entity
+            roots[entity] = root
+            return RowKey(root: root, id: id)
+        }
+        let inserted = Dictionary(request.inserts.map { (key($0.entity, $0.id), $0) }, uniquingKeysWith: { first, _ in first })
+        var parents: [RowKey: RowReference] = [:]
         for parent in entities {
             for relationship in parent.relationships where relationship.deleteRule == .cascade {
                 let children = Set(entityNames(inHierarchyOf: relationship.destination))
                 switch storage(of: relationship, in: parent) {
                 case .inverseForeignKey:
                     guard let inverse = relationship.inverse else { continue }
-                    for row in request.inserts where children.contains(row.entity) && parents[row.id] == nil {
+                    for row in request.inserts where children.contains(row.entity) {
+                        let child = key(row.entity, row.id)
                         // A parent inserted by the same save must be of the parent's class.
-                        if let id = Self.reference(row[inverse]),
-                           inserted[id].map({ entityNames(inHierarchyOf: parent.name).contains($0.entity) }) ?? true {
-                            parents[row.id] = RowReference(entity: parent.name, id: id)
+                        if parents[child] == nil, let id = Self.reference(row[inverse]),
+                           inserted[key(parent.name, id)].map({ entityNames(inHierarchyOf: parent.name).contains($0.entity) }) ?? true {
+                            parents[child] = RowReference(entity: parent.name, id: id)
                         }
                     }
                 case .foreignKey:
                     for row in request.inserts + request.updates where row.entity == parent.name {
-                        if let child = Self.reference(row[relationship.name]), inserted[child] != nil, parents[child] == nil {
-                            parents[child] = RowReference(entity: parent.name, id: row.id)
+                        if let id = Self.reference(row[relationship.name]) {
+                            let child = key(relationship.destination, id)
+                            if inserted[child] != nil, parents[child] == nil { parents[child] = RowReference(entity: parent.name, id: row.id) }
                         }
                     }
                 case .joinTable:
                     for link in request.links where link.isAdded {
-                        if link.entity == parent.name, link.relationship == relationship.name, inserted[link.destination] != nil {
-                            if parents[link.destination] == nil { parents[link.destination] = RowReference(entity: parent.name, id: link.source) }
-                        } else if let inverse = relationship.inverse, children.contains(link.entity), link.relationship == inverse,
-                                  inserted[link.source] != nil, parents[link.source] == nil {
-                            parents[link.source] = RowReference(entity: parent.name, id: link.destination)
+                        if link.entity == parent.name, link.relationship == relationship.name {
+                            let child = key(relationship.destination, link.destination)
+                            if inserted[child] != nil, parents[child] == nil { parents[child] = RowReference(entity: parent.name, id: link.source) }
+                        } else if let inverse = relationship.inverse, children.contains(link.entity), link.relationship == inverse {
+                            let child = key(link.entity, link.source)
+                            if inserted[child] != nil, parents[child] == nil { parents[child] = RowReference(entity: parent.name, id: link.destination) }
                         }
                     }
                 }

@@ -22,17 +22,17 @@ extension PostgresStoreEngine {
             history.reserveCapacity(inserts: 0, others: request.updates.count)
             // Rows this save's deletes removed, cascades included: an update of one of them is moot.
             // Keyed by hierarchy and id: ids are the clients' and may repeat across hierarchies.
-            var deletedRows = Set<DeletedKey>()
-            func deletedKey(_ entity: String, _ id: UUID) -> DeletedKey {
-                DeletedKey(root: renderer.schema.rootEntity(of: entity)?.name ?? entity, id: id)
-            }
+            var deletedRows = Set<RowKey>()
+            // The link changes that added or removed a link: only those are history.
+            var linked = Set<LinkChange>()
+            func deletedKey(_ entity: String, _ id: UUID) -> RowKey { renderer.schema.rowKey(entity, id) }
             if !request.deletes.isEmpty || !request.batchDeletes.isEmpty {
                 // The graph as the app left it decides what a delete cascades to: children moved to another
                 // parent (and links removed) in this save are out of the deleted row's reach before it goes.
                 let moves = foreignKeyMoves(in: request.updates, renderer)
                 if !moves.isEmpty { _ = try await applyUpdates(moves, renderer, connection) }
                 let unlinks = request.links.filter { !$0.isAdded }
-                if !unlinks.isEmpty { try await applyLinks(unlinks, renderer, connection) }
+                if !unlinks.isEmpty { linked = try await applyLinks(unlinks, renderer, connection) }
                 let (deleted, nullified) = try await applyDeletes(request, renderer, connection)
                 deletedRows = Set(deleted.lazy.map { deletedKey($0.reference.entity, $0.reference.id) })
                 result.deleted = deleted.map(\.reference)
@@ -47,7 +47,7 @@ extension PostgresStoreEngine {
                 let updates = deletedRows.isEmpty ? request.updates : request.updates.filter { !deletedRows.contains(deletedKey($0.entity, $0.id)) }
                 let updated = try await applyUpdates(updates, renderer, connection)
                 for row in updates {
-                    if let rowOwner = updated[row.id] {
+                    if let rowOwner = updated[renderer.schema.rowKey(row.entity, row.id)] {
                         history.record(.update, row.entity, row.id, owner: rowOwner, values: row.values)
                         continue
                     }
@@ -87,8 +87,9 @@ extension PostgresStoreEngine {
             }
             if !request.links.isEmpty {
                 var sourceOwners = owners
-                let unknown = request.links.filter { sourceOwners[$0.source] == nil }.map { RowReference(entity: $0.entity, id: $0.source) }
-                for (id, owner) in try await existingOwners(unknown, renderer, connection) { sourceOwners[id] = owner }
+                let unknown = request.links.filter { sourceOwners[renderer.schema.rowKey($0.entity, $0.source)] == nil }
+                    .map { RowReference(entity: $0.entity, id: $0.source) }
+                for (key, owner) in try await existingOwners(unknown, renderer, connection) { sourceOwners[key] = owner }
                 // Links removed before the deletes are not removed again; links of deleted rows went with them.
                 func isGone(_ change: LinkChange) -> (source: Bool, destination: Bool) {
                     guard !deletedRows.isEmpty else { return (false, false) }
@@ -102,9 +103,9 @@ extension PostgresStoreEngine {
                         let gone = isGone(change)
                         return change.isAdded && !gone.source && !gone.destination
                     }
-                if !links.isEmpty { try await applyLinks(links, renderer, connection) }
-                for change in request.links where !isGone(change).source {
-                    let owner = sourceOwners[change.source] ?? requester.newRowOwner
+                if !links.isEmpty { linked.formUnion(try await applyLinks(links, renderer, connection)) }
+                for change in request.links where linked.contains(change) && !isGone(change).source {
+                    let owner = sourceOwners[renderer.schema.rowKey(change.entity, change.source)] ?? requester.newRowOwner
                     history.record(.update, change.entity, change.source, owner: owner, values: [:], attributes: [change.relationship])
                 }
             }
@@ -145,12 +146,6 @@ extension PostgresStoreEngine {
         return moves
     }
 
-    /// A row a save deleted: its hierarchy's root class and its id.
-    struct DeletedKey: Hashable {
-        var root: String
-        var id: UUID
-    }
-
     /// What became of an inserted row: inserted, or merged into an existing row with its unique values.
     enum InsertOutcome {
         case inserted(owner: UUID?)
@@ -187,7 +182,7 @@ extension PostgresStoreEngine {
     /// Foreign keys are checked at commit, so the order of the groups does not matter.
     /// A statement without RETURNING goes through `pipeline`: the next chunk is built while it runs, and
     /// the last one may still run when this returns.
-    private func applyInserts(_ request: SaveRequest, _ owners: [UUID: UUID?], _ renderer: SQLRenderer, _ requester: Requester,
+    private func applyInserts(_ request: SaveRequest, _ owners: [RowKey: UUID?], _ renderer: SQLRenderer, _ requester: Requester,
                               _ connection: PostgresConnection, _ pipeline: inout StatementPipeline) async throws -> InsertOutcomes {
         let rows = request.inserts
         var rowOwners = [UUID?](repeating: nil, count: rows.count)
@@ -198,7 +193,7 @@ extension PostgresStoreEngine {
         var last: (entity: String, owner: UUID?, group: Int)?
         for i in rows.indices {
             let row = (id: rows[i].id, entity: rows[i].entity)
-            let owner = owners.isEmpty ? requester.newRowOwner : owners[row.id] ?? requester.newRowOwner
+            let owner = owners.isEmpty ? requester.newRowOwner : owners[renderer.schema.rowKey(row.entity, row.id)] ?? requester.newRowOwner
             rowOwners[i] = owner
             if let last, last.entity == row.entity, last.owner == owner {
                 groups[last.group].indices.append(i)
@@ -307,44 +302,50 @@ extension PostgresStoreEngine {
     /// save (a child's foreign key, a parent's to-one, a link): that record's owner, so a child a user
     /// adds to a record shared with them belongs to the record's owner and stays in the share.
     private func insertOwners(_ request: SaveRequest, _ renderer: SQLRenderer, _ requester: Requester,
-                              _ connection: PostgresConnection) async throws -> [UUID: UUID?] {
-        let parents = renderer.schema.cascadeParents(in: request)
+                              _ connection: PostgresConnection) async throws -> [RowKey: UUID?] {
+        let schema = renderer.schema
+        let parents = schema.cascadeParents(in: request)
         guard !parents.isEmpty else { return [:] }
-        let inserted = Set(request.inserts.map(\.id))
-        let outside = Set(parents.values.filter { !inserted.contains($0.id) })
+        // Keyed by hierarchy and id: a child may have the id of its parent, or of any other row.
+        let inserted = Set(request.inserts.map { schema.rowKey($0.entity, $0.id) })
+        let outside = Set(parents.values.filter { !inserted.contains(schema.rowKey($0.entity, $0.id)) })
         let known = try await existingOwners(Array(outside), renderer, connection)
-        var owners: [UUID: UUID?] = [:]
-        func owner(of id: UUID, depth: Int) -> UUID? {
-            if let cached = owners[id] { return cached }
-            guard depth < 64, let parent = parents[id] else { return requester.newRowOwner }
+        var owners: [RowKey: UUID?] = [:]
+        func owner(of key: RowKey, depth: Int) -> UUID? {
+            if let cached = owners[key] { return cached }
+            guard depth < 64, let parent = parents[key] else { return requester.newRowOwner }
+            let parentKey = schema.rowKey(parent.entity, parent.id)
             let result: UUID?
-            if inserted.contains(parent.id) {
-                result = owner(of: parent.id, depth: depth + 1)
-            } else if let existing = known[parent.id] {
+            if inserted.contains(parentKey) {
+                result = owner(of: parentKey, depth: depth + 1)
+            } else if let existing = known[parentKey] {
                 result = existing
             } else {
                 result = requester.newRowOwner
             }
-            owners[id] = .some(result)
+            owners[key] = .some(result)
             return result
         }
-        for row in request.inserts where parents[row.id] != nil { _ = owner(of: row.id, depth: 0) }
+        for row in request.inserts {
+            let key = schema.rowKey(row.entity, row.id)
+            if parents[key] != nil { _ = owner(of: key, depth: 0) }
+        }
         return owners
     }
 
-    /// The owners of existing rows the connection can see, by id.
+    /// The owners of existing rows the connection can see, by hierarchy and id.
     private func existingOwners(_ references: [RowReference], _ renderer: SQLRenderer,
-                                _ connection: PostgresConnection) async throws -> [UUID: UUID?] {
+                                _ connection: PostgresConnection) async throws -> [RowKey: UUID?] {
         var byRoot: [String: [UUID]] = [:]
         for reference in references {
             guard let root = renderer.schema.rootEntity(of: reference.entity) else { continue }
             byRoot[root.name, default: []].append(reference.id)
         }
-        var result: [UUID: UUID?] = [:]
+        var result: [RowKey: UUID?] = [:]
         for (root, ids) in byRoot.sorted(by: { $0.key < $1.key }) {
             for row in try await query(try renderer.owners(of: root, ids: ids), on: connection, model: root) {
                 let (id, owner, _) = try row.decode((UUID, UUID?, String).self)
-                result[id] = .some(owner)
+                result[RowKey(root: root, id: id)] = .some(owner)
             }
         }
         return result
@@ -401,9 +402,9 @@ extension PostgresStoreEngine {
                               _ connection: PostgresConnection) async throws -> (deleted: [DeletedRow], nullified: [NullifiedRow]) {
         let schema = renderer.schema
         // Rows are keyed by hierarchy and id: ids are the clients' and may repeat across hierarchies.
-        func key(_ entity: String, _ id: UUID) -> DeletedKey { DeletedKey(root: schema.rootEntity(of: entity)?.name ?? entity, id: id) }
-        var targets: [DeletedKey: String] = [:]   // row → concrete class
-        var order: [DeletedKey] = []
+        func key(_ entity: String, _ id: UUID) -> RowKey { schema.rowKey(entity, id) }
+        var targets: [RowKey: String] = [:]   // row → concrete class
+        var order: [RowKey] = []
         func add(_ id: UUID, _ entity: String) -> Bool {
             let row = key(entity, id)
             guard targets[row] == nil else { return false }
@@ -432,7 +433,7 @@ extension PostgresStoreEngine {
             let missing = references.filter { !found.contains($0.id) }
             if !missing.isEmpty {
                 let visible = try await existingOwners(missing, renderer, connection)
-                if let denied = missing.first(where: { visible[$0.id] != nil }) {
+                if let denied = missing.first(where: { visible[key($0.entity, $0.id)] != nil }) {
                     throw PGModelError(.forbidden, "this user may not delete this \(denied.entity): it is shared read-only or belongs to another user",
                                        model: denied.entity)
                 }
@@ -447,7 +448,7 @@ extension PostgresStoreEngine {
         // 2. Cascades, wave by wave, until no new row is reached (the visited set ends cycles).
         var frontier = order
         while !frontier.isEmpty {
-            var next: [DeletedKey] = []
+            var next: [RowKey] = []
             for (entityName, ids) in group(frontier, targets) {
                 guard let entity = schema.entity(named: entityName) else { continue }
                 for relationship in entity.relationships where relationship.deleteRule == .cascade {
@@ -498,10 +499,10 @@ extension PostgresStoreEngine {
         // Deepest tables first (cascade waves reach them last): a share reaches a child through its
         // parent, so a grantee may delete the child only while the parent is still there.
         // Who else sees these rows through shares: their history shows the deletes too.
-        var audience: [UUID: [UUID]] = [:]
+        var audience: [RowKey: [UUID]] = [:]
         for row in try await query(renderer.shareAudience(of: order.map(\.id), roots: order.map(\.root)), on: connection) {
-            let (id, grantees) = try row.decode((UUID, [UUID]).self)
-            audience[id] = grantees
+            let (root, id, grantees) = try row.decode((String, UUID, [UUID]).self)
+            audience[RowKey(root: root, id: id)] = grantees
         }
         for (root, ids) in byRoot.reversed() {
             let preserved = renderer.preservedAttributes(ofRoot: root)
@@ -515,7 +516,7 @@ extension PostgresStoreEngine {
                     tombstone[attribute.name] = try PostgresValueCoding.decodeInPlace(cells[3 + offset], as: attribute.type)
                 }
                 deleted.append(DeletedRow(reference: RowReference(entity: entity, id: id), owner: rowOwner, tombstone: tombstone,
-                                          audience: audience[id] ?? []))
+                                          audience: audience[RowKey(root: root, id: id)] ?? []))
             }
         }
         // A row the save meant to delete and still sees but could not delete (the root of a record shared
@@ -524,7 +525,7 @@ extension PostgresStoreEngine {
         let survivors = order.compactMap { row in gone.contains(row) ? nil : targets[row].map { RowReference(entity: $0, id: row.id) } }
         if !survivors.isEmpty {
             let visible = try await existingOwners(survivors, renderer, connection)
-            if let denied = survivors.first(where: { visible[$0.id] != nil }) {
+            if let denied = survivors.first(where: { visible[key($0.entity, $0.id)] != nil }) {
                 throw PGModelError(.forbidden, "this user may not delete this \(denied.entity): only its owner deletes a shared record", model: denied.entity)
             }
         }
@@ -548,7 +549,7 @@ extension PostgresStoreEngine {
     }
 
     /// The ids of `rows` grouped by their class, in first-seen order.
-    private func group(_ rows: [DeletedKey], _ classes: [DeletedKey: String]) -> [(String, [UUID])] {
+    private func group(_ rows: [RowKey], _ classes: [RowKey: String]) -> [(String, [UUID])] {
         var result: [(String, [UUID])] = []
         for row in rows {
             guard let entity = classes[row] else { continue }   // every row was added with its class

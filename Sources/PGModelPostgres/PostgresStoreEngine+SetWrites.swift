@@ -21,27 +21,29 @@ extension PostgresStoreEngine {
     /// is replayed one row at a time in the request's order, and the error (or success) is exactly the
     /// one-row path's.
     func applyUpdates(_ rows: [RowValues], _ renderer: SQLRenderer,
-                      _ connection: PostgresConnection) async throws -> [UUID: UUID?] {
-        var owners: [UUID: UUID?] = [:]
+                      _ connection: PostgresConnection) async throws -> [RowKey: UUID?] {
+        var owners: [RowKey: UUID?] = [:]
         owners.reserveCapacity(rows.count)
         for batch in Self.batches(of: rows.indices, key: { rows[$0].entity }, id: { rows[$0].id }, limit: Self.updateChunkSize) {
             let entity = rows[batch[0]].entity
+            // A batch is of one class: its rows' keys share the hierarchy's root.
+            let root = renderer.schema.rowKey(entity, rows[batch[0]].id).root
             guard batch.count > 1 else {
-                try await updateOne(rows[batch[0]], renderer, connection, into: &owners)
+                try await updateOne(rows[batch[0]], renderer, connection, root: root, into: &owners)
                 continue
             }
             let group = batch.map { rows[$0] }
             let statement = try renderer.update(group)
             guard touchesUniqueness(group, renderer) else {
-                try record(try await query(statement, on: connection, model: entity), into: &owners)
+                try record(try await query(statement, on: connection, model: entity), root: root, into: &owners)
                 continue
             }
             try await execute(SQLStatement(sql: "SAVEPOINT \"pgmodel_set_update\""), on: connection)
             do {
-                try record(try await query(statement, on: connection, model: entity), into: &owners)
+                try record(try await query(statement, on: connection, model: entity), root: root, into: &owners)
             } catch let error as PGModelError where error.code == .uniqueViolation {
                 try await execute(SQLStatement(sql: "ROLLBACK TO SAVEPOINT \"pgmodel_set_update\""), on: connection)
-                for row in group { try await updateOne(row, renderer, connection, into: &owners) }
+                for row in group { try await updateOne(row, renderer, connection, root: root, into: &owners) }
             }
             try await execute(SQLStatement(sql: "RELEASE SAVEPOINT \"pgmodel_set_update\""), on: connection)
         }
@@ -50,14 +52,14 @@ extension PostgresStoreEngine {
 
     /// The one-row update: what a group of one row, and a replayed group, runs.
     private func updateOne(_ row: RowValues, _ renderer: SQLRenderer, _ connection: PostgresConnection,
-                           into owners: inout [UUID: UUID?]) async throws {
-        try record(try await query(try renderer.update(row), on: connection, model: row.entity), into: &owners)
+                           root: String, into owners: inout [RowKey: UUID?]) async throws {
+        try record(try await query(try renderer.update(row), on: connection, model: row.entity), root: root, into: &owners)
     }
 
-    private func record(_ updated: [PostgresRow], into owners: inout [UUID: UUID?]) throws {
+    private func record(_ updated: [PostgresRow], root: String, into owners: inout [RowKey: UUID?]) throws {
         for row in updated {
             let (id, owner) = try row.decode((UUID, UUID?).self)
-            owners[id] = .some(owner)
+            owners[RowKey(root: root, id: id)] = .some(owner)
         }
     }
 
@@ -74,7 +76,12 @@ extension PostgresStoreEngine {
     /// the current phase already changes starts the next phase, so adding and then removing one link
     /// applies in the request's order, and within a phase the statements commute. A removal that removed
     /// nothing while the link still exists for the requester is `forbidden`, as on the one-row path.
-    func applyLinks(_ changes: [LinkChange], _ renderer: SQLRenderer, _ connection: PostgresConnection) async throws {
+    ///
+    /// Returns the changes that added or removed a link: adding one that exists, or removing one that is
+    /// gone, changes nothing and goes into no one's history.
+    @discardableResult
+    func applyLinks(_ changes: [LinkChange], _ renderer: SQLRenderer, _ connection: PostgresConnection) async throws -> Set<LinkChange> {
+        var applied = Set<LinkChange>()
         var keys: [LinkKey] = []
         keys.reserveCapacity(changes.count)
         for change in changes {
@@ -104,19 +111,22 @@ extension PostgresStoreEngine {
             let first = group[0]
             if group.count == 1 {
                 let changed = try await query(try renderer.link(first), on: connection, model: first.entity)
-                if changed.isEmpty, !first.isAdded, try await !query(try renderer.linkExists(first), on: connection, model: first.entity).isEmpty {
+                if !changed.isEmpty {
+                    applied.insert(first)
+                } else if !first.isAdded, try await !query(try renderer.linkExists(first), on: connection, model: first.entity).isEmpty {
                     throw Self.linkForbidden(first)
                 }
                 continue
             }
             let changed = try await query(try renderer.links(group), on: connection, model: first.entity)
-            guard !first.isAdded else { continue }
-            var removed = Set<LinkPair>(minimumCapacity: changed.count)
+            var done = Set<LinkPair>(minimumCapacity: changed.count)
             for row in changed {
                 let (source, destination) = try row.decode((UUID, UUID).self)
-                removed.insert(LinkPair(source: source, destination: destination))
+                done.insert(LinkPair(source: source, destination: destination))
             }
-            let missing = group.filter { !removed.contains(LinkPair(source: $0.source, destination: $0.destination)) }
+            for change in group where done.contains(LinkPair(source: change.source, destination: change.destination)) { applied.insert(change) }
+            guard !first.isAdded else { continue }
+            let missing = group.filter { !done.contains(LinkPair(source: $0.source, destination: $0.destination)) }
             guard !missing.isEmpty else { continue }
             var existing = Set<LinkPair>()
             for row in try await query(try renderer.existingLinks(missing), on: connection, model: first.entity) {
@@ -127,6 +137,7 @@ extension PostgresStoreEngine {
                 throw Self.linkForbidden(denied)
             }
         }
+        return applied
     }
 
     private static func linkForbidden(_ change: LinkChange) -> PGModelError {

@@ -103,13 +103,15 @@ extension SQLRenderer {
 
     /// A set-based ``link(_:)`` of many changes of one relationship, all additions or all removals, as
     /// one statement. Additions are `INSERT … SELECT FROM unnest(…) ON CONFLICT DO NOTHING`; removals are
-    /// `DELETE … USING unnest(…) … RETURNING` source and destination of each link removed, so a removal
-    /// missing from the result changed nothing (the link was gone, or the user may not remove it).
+    /// `DELETE … USING unnest(…)`. Both return the source and destination of each link they added or
+    /// removed, so a change missing from the result changed nothing (the link was there already, or gone,
+    /// or the user may not remove it).
     ///
     /// ```swift
     /// try renderer.links([follow1, follow2])   // two additions of User.following
     /// // INSERT INTO "app"."user_followers" ("followers_id", "user_id")
     /// // SELECT "v"."s", "v"."d" FROM unnest($1::uuid[], $2::uuid[]) AS "v"("s", "d") ON CONFLICT DO NOTHING
+    /// // RETURNING "followers_id", "user_id"
     /// ```
     public func links(_ changes: [LinkChange]) throws -> SQLStatement {
         guard let first = changes.first else {
@@ -125,7 +127,7 @@ extension SQLRenderer {
         let source = Naming.quoted(sourceColumn), destination = Naming.quoted(destinationColumn)
         if first.isAdded {
             b.sql = "INSERT INTO \(qualifiedTable(named: table)) (\(source), \(destination)) SELECT \"v\".\"s\", \"v\".\"d\" "
-                + "FROM unnest(\(sources), \(destinations)) AS \"v\"(\"s\", \"d\") ON CONFLICT DO NOTHING"
+                + "FROM unnest(\(sources), \(destinations)) AS \"v\"(\"s\", \"d\") ON CONFLICT DO NOTHING RETURNING \(source), \(destination)"
         } else {
             b.sql = "DELETE FROM \(qualifiedTable(named: table)) AS \"j\" USING unnest(\(sources), \(destinations)) AS \"v\"(\"s\", \"d\") "
                 + "WHERE \"j\".\(source) = \"v\".\"s\" AND \"j\".\(destination) = \"v\".\"d\" RETURNING \"j\".\(source), \"j\".\(destination)"

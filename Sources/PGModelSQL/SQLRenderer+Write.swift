@@ -394,11 +394,11 @@ extension SQLRenderer {
     // MARK: Links
 
     /// Adds (`INSERT … ON CONFLICT DO NOTHING`) or removes (`DELETE`) one link of a join-table relationship;
-    /// either side of a many-to-many pair may name it.
+    /// either side of a many-to-many pair may name it. A row comes back when a link was added or removed.
     ///
     /// ```swift
     /// try renderer.link(LinkChange(entity: "User", relationship: "following", source: a, destination: b, isAdded: true))
-    /// // INSERT INTO "app"."user_followers" ("followers_id", "user_id") VALUES ($1, $2) ON CONFLICT DO NOTHING
+    /// // INSERT INTO "app"."user_followers" ("followers_id", "user_id") VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1
     /// ```
     public func link(_ change: LinkChange) throws -> SQLStatement {
         let (table, sourceColumn, destinationColumn) = try joinTable(of: change)
@@ -406,7 +406,7 @@ extension SQLRenderer {
         let s = b.bind(.uuid(change.source))
         let d = b.bind(.uuid(change.destination))
         if change.isAdded {
-            b.sql = "INSERT INTO \(qualifiedTable(named: table)) (\(Naming.quoted(sourceColumn)), \(Naming.quoted(destinationColumn))) VALUES (\(s), \(d)) ON CONFLICT DO NOTHING"
+            b.sql = "INSERT INTO \(qualifiedTable(named: table)) (\(Naming.quoted(sourceColumn)), \(Naming.quoted(destinationColumn))) VALUES (\(s), \(d)) ON CONFLICT DO NOTHING RETURNING 1"
         } else {
             b.sql = "DELETE FROM \(qualifiedTable(named: table)) WHERE \(Naming.quoted(sourceColumn)) = \(s) AND \(Naming.quoted(destinationColumn)) = \(d) RETURNING 1"
         }
@@ -430,7 +430,7 @@ extension SQLRenderer {
         let quoted = roots.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
         let rootList = b.bind(.string("{" + quoted.joined(separator: ",") + "}"))
         let list = b.bindIDs(ids)
-        b.sql = "SELECT \"id\", \"grantees\" FROM \(Naming.quoted(schemaName)).\"pgmodel_share_audience\"(\(rootList)::text[], \(list))"
+        b.sql = "SELECT \"root\", \"id\", \"grantees\" FROM \(Naming.quoted(schemaName)).\"pgmodel_share_audience\"(\(rootList)::text[], \(list))"
         return b.statement
     }
 

@@ -376,6 +376,52 @@ struct EntityIsolationTests {
         }
     }
 
+    @Test("a child a grantee adds with the id of the record it joins belongs to the record's owner")
+    func childWithItsParentsID() async throws {
+        let people = [try await ServerTestHarness.makeUser("alice"), try await ServerTestHarness.makeUser("will")]
+        try await Self.withService(people) { wires, schemaName, _ in
+            let (alice, will) = (wires[0], wires[1])
+            let (t, _) = try await Self.alicesTrip(alice)
+            #expect(try await alice.share("Trip", t, with: will.name, "readWrite").ok == true)
+            let added = try await will.save(#""inserts":[{"entity":"Stop","id":"\#(t)","values":{"name":"will's","trip":"\#(t)"}}]"#)
+            #expect(added.ok == true, "\(added)")
+            let owners = try await Self.trusted(schemaName, #"""
+                SELECT (s.owner_id = t.owner_id)::text FROM "\#(schemaName)".stop s JOIN "\#(schemaName)".trip t ON t.id = s.trip_id WHERE s.id = '\#(t)'
+                """#)
+            #expect(owners == ["true"])
+            #expect(try await alice.fetchIDs("Stop").contains(t))
+        }
+    }
+
+    @Test("a save cannot write history for rows it did not change: same-id updates and links that change nothing")
+    func noHistoryForWhatDidNotChange() async throws {
+        let people = [try await ServerTestHarness.makeUser("alice"), try await ServerTestHarness.makeUser("mallory"),
+                      try await ServerTestHarness.makeUser("rita")]
+        try await Self.withService(people) { wires, _, _ in
+            let (alice, mallory, rita) = (wires[0], wires[1], wires[2])
+            let (t, _) = try await Self.alicesTrip(alice)
+            let n = Self.newID()
+            #expect(try await alice.save(#""inserts":[{"entity":"Note","id":"\#(n)","values":{"text":"alice's note"}}]"#).ok == true)
+            #expect(try await alice.share("Note", n, with: rita.name, "readOnly").ok == true)
+            #expect(try await alice.share("Trip", t, with: rita.name, "readOnly").ok == true)
+            // Mallory's own Trip with the id of Alice's note, updated in one save with that note.
+            #expect(try await mallory.save(#""inserts":[{"entity":"Trip","id":"\#(n)","values":{"name":"mallory's"}}]"#).ok == true)
+            let forged = try await mallory.save(#"""
+                "updates":[{"entity":"Trip","id":"\#(n)","values":{"name":"m2"}},{"entity":"Note","id":"\#(n)","values":{"text":"forged"}}]
+                """#)
+            #expect(forged.code == "not_found", "\(forged)")
+            // A removal of a link that is not there, naming Alice's trip: nothing changes, nothing is written.
+            let unlink = try await mallory.save(#"""
+                "links":[{"entity":"Trip","relationship":"supplies","source":"\#(t)","destination":"\#(Self.newID())","isAdded":false}]
+                """#)
+            #expect(unlink.ok == true, "\(unlink)")
+            let answer = try await rita.send(#""op":"history","history":{"limit":1000}"#)
+            let transactions = (answer.object["history"] as? [String: Any])?["transactions"] as? [[String: Any]] ?? []
+            let updates = transactions.flatMap { $0["changes"] as? [[String: Any]] ?? [] }.filter { $0["kind"] as? String == "update" }
+            #expect(updates.isEmpty, "\(updates)")
+        }
+    }
+
     @Test("a row rewritten by ON DELETE SET NULL in the same save is not new: it cannot be linked into a shared record")
     func nullifiedRowIsNotNew() async throws {
         let people = [try await ServerTestHarness.makeUser("alice"), try await ServerTestHarness.makeUser("will")]

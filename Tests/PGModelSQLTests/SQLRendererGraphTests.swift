@@ -196,10 +196,10 @@ struct SQLRendererGraphTests {
 
     @Test func linksNormalizeToTheJoinTable() throws {
         let following = try r.link(LinkChange(entity: "User", relationship: "following", source: a, destination: owner, isAdded: true))
-        #expect(following.sql == #"INSERT INTO "app"."user_followers" ("followers_id", "user_id") VALUES ($1, $2) ON CONFLICT DO NOTHING"#)
+        #expect(following.sql == #"INSERT INTO "app"."user_followers" ("followers_id", "user_id") VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1"#)
         #expect(following.binds == [.uuid(a), .uuid(owner)])
         let followers = try r.link(LinkChange(entity: "User", relationship: "followers", source: a, destination: owner, isAdded: true))
-        #expect(followers.sql == #"INSERT INTO "app"."user_followers" ("user_id", "followers_id") VALUES ($1, $2) ON CONFLICT DO NOTHING"#)
+        #expect(followers.sql == #"INSERT INTO "app"."user_followers" ("user_id", "followers_id") VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1"#)
         let remove = try r.link(LinkChange(entity: "Playlist", relationship: "tracks", source: a, destination: owner, isAdded: false))
         #expect(remove.sql == #"DELETE FROM "app"."playlist_tracks" WHERE "playlist_id" = $1 AND "tracks_id" = $2 RETURNING 1"#)
         #expect { try r.link(LinkChange(entity: "Album", relationship: "tracks", source: a, destination: owner, isAdded: true)) }

@@ -150,12 +150,23 @@ struct SharingSQLTests {
             ],
             updates: [RowValues(entity: "Folder", id: folder, values: ["shortcut": .uuid(shortcut)])])
         let parents = schema.cascadeParents(in: save)
-        #expect(parents[track] == RowReference(entity: "Album", id: album))
-        #expect(parents[child] == RowReference(entity: "Folder", id: folder))
-        #expect(parents[shortcut] == RowReference(entity: "Folder", id: folder))
-        #expect(parents[stay] == RowReference(entity: "Trip", id: trip))
-        #expect(parents[item] == nil)   // Trip.bucketList is .nullify: the item is not owned
+        #expect(parents[schema.rowKey("Track", track)] == RowReference(entity: "Album", id: album))
+        #expect(parents[schema.rowKey("Folder", child)] == RowReference(entity: "Folder", id: folder))
+        #expect(parents[schema.rowKey("Folder", shortcut)] == RowReference(entity: "Folder", id: folder))
+        #expect(parents[schema.rowKey("LivingAccommodation", stay)] == RowReference(entity: "Trip", id: trip))
+        #expect(parents[schema.rowKey("BucketListItem", item)] == nil)   // Trip.bucketList is .nullify: the item is not owned
         #expect(schema.cascadeParents(in: SaveRequest(updates: save.updates)).isEmpty)
+    }
+
+    @Test("a child with its parent's id is still that parent's child, and no other row is taken for it")
+    func cascadeParentsWithRepeatedIDs() {
+        let shared = UUID()
+        // A track with the id of the album it goes into: keyed by class hierarchy, they stay two rows.
+        let save = SaveRequest(inserts: [RowValues(entity: "Track", id: shared, values: ["title": .string("t"), "duration": .int(1), "album": .uuid(shared)])])
+        let parents = schema.cascadeParents(in: save)
+        #expect(parents[schema.rowKey("Track", shared)] == RowReference(entity: "Album", id: shared))
+        #expect(parents[schema.rowKey("Album", shared)] == nil)
+        #expect(parents.count == 1)
     }
 
     @Test("the classes a share of a record may reach")
