@@ -263,9 +263,7 @@ struct AdversarialRun {
             let request = #""inserts":[{"entity":"\#(table.entity)","id":"\#(Self.json(id))","values":{\#(values)}}]"#
             let key = Key(store: store, table: table, id: id)
             let target = reference.flatMap { ref in table.reference.map { Key(store: store, table: $0.destination, id: ref) } }
-            if before.rows[key] != nil {
-                outcome = .refused("unique_violation")
-            } else if let target, !before.canRead(me, target) {
+            if let target, !before.canRead(me, target) {
                 outcome = .refused("constraint_violation")
                 if before.rows[target] != nil { twin = .save(request.replacingOccurrences(of: Self.json(target.id), with: Self.json(UUID.v7()))) }
             } else if let target, table == .stop, let parent = before.rows[target], parent.owner != me {
@@ -279,6 +277,13 @@ struct AdversarialRun {
             } else {
                 outcome = .ok
                 expected.rows[key] = World.Row(owner: me, text: text, reference: reference)
+            }
+            if before.rows[key] != nil {
+                // The id is taken in this hierarchy: unique_violation, unless a refusal of the reference
+                // came first (a check made before the row is written).
+                if case .refused(let code) = outcome { outcome = .refusedWithAny(["unique_violation", code]) } else { outcome = .refused("unique_violation") }
+                expected = before
+                twin = nil
             }
             pool.append(id)
             let answer = try await wire.save(request)
@@ -428,6 +433,8 @@ struct AdversarialRun {
         case ok
         /// Fails with this code and changes nothing.
         case refused(String)
+        /// Fails with one of these codes and changes nothing.
+        case refusedWithAny([String])
         /// Whatever the answer, nothing changes.
         case unchanged
         /// Succeeds and deletes the row with (some of) what it owns through `.cascade`, or is refused for
@@ -466,6 +473,11 @@ struct AdversarialRun {
                     return "\(what): a hidden row answers differently from an absent one: \(answer.text) vs \(other.text)"
                 }
                 try await refreshTruth()
+            }
+        case .refusedWithAny(let codes):
+            guard answer.ok == false, let code = answer.code, codes.contains(code) else { return "\(what): expected one of \(codes), got \(answer.text)" }
+            if world.rows != before.rows || world.links != before.links {
+                return "\(what): a refused request changed the database: \(difference(before.rows, world.rows))"
             }
         case .unchanged:
             if world.rows != before.rows || world.links != before.links { return "\(what): changed the database: \(answer.text)" }
