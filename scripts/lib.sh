@@ -6,7 +6,7 @@
 # ("the embedded cluster") lives in $REPO/.pgdata and listens on 127.0.0.1:$PGMODEL_PG_PORT.
 #
 # After pgm_setup these are exported:
-#   DATABASE_URL               postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel
+#   DATABASE_URL               postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel ($PGMODEL_LOCAL_DATABASE, if set)
 #   PGMODEL_TEST_DATABASE_URL  postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel_test
 #   PGMODEL_TEST_PG_SSLROOTCERT  the embedded cluster's TLS certificate (not with DATABASE_URL)
 
@@ -17,7 +17,10 @@ PGM_HASH="$(printf '%s' "$PGM_REPO" | sha256sum | cut -c1-8)"
 PGM_DEFAULT_PORT=55432
 PGM_ROLE=pgmodel
 PGM_PASSWORD=pgmodel
-PGM_DB=pgmodel
+# The database commands without a URL use; PGMODEL_LOCAL_DATABASE names another (the README check runs
+# the tour in a database of its own, so it never meets what a developer made by hand).
+PGM_DB="${PGMODEL_LOCAL_DATABASE:-pgmodel}"
+case "$PGM_DB" in *[!a-z0-9_]* | "") echo "[pgmodel] error: PGMODEL_LOCAL_DATABASE must be lowercase letters, digits and _" >&2; exit 1 ;; esac
 PGM_TEST_DB=pgmodel_test
 PGM_MARKER=PGMODEL_CLUSTER
 PGM_CLUSTERS_ROOT=/var/lib/pgmodel-clusters
@@ -309,7 +312,8 @@ pgm_enable_ssl() {
 
 # psql as the cluster's superuser, over the private socket (peer authentication).
 pgm_psql_admin() {
-    pgm_as_owner "$PGM_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PGM_SOCKDIR" -p "$PGM_PORT" -d postgres "$@"
+    # NOTICEs (a role already a member of another on a re-run) are not news.
+    PGOPTIONS="-c client_min_messages=warning" pgm_as_owner "$PGM_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PGM_SOCKDIR" -p "$PGM_PORT" -d postgres "$@"
 }
 
 pgm_create_role_and_dbs() {

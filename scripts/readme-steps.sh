@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Runs the README tour's shell steps as a newcomer pastes them (issue 16): every ```sh block that follows a
+# Runs the README tour's shell steps as a newcomer pastes them: every ```sh block that follows a
 # `<!-- ci: ... -->` line in README.md, in order, in one bash with -euo pipefail, from the checkout's root
 # and with no DATABASE_URL. Then it checks that the service those steps started lets alice log in, and
-# stops it. The tour's users are made on the scripts' own cluster; ones an earlier run left there are
-# removed first, so the steps run as on a fresh machine.
+# stops it.
+#
+# The steps run against the checkout's cluster but in a database of their own (PGMODEL_LOCAL_DATABASE,
+# made afresh each run) and with the service on a free port (PGMODEL_PORT): what a developer made by hand
+# in the `pgmodel` database, and a service they run on 7432, are never touched.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -24,15 +27,15 @@ awk '
 echo "== the README's shell steps:"
 sed 's/^/   | /' "$steps"
 
-if pgm_port_busy 7432; then
-    pgm_die "port 7432 is in use; the tour's service needs it (stop the other service first)"
-fi
-
-# The tour's users, left by an earlier run, go first (in a subshell: pgm_setup exports the URLs).
+port=17432
+while pgm_port_busy "$port"; do port=$((port + 1)); done
+export PGMODEL_LOCAL_DATABASE=pgmodel_readme PGMODEL_PORT="$port"
+# The tour's database from an earlier run goes first, loudly if it cannot (in a subshell: pgm_setup
+# exports the URLs; it starts the cluster if it is not running, as the steps' first line would).
 (
     unset DATABASE_URL
-    pgm_setup >/dev/null 2>&1
-    pgm_psql_admin -d "$PGM_DB" -qAt -c "DELETE FROM pgmodel.users WHERE name IN ('alice', 'bob')" >/dev/null 2>&1 || true
+    pgm_setup >/dev/null
+    pgm_psql_admin -c "DROP DATABASE IF EXISTS $PGMODEL_LOCAL_DATABASE WITH (FORCE)"
 )
 # A newcomer's shell: nothing exported by the scripts.
 unset DATABASE_URL PGMODEL_TEST_DATABASE_URL PGMODEL_TEST_PG_SSLROOTCERT PGMODEL_URL
@@ -44,11 +47,11 @@ unset DATABASE_URL PGMODEL_TEST_DATABASE_URL PGMODEL_TEST_PG_SSLROOTCERT PGMODEL
     cat "$steps"
     # The service is up once alice can log in; give it the time a cold start needs.
     echo 'for attempt in $(seq 1 120); do'
-    echo '    if PGMODEL_URL=pgmodel://alice:secret@127.0.0.1:7432 .build/debug/pgmodel status; then exit 0; fi'
+    echo "    if PGMODEL_URL=pgmodel://alice:secret@127.0.0.1:$port .build/debug/pgmodel status; then exit 0; fi"
     echo '    sleep 0.5'
     echo 'done'
     echo 'echo "the service the README starts never let alice log in" >&2; exit 1'
 } >"$steps.run"
 trap 'rm -f "$steps" "$steps.run"' EXIT
 bash "$steps.run"
-echo "== the README's shell steps work as written"
+echo "== the README's shell steps work as written (database $PGMODEL_LOCAL_DATABASE, service port $port)"

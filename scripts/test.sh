@@ -60,7 +60,9 @@ count_results() {
             s = $0; sub(/.*Test run with /, "", s); split(s, w, " "); st_total = w[1]
         }
         /^[^ ]+ Test .* failed after / && !/Test run with/ { st_fail++ }
-        /^[^ ]+ Test .* skipped/ && !/Test run with/ { st_skip++ }
+        # A skipped test ends its line with "skipped." or "skipped: <reason>"; a test whose name says
+        # "skipped" has "started." or "passed after …" there instead.
+        /^[^ ]+ Test .* skipped(\.|: .*)$/ && !/Test run with/ && !/ started\.$/ && !/ (passed|failed) after [0-9.]+ seconds/ { st_skip++ }
         END { printf "%d %d %d\n", x_total + st_total, x_fail + st_fail, x_skip + st_skip }
     ' "$1"
 }

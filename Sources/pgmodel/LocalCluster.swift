@@ -3,7 +3,8 @@ import Foundation
 /// The cluster `scripts/pg.sh start` runs for a checkout: what a README command pasted in that checkout
 /// talks to when no URL is given. Its port is 55432 unless that was taken when the cluster started (a
 /// second checkout's cluster, say), so it is read from the cluster's `postmaster.pid`, found in `.pgdata`
-/// of the current directory, the `pgmodel` binary's directory, or one of their parents.
+/// of the current directory, the `pgmodel` binary's directory, or one of their parents. Its database is
+/// `pgmodel`, or `$PGMODEL_LOCAL_DATABASE` (which `scripts/pg.sh start` also honours).
 ///
 /// ```swift
 /// LocalCluster.url   // "postgres://pgmodel:pgmodel@127.0.0.1:55433/pgmodel" in a checkout whose cluster took 55433
@@ -12,7 +13,14 @@ enum LocalCluster {
     /// The scripts' default port: what a cluster gets when nothing else listens there.
     static let defaultPort = 55432
 
-    static var url: String { "postgres://pgmodel:pgmodel@127.0.0.1:\(port ?? defaultPort)/pgmodel" }
+    static var url: String { "postgres://pgmodel:pgmodel@127.0.0.1:\(port ?? defaultPort)/\(database)" }
+
+    /// `$PGMODEL_LOCAL_DATABASE` when it is a plain name, else `pgmodel`.
+    static var database: String {
+        let name = ProcessInfo.processInfo.environment["PGMODEL_LOCAL_DATABASE"] ?? ""
+        let plain = !name.isEmpty && name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+        return plain ? name : "pgmodel"
+    }
 
     /// The running cluster's port, when a checkout's cluster is found and its pid file is readable.
     static var port: Int? {
