@@ -67,6 +67,8 @@ public enum PostgresErrorMapping {
                                 model: model, sqlState: state)
         case "28P01", "28000":
             return PGModelError(.connectionFailed, "PostgreSQL rejected the credentials", sqlState: state)
+        case "3D000":
+            return PGModelError(.connectionFailed, "the database does not exist", sqlState: state)
         default:
             if state.hasPrefix("08") || state.hasPrefix("57") {
                 return PGModelError(.connectionFailed, "PostgreSQL connection failed", model: model, sqlState: state)

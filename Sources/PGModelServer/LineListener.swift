@@ -8,6 +8,12 @@ import PGModelWire
 import PostgresNIO
 import ServiceLifecycle
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The accepting half of a ``LineServer``: prepares the database, binds, and serves each connection in
 /// its own child task until graceful shutdown.
 struct LineListener: Service {
@@ -91,10 +97,14 @@ struct LineListener: Service {
                         return AcceptedConnection(channel: connection, inbox: inbox, proxiedAddress: proxied)
                     }
                 }
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw PGModelError(
+                .invalidConfiguration,
+                "cannot listen on \(server.configuration.host):\(server.configuration.port): the port is in use (is another pgmodel serve running? --port or PGMODEL_PORT picks another)")
         } catch {
             throw PGModelError(
                 .invalidConfiguration,
-                "cannot listen on \(server.configuration.host):\(server.configuration.port): \(error)")
+                "cannot listen on \(server.configuration.host):\(server.configuration.port): \(ConnectionFailureText.describe(error))")
         }
         let port = listener.channel.localAddress?.port ?? server.configuration.port
         logger.info("listening", metadata: ["host": "\(server.configuration.host)", "port": "\(port)",

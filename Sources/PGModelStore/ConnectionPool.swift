@@ -239,7 +239,8 @@ package final class ConnectionPool: Sendable {
                 state.machine.connectFailed().flatMap { state.deliver(.machine(.connect), to: $0) }
             }
             next?.resume(returning: .machine(.connect))
-            let mapped = PostgresErrorMapping.map(error)
+            var mapped = PostgresErrorMapping.map(error)
+            if mapped.sqlState == nil, mapped.code == .connectionFailed { mapped.message = ConnectionFailureText.describe(error) }
             // A TLS failure keeps its own code: retrying cannot fix a certificate.
             throw PGModelError(mapped.code == .tlsFailed ? .tlsFailed : .connectionFailed,
                 "cannot connect to PostgreSQL at \(configuration.host):\(configuration.port) as \(configuration.username): \(mapped.message)",

@@ -440,7 +440,7 @@ public final class RemoteModelStore: ModelStore {
                 .connect(host: endpoint.host, port: endpoint.port)
                 .get()
         } catch {
-            throw PGModelError(.connectionFailed, "cannot connect to \(endpoint): \(error)")
+            throw PGModelError(.connectionFailed, "cannot connect to \(endpoint): \(ConnectionFailureText.describe(error))")
         }
         if let done = handshake.withLockedValue({ $0 }) {
             do {

@@ -94,7 +94,8 @@ extension DatabaseGateway {
             connection = try await PostgresConnection.connect(
                 on: eventLoopGroup.any(), configuration: configuration.connection, id: Int.random(in: 1_000_000...9_999_999), logger: logger)
         } catch {
-            let mapped = PostgresErrorMapping.map(error)
+            var mapped = PostgresErrorMapping.map(error)
+            if mapped.sqlState == nil, mapped.code == .connectionFailed { mapped.message = ConnectionFailureText.describe(error) }
             throw PGModelError(mapped.code == .tlsFailed ? .tlsFailed : .connectionFailed,
                 "cannot connect to PostgreSQL at \(configuration.host):\(configuration.port) to migrate: \(mapped.message)", sqlState: mapped.sqlState)
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import PGModelCore
+import PGModelStore
 
 /// A failure to report in one line and exit with status 1; ArgumentParser prints its description.
 ///
@@ -13,24 +14,25 @@ struct CommandFailure: Error, CustomStringConvertible {
         description = message
     }
 
-    /// The message of `error`, readable for people: PGModelError's message and code, else the error.
+    /// The message of `error`, readable for people, in one shape: `<sentence> [code]`.
     init(_ error: any Error) {
         if let error = error as? PGModelError {
             description = "\(error.message) [\(error.code.rawValue)]"
         } else if let error = error as? CommandFailure {
             description = error.description
+        } else if let error = error as? ValidationError {
+            description = "\(error.message) [\(PGModelError.Code.invalidConfiguration.rawValue)]"
         } else {
-            description = "\(error)"
+            description = "\(ConnectionFailureText.describe(error)) [\(PGModelError.Code.internalError.rawValue)]"
         }
     }
 }
 
-/// Runs `body`, turning any error but ArgumentParser's own into a ``CommandFailure``.
+/// Runs `body`, turning any error but an exit code into a ``CommandFailure``: every failure of a
+/// command prints as `Error: <sentence> [code]`.
 func reportingFailures<T>(_ body: () async throws -> T) async throws -> T {
     do {
         return try await body()
-    } catch let error as ValidationError {
-        throw error
     } catch let error as ExitCode {
         throw error
     } catch {

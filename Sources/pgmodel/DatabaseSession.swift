@@ -1,6 +1,8 @@
 import Logging
 import NIOPosix
+import PGModelCore
 import PGModelPostgres
+import PGModelStore
 import PostgresNIO
 
 /// One PostgreSQL connection for a CLI command, with the store engine for its schema.
@@ -21,7 +23,7 @@ enum DatabaseSession {
             connection = try await PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration.connection, id: 1, logger: logger)
         } catch {
-            throw CommandFailure(connectionFailure(error, configuration))
+            throw CommandFailure(connectionFailure(error, configuration) + " [\(PGModelError.Code.connectionFailed.rawValue)]")
         }
         let engine = PostgresStoreEngine(schemaName: configuration.schemaName, logger: logger)
         do {
@@ -49,6 +51,9 @@ func connectionFailure(_ error: any Error, _ configuration: PostgresStoreConfigu
     case "3D000":
         return "\(place) has no database \(configuration.database)"
     default:
+        if let error = error as? PSQLError, error.code == .connectionError {
+            return "cannot connect to \(place): \(ConnectionFailureText.describe(error))"
+        }
         return "cannot connect to \(place) as \(configuration.username): \(mapped.message)"
     }
 }

@@ -25,31 +25,34 @@ struct SchemaCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let configuration = try database.configuration()
-        let records = try await reportingFailures {
-            try await DatabaseSession.run(configuration) { engine, connection in
-                try await engine.schemaHistory(on: connection)
+        // Every failure prints as `Error: <sentence> [code]`, argument checks included.
+        try await reportingFailures {
+            let configuration = try database.configuration()
+            let records = try await reportingFailures {
+                try await DatabaseSession.run(configuration) { engine, connection in
+                    try await engine.schemaHistory(on: connection)
+                }
             }
-        }
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            encoder.dateEncodingStrategy = .iso8601
-            print(String(decoding: try encoder.encode(records), as: UTF8.self))
-            return
-        }
-        guard !records.isEmpty else {
-            print("schema \(configuration.schemaName): nothing registered yet")
-            return
-        }
-        print("schema \(configuration.schemaName): \(records.count) version\(records.count == 1 ? "" : "s")")
-        let formatter = ISO8601DateFormatter()
-        for record in records {
-            let kind = record.fingerprint == nil ? "registered" : (record.stages.map { $0 != "[]" } == true ? "migrated  " : "versioned ")
-            let fingerprint = record.fingerprint.map { String($0.prefix(12)) } ?? "-".padding(toLength: 12, withPad: " ", startingAt: 0)
-            print("\(record.version.padding(toLength: 8, withPad: " ", startingAt: 0))  \(kind)  \(fingerprint)  \(formatter.string(from: record.appliedAt))  \(record.appliedBy ?? "-")  \(record.entities.joined(separator: ", "))")
-            for stage in Self.stages(record.stages) {
-                print("          \(stage)")
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                encoder.dateEncodingStrategy = .iso8601
+                print(String(decoding: try encoder.encode(records), as: UTF8.self))
+                return
+            }
+            guard !records.isEmpty else {
+                print("schema \(configuration.schemaName): nothing registered yet")
+                return
+            }
+            print("schema \(configuration.schemaName): \(records.count) version\(records.count == 1 ? "" : "s")")
+            let formatter = ISO8601DateFormatter()
+            for record in records {
+                let kind = record.fingerprint == nil ? "registered" : (record.stages.map { $0 != "[]" } == true ? "migrated  " : "versioned ")
+                let fingerprint = record.fingerprint.map { String($0.prefix(12)) } ?? "-".padding(toLength: 12, withPad: " ", startingAt: 0)
+                print("\(record.version.padding(toLength: 8, withPad: " ", startingAt: 0))  \(kind)  \(fingerprint)  \(formatter.string(from: record.appliedAt))  \(record.appliedBy ?? "-")  \(record.entities.joined(separator: ", "))")
+                for stage in Self.stages(record.stages) {
+                    print("          \(stage)")
+                }
             }
         }
     }

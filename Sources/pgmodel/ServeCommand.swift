@@ -109,62 +109,65 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let host = host ?? environment["PGMODEL_HOST"].flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1"
-        let port: Int
-        if let explicit = self.port {
-            port = explicit
-        } else if let text = environment["PGMODEL_PORT"], !text.isEmpty {
-            guard let parsed = Int(text) else { throw ValidationError("PGMODEL_PORT '\(text)' is not a port number") }
-            port = parsed
-        } else {
-            port = WireProtocol.defaultPort
-        }
-        let databaseURL = try database.resolvedURL()
-        let nonEmpty: (String?) -> String? = { $0.flatMap { $0.isEmpty ? nil : $0 } }
-        let tlsCertificate = nonEmpty(tlsCertificate) ?? nonEmpty(environment["PGMODEL_TLS_CERTIFICATE"])
-        let tlsKey = nonEmpty(tlsKey) ?? nonEmpty(environment["PGMODEL_TLS_KEY"])
-        guard (tlsCertificate == nil) == (tlsKey == nil) else {
-            throw ValidationError("TLS needs both --tls-certificate and --tls-key (or $PGMODEL_TLS_CERTIFICATE and $PGMODEL_TLS_KEY)")
-        }
-        let level = Logger.Level(rawValue: logLevel) ?? .info
-        let trustedProxies = !trustedProxy.isEmpty ? trustedProxy
-            : (nonEmpty(environment["PGMODEL_TRUSTED_PROXIES"])?.split(separator: ",").map { String($0) } ?? [])
-
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        let logger = Logger(label: "pgmodel.server")
-
+        // Every failure prints as `Error: <sentence> [code]`, argument checks included.
         try await reportingFailures {
-            var configuration = LineServerConfiguration(
-                databaseURL: databaseURL, host: host, port: port, schemaName: database.schema,
-                maxLineBytes: maxLineBytes, maxConnections: maxConnections > 0 ? maxConnections : nil)
-            configuration.requestTimeout = Self.duration(requestTimeout)
-            configuration.loginTimeout = Self.duration(loginTimeout)
-            configuration.idleTimeout = idleTimeout > 0 ? Self.duration(idleTimeout) : nil
-            configuration.statementTimeout = statementTimeout.map(Self.duration)
-            configuration.maxResponseRows = maxResponseRows
-            configuration.maxResponseBytes = maxResponseBytes
-            configuration.maxSaveBytes = maxSaveBytes
-            // Several connections' saves at once, and never less than one save: held parts count at their
-            // decoded size, up to about three times their lines for ordinary rows.
-            // Each user may hold one whole save; the server, two users' worth.
-            let perUser = max(configuration.effectiveMaxHeldSaveBytesPerUserDefault, maxSaveBytes > Int.max / 3 ? .max : maxSaveBytes * 3)
-            configuration.maxHeldSaveBytesPerUser = perUser
-            configuration.maxHeldSaveBytes = max(configuration.maxHeldSaveBytes, perUser > Int.max / 2 ? .max : perUser * 2)
-            configuration.heldSaveLifetime = heldSaveLifetime > 0 ? Self.duration(heldSaveLifetime) : nil
-            configuration.maxHistoryTransactions = maxHistoryTransactions
-            configuration.trustedProxies = trustedProxies
-            configuration.shutdownGracePeriod = Self.duration(shutdownGrace)
-            configuration.tlsCertificatePath = tlsCertificate
-            configuration.tlsKeyPath = tlsKey
-            let server = try LineServer(configuration: configuration, logger: logger)
-            let group = ServiceGroup(
-                services: [server], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
-            try await group.run()
+            let environment = ProcessInfo.processInfo.environment
+            let host = host ?? environment["PGMODEL_HOST"].flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1"
+            let port: Int
+            if let explicit = self.port {
+                port = explicit
+            } else if let text = environment["PGMODEL_PORT"], !text.isEmpty {
+                guard let parsed = Int(text) else { throw ValidationError("PGMODEL_PORT '\(text)' is not a port number") }
+                port = parsed
+            } else {
+                port = WireProtocol.defaultPort
+            }
+            let databaseURL = try database.resolvedURL()
+            let nonEmpty: (String?) -> String? = { $0.flatMap { $0.isEmpty ? nil : $0 } }
+            let tlsCertificate = nonEmpty(tlsCertificate) ?? nonEmpty(environment["PGMODEL_TLS_CERTIFICATE"])
+            let tlsKey = nonEmpty(tlsKey) ?? nonEmpty(environment["PGMODEL_TLS_KEY"])
+            guard (tlsCertificate == nil) == (tlsKey == nil) else {
+                throw ValidationError("TLS needs both --tls-certificate and --tls-key (or $PGMODEL_TLS_CERTIFICATE and $PGMODEL_TLS_KEY)")
+            }
+            let level = Logger.Level(rawValue: logLevel) ?? .info
+            let trustedProxies = !trustedProxy.isEmpty ? trustedProxy
+                : (nonEmpty(environment["PGMODEL_TRUSTED_PROXIES"])?.split(separator: ",").map { String($0) } ?? [])
+
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            let logger = Logger(label: "pgmodel.server")
+
+            try await reportingFailures {
+                var configuration = LineServerConfiguration(
+                    databaseURL: databaseURL, host: host, port: port, schemaName: database.schema,
+                    maxLineBytes: maxLineBytes, maxConnections: maxConnections > 0 ? maxConnections : nil)
+                configuration.requestTimeout = Self.duration(requestTimeout)
+                configuration.loginTimeout = Self.duration(loginTimeout)
+                configuration.idleTimeout = idleTimeout > 0 ? Self.duration(idleTimeout) : nil
+                configuration.statementTimeout = statementTimeout.map(Self.duration)
+                configuration.maxResponseRows = maxResponseRows
+                configuration.maxResponseBytes = maxResponseBytes
+                configuration.maxSaveBytes = maxSaveBytes
+                // Several connections' saves at once, and never less than one save: held parts count at their
+                // decoded size, up to about three times their lines for ordinary rows.
+                // Each user may hold one whole save; the server, two users' worth.
+                let perUser = max(configuration.effectiveMaxHeldSaveBytesPerUserDefault, maxSaveBytes > Int.max / 3 ? .max : maxSaveBytes * 3)
+                configuration.maxHeldSaveBytesPerUser = perUser
+                configuration.maxHeldSaveBytes = max(configuration.maxHeldSaveBytes, perUser > Int.max / 2 ? .max : perUser * 2)
+                configuration.heldSaveLifetime = heldSaveLifetime > 0 ? Self.duration(heldSaveLifetime) : nil
+                configuration.maxHistoryTransactions = maxHistoryTransactions
+                configuration.trustedProxies = trustedProxies
+                configuration.shutdownGracePeriod = Self.duration(shutdownGrace)
+                configuration.tlsCertificatePath = tlsCertificate
+                configuration.tlsKeyPath = tlsKey
+                let server = try LineServer(configuration: configuration, logger: logger)
+                let group = ServiceGroup(
+                    services: [server], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
+                try await group.run()
+            }
         }
     }
 

@@ -27,10 +27,13 @@ struct ShareCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        let record = try RecordArgument.parse(entity: entity, id: id)
-        let permission: SharePermission = readWrite ? .readWrite : .readOnly
-        try await ShareCommand.apply(ShareChange(record: record, user: user, permission: permission), database)
-        print("shared \(record.entity) \(record.id.uuidString.lowercased()) with \(user) (\(permission.rawValue))")
+        // Every failure prints as `Error: <sentence> [code]`, argument checks included.
+        try await reportingFailures {
+            let record = try RecordArgument.parse(entity: entity, id: id)
+            let permission: SharePermission = readWrite ? .readWrite : .readOnly
+            try await ShareCommand.apply(ShareChange(record: record, user: user, permission: permission), database)
+            print("shared \(record.entity) \(record.id.uuidString.lowercased()) with \(user) (\(permission.rawValue))")
+        }
     }
 
     /// Applies one share or revocation as the database owner.

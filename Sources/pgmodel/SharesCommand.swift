@@ -28,22 +28,25 @@ struct SharesCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let record = try entity.map { try RecordArgument.parse(entity: $0, id: id ?? "") }
-        let configuration = try database.configuration()
-        let shares = try await reportingFailures {
-            try await DatabaseSession.run(configuration) { engine, connection in
-                try await engine.listShares(of: record, user: user, on: connection)
+        // Every failure prints as `Error: <sentence> [code]`, argument checks included.
+        try await reportingFailures {
+            let record = try entity.map { try RecordArgument.parse(entity: $0, id: id ?? "") }
+            let configuration = try database.configuration()
+            let shares = try await reportingFailures {
+                try await DatabaseSession.run(configuration) { engine, connection in
+                    try await engine.listShares(of: record, user: user, on: connection)
+                }
             }
-        }
-        guard !shares.isEmpty else {
-            print("no shares")
-            return
-        }
-        print("ENTITY\tID\tOWNER\tUSER\tPERMISSION\tGRANTED BY\tCREATED")
-        let dates = ISO8601DateFormatter()
-        for listing in shares {
-            print([listing.record.entity, listing.record.id.uuidString.lowercased(), listing.owner ?? "-", listing.share.user,
-                   listing.share.permission.rawValue, listing.share.grantedBy, dates.string(from: listing.share.createdAt)].joined(separator: "\t"))
+            guard !shares.isEmpty else {
+                print("no shares")
+                return
+            }
+            print("ENTITY\tID\tOWNER\tUSER\tPERMISSION\tGRANTED BY\tCREATED")
+            let dates = ISO8601DateFormatter()
+            for listing in shares {
+                print([listing.record.entity, listing.record.id.uuidString.lowercased(), listing.owner ?? "-", listing.share.user,
+                       listing.share.permission.rawValue, listing.share.grantedBy, dates.string(from: listing.share.createdAt)].joined(separator: "\t"))
+            }
         }
     }
 }

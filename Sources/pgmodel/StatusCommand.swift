@@ -22,36 +22,39 @@ struct StatusCommand: AsyncParsableCommand {
     var server: String?
 
     func run() async throws {
-        let serverURL = server ?? ProcessInfo.processInfo.environment["PGMODEL_URL"].flatMap { $0.isEmpty ? nil : $0 }
-
+        // Every failure prints as `Error: <sentence> [code]`, argument checks included.
         try await reportingFailures {
-            // With only a server to check, no database is needed: a client machine has none.
-            if serverURL == nil || database.explicitURL != nil {
-                let configuration = try database.configuration()
-                let (schema, users) = try await DatabaseSession.run(configuration) { engine, connection in
-                    (try await engine.loadSchema(on: connection), try await engine.listUsers(on: connection))
-                }
-                print("database: \(configuration.host):\(configuration.port)/\(configuration.database) (schema \(configuration.schemaName))")
-                let names = schema.entities.map(\.name)
-                print("entities: \(names.count)\(names.isEmpty ? "" : " — " + names.joined(separator: ", "))")
-                print("users: \(users.count) (\(users.filter(\.isAdmin).count) admin)")
-            }
+            let serverURL = server ?? ProcessInfo.processInfo.environment["PGMODEL_URL"].flatMap { $0.isEmpty ? nil : $0 }
 
-            guard let serverURL else {
-                print("server: not checked (pass --server pgmodel://user:password@host:port)")
-                return
-            }
-            guard let url = URL(string: serverURL) else {
-                throw CommandFailure("--server is not a valid URL")
-            }
-            let store = try RemoteModelStore(url: url)
-            do {
-                let hello = try await store.connect()
-                print("server: \(hello.server) at \(store.endpoint.host):\(store.endpoint.port), protocol \(WireProtocol.version), logged in as \(hello.user)")
-                await store.close()
-            } catch {
-                await store.close()
-                throw error
+            try await reportingFailures {
+                // With only a server to check, no database is needed: a client machine has none.
+                if serverURL == nil || database.explicitURL != nil {
+                    let configuration = try database.configuration()
+                    let (schema, users) = try await DatabaseSession.run(configuration) { engine, connection in
+                        (try await engine.loadSchema(on: connection), try await engine.listUsers(on: connection))
+                    }
+                    print("database: \(configuration.host):\(configuration.port)/\(configuration.database) (schema \(configuration.schemaName))")
+                    let names = schema.entities.map(\.name)
+                    print("entities: \(names.count)\(names.isEmpty ? "" : " — " + names.joined(separator: ", "))")
+                    print("users: \(users.count) (\(users.filter(\.isAdmin).count) admin)")
+                }
+
+                guard let serverURL else {
+                    print("server: not checked (pass --server pgmodel://user:password@host:port)")
+                    return
+                }
+                guard let url = URL(string: serverURL) else {
+                    throw CommandFailure("--server is not a valid URL")
+                }
+                let store = try RemoteModelStore(url: url)
+                do {
+                    let hello = try await store.connect()
+                    print("server: \(hello.server) at \(store.endpoint.host):\(store.endpoint.port), protocol \(WireProtocol.version), logged in as \(hello.user)")
+                    await store.close()
+                } catch {
+                    await store.close()
+                    throw error
+                }
             }
         }
     }

@@ -21,8 +21,11 @@ struct UnshareCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        let record = try RecordArgument.parse(entity: entity, id: id)
-        try await ShareCommand.apply(ShareChange(record: record, user: user, permission: nil), database)
-        print("revoked \(user)'s share of \(record.entity) \(record.id.uuidString.lowercased())")
+        // Every failure prints as `Error: <sentence> [code]`, argument checks included.
+        try await reportingFailures {
+            let record = try RecordArgument.parse(entity: entity, id: id)
+            try await ShareCommand.apply(ShareChange(record: record, user: user, permission: nil), database)
+            print("revoked \(user)'s share of \(record.entity) \(record.id.uuidString.lowercased())")
+        }
     }
 }

@@ -19,13 +19,16 @@ struct UserAddCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        let configuration = try database.configuration()
-        let password = try password.resolve()
-        let user = try await reportingFailures {
-            try await DatabaseSession.run(configuration) { engine, connection in
-                try await engine.createUser(name: name, password: password, isAdmin: admin, on: connection)
+        // Every failure prints as `Error: <sentence> [code]`, argument checks included.
+        try await reportingFailures {
+            let configuration = try database.configuration()
+            let password = try password.resolve()
+            let user = try await reportingFailures {
+                try await DatabaseSession.run(configuration) { engine, connection in
+                    try await engine.createUser(name: name, password: password, isAdmin: admin, on: connection)
+                }
             }
+            print("created \(user.isAdmin ? "admin" : "user") \(user.name) (\(user.id.uuidString.lowercased()))")
         }
-        print("created \(user.isAdmin ? "admin" : "user") \(user.name) (\(user.id.uuidString.lowercased()))")
     }
 }

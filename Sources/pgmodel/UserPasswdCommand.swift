@@ -16,13 +16,16 @@ struct UserPasswdCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        let configuration = try database.configuration()
-        let password = try password.resolve()
+        // Every failure prints as `Error: <sentence> [code]`, argument checks included.
         try await reportingFailures {
-            try await DatabaseSession.run(configuration) { engine, connection in
-                try await engine.setPassword(user: name, password: password, on: connection)
+            let configuration = try database.configuration()
+            let password = try password.resolve()
+            try await reportingFailures {
+                try await DatabaseSession.run(configuration) { engine, connection in
+                    try await engine.setPassword(user: name, password: password, on: connection)
+                }
             }
+            print("changed the password of \(name)")
         }
-        print("changed the password of \(name)")
     }
 }

@@ -30,7 +30,25 @@ struct CommandLineFirstHourTests {
         let result = try await ShareCommandTests.run(["user", "list"], removingEnvironment: ["DATABASE_URL", "PGMODEL_TEST_DATABASE_URL"],
                                                      directory: checkout)
         #expect(result.status != 0)
-        #expect(result.error.contains("127.0.0.1:9 "), "\(result.error)")
+        #expect(result.error.contains("127.0.0.1:9:"), "\(result.error)")
+    }
+
+    @Test("every failure prints in one shape, Error: <sentence> [code], and a refused connection says so with host and port")
+    func oneShapeOfError() async throws {
+        let cases: [(arguments: [String], says: String, code: String)] = [
+            (["user", "list", "--database-url", "not a url"], "postgres://", "invalid_configuration"),
+            (["status", "--server", "pgmodel://alice:secret@127.0.0.1:9"], "127.0.0.1:9: connection refused", "connection_failed"),
+            (["user", "list", "--database-url", "postgres://pgmodel:pgmodel@127.0.0.1:9/pgmodel"], "127.0.0.1:9: connection refused", "connection_failed"),
+            (["serve", "--port", "99999"], "99999", "invalid_configuration"),
+        ]
+        for (arguments, says, code) in cases {
+            let result = try await ShareCommandTests.run(arguments)
+            let lines = result.error.split(separator: "\n").filter { $0.hasPrefix("Error: ") }
+            #expect(result.status != 0, "\(arguments)")
+            #expect(lines.count == 1 && lines[0].contains(says) && lines[0].hasSuffix("[\(code)]"), "\(arguments): \(result.error)")
+            #expect(!result.error.contains("PGModelError(") && !result.error.contains("SingleConnectionFailure") && !result.error.contains("Usage:"),
+                    "\(arguments): \(result.error)")
+        }
     }
 
     @Test("pgmodel status --server works without DATABASE_URL")
