@@ -5,7 +5,7 @@
 //   SAMPLETRIPS_STORE=pgmodel://alice:secret@127.0.0.1:7432 swift run SampleTrips
 //
 // It depends on PGModel by path, as an app inside this checkout would; elsewhere, name PGModel's
-// repository URL instead (README, "Use it in your package").
+// repository URL instead (README, "A five-minute tour", shows the Package.swift).
 import PackageDescription
 
 let package = Package(
