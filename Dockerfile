@@ -27,6 +27,11 @@ RUN mkdir -p sql /staging \
     && find -L "$bin" -maxdepth 1 -name '*.resources' -exec cp -R {} /staging/ \;
 
 FROM build AS test
+# The in-memory store's tests start private clusters (PostgreSQL's server programs) and the PROXY
+# protocol tests put HAProxy in front of the service: the test image has both.
+RUN apt-get update \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql postgresql-contrib haproxy \
+    && rm -rf /var/lib/apt/lists/*
 RUN swift build --build-tests
 ENV PGMODEL_TEST_DATABASE_URL=postgres://pgmodel:pgmodel@postgres:5432/pgmodel_test
 CMD ["swift", "test", "--filter", "PGModelIntegrationTests"]
