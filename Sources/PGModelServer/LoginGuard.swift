@@ -20,10 +20,13 @@ final class LoginGuard: Sendable {
     func refusal(user: String, address: String) -> WireError? {
         let verdict = throttle.withLockedValue { $0.check(user: user, address: address, now: .now) }
         guard case .throttled(let retryAfter) = verdict else { return nil }
-        // Whole seconds, rounded up: "try again in 0 s" would invite an immediate retry.
-        let parts = retryAfter.components
-        let seconds = parts.seconds + (parts.attoseconds > 0 ? 1 : 0)
-        return WireError(.rateLimited, "too many failed logins for this user name or address; try again in \(seconds) s")
+        return WireError(.rateLimited, "too many failed logins for this user name or address; try again in \(Self.wholeSeconds(retryAfter)) s")
+    }
+
+    /// Whole seconds, rounded up: "try again in 0 s" would invite an immediate retry.
+    static func wholeSeconds(_ duration: Duration) -> Int64 {
+        let parts = duration.components
+        return parts.seconds + (parts.attoseconds > 0 ? 1 : 0)
     }
 
     /// Records a checked `hello`'s outcome. Only wrong credentials count as failures: a database outage

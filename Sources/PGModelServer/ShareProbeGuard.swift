@@ -36,9 +36,7 @@ final class ShareProbeGuard: Sendable {
     func refusal(user: String, address: String) -> WireError? {
         let verdict = throttle.withLockedValue { $0.check(user: user, address: address, now: .now) }
         guard case .throttled(let retryAfter) = verdict else { return nil }
-        let parts = retryAfter.components
-        let seconds = parts.seconds + (parts.attoseconds > 0 ? 1 : 0)
-        return WireError(.rateLimited, "too many shares naming unknown users or records; try again in \(seconds) s")
+        return WireError(.rateLimited, "too many shares naming unknown users or records; try again in \(LoginGuard.wholeSeconds(retryAfter)) s")
     }
 
     /// Counts a `not_found` answer to a request that named shares.

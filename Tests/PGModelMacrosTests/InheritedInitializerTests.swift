@@ -13,7 +13,7 @@ final class InheritedInitializerTests: XCTestCase {
         let file = Parser.parse(source: source)
         let context = BasicMacroExpansionContext(sourceFiles: [file: .init(moduleName: "Trips", fullFilePath: "Trips.swift")])
         let expanded = file.expand(macros: ["Model": ModelMacro.self, "_PersistedProperty": PersistedPropertyMacro.self],
-                                   in: context, indentationWidth: .spaces(4))
+                                   contextGenerator: { _ in context }, indentationWidth: .spaces(4))
         return (expanded.description, context.diagnostics.map(\.message))
     }
 
