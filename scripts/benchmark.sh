@@ -5,7 +5,7 @@
 # embedded cluster the suite runs in a fresh database (pgmodel_bench), dropped at exit.
 #
 #   scripts/benchmark.sh [--quick] [--rows N] [--rounds N] [--large N] [--save-rows N] [--out FILE.md]
-#   scripts/benchmark.sh --observers [--quick] [--point | --rls | --history | --migration | --fetch]   the other benchmarks
+#   scripts/benchmark.sh --observers [--quick] [--point | --rls | --isolation | --history | --migration | --fetch]   the other benchmarks
 #
 # --quick is a smoke run (small sizes, 2 rounds); its report goes to a temporary directory unless --out
 # is given, so it never replaces the committed figures.
@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
         --quick) quick=1; suite_args+=("$1") ;;
         --out) out="$2"; shift ;;
         --rows | --rounds | --large | --save-rows) suite_args+=("$1" "$2"); shift ;;
-        --point | --rls | --history | --migration | --fetch) observers=1; suite_args+=("$1") ;;
+        --point | --rls | --isolation | --history | --migration | --fetch) observers=1; suite_args+=("$1") ;;
         *) pgm_die "unknown option $1 (see the header of scripts/benchmark.sh)" ;;
     esac
     shift

@@ -9,7 +9,7 @@ import PGModel
 // history log. Prints a Markdown table.
 //
 //   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick]
-//       [--point | --rls | --history | --fetch | --phases | --migration | --compare | --writes insert|update|delete N
+//       [--point | --rls | --isolation | --history | --fetch | --phases | --migration | --compare | --writes insert|update|delete N
 //        | --wire | --service-table [--remote-only]
 //        | --service-point [--remote-only | --direct-only] [--models] [--service-binary PATH]]
 //   env -u DATABASE_URL swift run -c release PGModelBenchmarks --in-memory [N]
@@ -25,7 +25,9 @@ import PGModel
 // for point fetches by an indexed column, call by call; --models makes them `ModelContext.fetch` calls on
 // two containers, and --service-binary runs the service as a `pgmodel serve` process (the release binary
 // at PATH: `swift build -c release --product pgmodel` in Benchmarks/), as deployed.
-// PGMODEL_BENCH_ROUNDS=N sets --fetch's rounds (5 by default); PGMODEL_BENCH_CALLS=N --service-point's calls; PGMODEL_BENCH_KEEP_SCHEMA=1 keeps
+// --isolation times a non-admin user's fetch of all 10,000 of their rows and save of 1,000 new rows through
+// the service, with no shares and with another user's records shared with them (IsolationCost.swift).
+// PGMODEL_BENCH_ROUNDS=N sets --fetch's rounds (5 by default) and --isolation's (15, 5 with --quick); PGMODEL_BENCH_CALLS=N --service-point's calls; PGMODEL_BENCH_KEEP_SCHEMA=1 keeps
 // --service-point's schema and rows afterwards, to measure its select from SQL (pgbench).
 // PGMODEL_BENCH_SERVER_STDERR=1 lets a --service-binary server write to this process's standard error.
 
@@ -230,6 +232,25 @@ if CommandLine.arguments.contains("--fetch") {
     }
     done.wait()
     printFetchResult(try (box.result ?? .failure(PGModelError(.internalError, "no result"))).get(), rounds: fetchRounds)
+    exit(0)
+}
+
+// The isolation checks through the service: fetch and save, without and with shares (IsolationCost.swift).
+if CommandLine.arguments.contains("--isolation") {
+    guard let databaseURL = URL(string: base) else {
+        FileHandle.standardError.write(Data("DATABASE_URL is not a URL\n".utf8))
+        exit(2)
+    }
+    let isolationRounds = Int(ProcessInfo.processInfo.environment["PGMODEL_BENCH_ROUNDS"] ?? "") ?? (quick ? 5 : 15)
+    runDetached("isolation") {
+        do {
+            printIsolationCost(try await measureIsolationCost(databaseURL: databaseURL, rows: 10_000, saveRows: 1_000,
+                                                              sharedRecords: 50, rounds: isolationRounds))
+        } catch {
+            FileHandle.standardError.write(Data("isolation failed: \(error)\n".utf8))
+            exit(1)
+        }
+    }
     exit(0)
 }
 
