@@ -220,7 +220,9 @@ struct ServiceAbuseLimitsTests {
         policy.freeFailuresPerUser = .max
         policy.initialDelay = .seconds(60)
         let throttle = policy
-        try await ServerTestHarness.withRunningServer(configure: {
+        // Not a test of the login deadline: four password checks on one connection must not race it when
+        // the parallel suite keeps the database busy.
+        try await ServerTestHarness.withRunningServer(loginTimeout: .seconds(120), configure: {
             $0.trustedProxies = ["127.0.0.1"]
             $0.loginThrottle = throttle
         }, logger: logger) { _, port in
