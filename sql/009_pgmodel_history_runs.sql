@@ -1,9 +1,8 @@
 -- PGModel history: a run of plain inserts is one pgmodel.changes row. Idempotent, and silent once
 -- applied: every lock-taking change runs only when it is still to do.
 --
--- One row per inserted model made a bulk save write twice the rows it saved: a save of 20,000 new models
--- spent ~115 ms of the server's ~290 ms on its 20,000 history rows (three index entries, a heap tuple and
--- a sequence value each). Now the plain inserts of one class and owner that a save writes together (up
+-- One row per inserted model made a bulk save write twice the rows it saved, and a large part of its
+-- time went to those history rows (three index entries, a heap tuple and a sequence value each). Now the plain inserts of one class and owner that a save writes together (up
 -- to 5,000 a statement) are one row, a run:
 --
 -- * row_ids  the inserted rows' ids, in insertion order; row_id is NULL on a run.

@@ -7,8 +7,8 @@ import PGModelWire
 /// A connection's short requests run on the event loop its bytes arrive on
 /// (``LineServerConfiguration/runsShortRequestsOnEventLoop``): a point fetch or a one-model save then
 /// wakes no other thread between the socket, the pooled database connection (the pool prefers one on
-/// the same loop) and the answer — each wake-up of a parked thread costs 25–60 µs on a loaded 2-core
-/// machine, and a request on Swift's global executor needs four more of them than one on the loop. But
+/// the same loop) and the answer — each wake-up of a parked thread costs tens of microseconds on a
+/// loaded machine, and a request on Swift's global executor needs four more of them than one on the loop. But
 /// an event loop also carries other connections' I/O and timers, so work whose CPU time grows with the
 /// request — decoding a long line, a save of many rows, decoding or encoding a large result, schema
 /// changes, history, logins (bcrypt) — runs on Swift's global executor, where it delays nobody's I/O.

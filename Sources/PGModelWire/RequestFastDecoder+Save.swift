@@ -1,9 +1,9 @@
 import Foundation
 import PGModelCore
 
-/// A `save`'s rows and references, read by hand: `JSONDecoder` spent ~43 ms on a 1,000-model save's
-/// 250 KB line (its keyed containers and a `PGValue` tried as five types in turn), most of what a bulk
-/// save through the service cost beyond the direct store's.
+/// A `save`'s rows and references, read by hand: `JSONDecoder` on a bulk save's line (its keyed
+/// containers and a `PGValue` tried as five types in turn) was most of what a bulk save through the
+/// service cost beyond the direct store's.
 ///
 /// The subset: rows `{"entity":…,"id":…,"values":{…}}` (no `via`, no other or repeated key, in any order),
 /// references `{"entity":…,"id":…}`, strings with escapes (the line is valid UTF-8), values as PROTOCOL.md

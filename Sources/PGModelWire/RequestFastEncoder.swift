@@ -5,7 +5,7 @@ import PGModelCore
 /// predicate, and `save` with inserts, updates and deletes — by hand, as `JSONEncoder` with sorted keys
 /// writes them, and declines everything else (``Request/encodedLine()`` then uses `JSONEncoder`).
 ///
-/// `JSONEncoder` spends ~11 µs on a 120-byte fetch line and ~18 ms on a 1,000-model save. The subset is
+/// `JSONEncoder` is slow on the service's hot path (a point fetch's line, a bulk save). The subset is
 /// ``RequestFastDecoder``'s. Tests compare this writer's bytes with `JSONEncoder`'s on thousands of
 /// generated requests; a save's strings with escapes may be escaped differently (JSON either way), which
 /// a test checks by decoding both.
