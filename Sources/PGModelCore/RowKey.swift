@@ -31,4 +31,20 @@ extension SchemaDescription {
     public func rowKey(_ entity: String, _ id: UUID) -> RowKey {
         RowKey(root: rootEntity(of: entity)?.name ?? entity, id: id)
     }
+
+    /// ``rowKey(_:_:)`` that looks each class's root up once: for loops over a save's rows.
+    ///
+    /// ```swift
+    /// let key = schema.rowKeyer()
+    /// let keys = rows.map { key($0.entity, $0.id) }
+    /// ```
+    public func rowKeyer() -> (_ entity: String, _ id: UUID) -> RowKey {
+        var roots: [String: String] = [:]
+        return { entity, id in
+            if let root = roots[entity] { return RowKey(root: root, id: id) }
+            let root = rootEntity(of: entity)?.name ?? entity
+            roots[entity] = root
+            return RowKey(root: root, id: id)
+        }
+    }
 }

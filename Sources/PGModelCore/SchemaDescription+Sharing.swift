@@ -13,13 +13,7 @@ extension SchemaDescription {
         // large save, a dictionary as big as the request).
         guard !request.inserts.isEmpty, entities.contains(where: { $0.relationships.contains { $0.deleteRule == .cascade } }) else { return [:] }
         // Keyed by hierarchy and id: ids may repeat across hierarchies, so a child may have its parent's id.
-        var roots: [String: String] = [:]
-        func key(_ entity: String, _ id: UUID) -> RowKey {
-            if let root = roots[entity] { return RowKey(root: root, id: id) }
-            let root = rootEntity(of: entity)?.name ?? entity
-            roots[entity] = root
-            return RowKey(root: root, id: id)
-        }
+        let key = rowKeyer()
         let inserted = Dictionary(request.inserts.map { (key($0.entity, $0.id), $0) }, uniquingKeysWith: { first, _ in first })
         var parents: [RowKey: RowReference] = [:]
         for parent in entities {

@@ -25,7 +25,8 @@ extension PostgresStoreEngine {
             var deletedRows = Set<RowKey>()
             // The link changes that added or removed a link: only those are history.
             var linked = Set<LinkChange>()
-            func deletedKey(_ entity: String, _ id: UUID) -> RowKey { renderer.schema.rowKey(entity, id) }
+            let rowKey = renderer.schema.rowKeyer()
+            func deletedKey(_ entity: String, _ id: UUID) -> RowKey { rowKey(entity, id) }
             if !request.deletes.isEmpty || !request.batchDeletes.isEmpty {
                 // The graph as the app left it decides what a delete cascades to: children moved to another
                 // parent (and links removed) in this save are out of the deleted row's reach before it goes.
@@ -47,7 +48,7 @@ extension PostgresStoreEngine {
                 let updates = deletedRows.isEmpty ? request.updates : request.updates.filter { !deletedRows.contains(deletedKey($0.entity, $0.id)) }
                 let updated = try await applyUpdates(updates, renderer, connection)
                 for row in updates {
-                    if let rowOwner = updated[renderer.schema.rowKey(row.entity, row.id)] {
+                    if let rowOwner = updated[rowKey(row.entity, row.id)] {
                         history.record(.update, row.entity, row.id, owner: rowOwner, values: row.values)
                         continue
                     }
@@ -87,7 +88,7 @@ extension PostgresStoreEngine {
             }
             if !request.links.isEmpty {
                 var sourceOwners = owners
-                let unknown = request.links.filter { sourceOwners[renderer.schema.rowKey($0.entity, $0.source)] == nil }
+                let unknown = request.links.filter { sourceOwners[rowKey($0.entity, $0.source)] == nil }
                     .map { RowReference(entity: $0.entity, id: $0.source) }
                 for (key, owner) in try await existingOwners(unknown, renderer, connection) { sourceOwners[key] = owner }
                 // Links removed before the deletes are not removed again; links of deleted rows went with them.
@@ -105,7 +106,7 @@ extension PostgresStoreEngine {
                     }
                 if !links.isEmpty { linked.formUnion(try await applyLinks(links, renderer, connection)) }
                 for change in request.links where linked.contains(change) && !isGone(change).source {
-                    let owner = sourceOwners[renderer.schema.rowKey(change.entity, change.source)] ?? requester.newRowOwner
+                    let owner = sourceOwners[rowKey(change.entity, change.source)] ?? requester.newRowOwner
                     history.record(.update, change.entity, change.source, owner: owner, values: [:], attributes: [change.relationship])
                 }
             }
@@ -189,11 +190,12 @@ extension PostgresStoreEngine {
         var groups: [(key: InsertGroupKey, indices: [Int])] = []
         var groupIndex: [InsertGroupKey: Int] = [:]
         var constrainedTables: [String: Bool] = [:]
+        let ownerKey = renderer.schema.rowKeyer()
         // A row's group follows from its class and owner: most rows share the previous row's.
         var last: (entity: String, owner: UUID?, group: Int)?
         for i in rows.indices {
             let row = (id: rows[i].id, entity: rows[i].entity)
-            let owner = owners.isEmpty ? requester.newRowOwner : owners[renderer.schema.rowKey(row.entity, row.id)] ?? requester.newRowOwner
+            let owner = owners.isEmpty ? requester.newRowOwner : owners[ownerKey(row.entity, row.id)] ?? requester.newRowOwner
             rowOwners[i] = owner
             if let last, last.entity == row.entity, last.owner == owner {
                 groups[last.group].indices.append(i)
@@ -307,14 +309,15 @@ extension PostgresStoreEngine {
         let parents = schema.cascadeParents(in: request)
         guard !parents.isEmpty else { return [:] }
         // Keyed by hierarchy and id: a child may have the id of its parent, or of any other row.
-        let inserted = Set(request.inserts.map { schema.rowKey($0.entity, $0.id) })
-        let outside = Set(parents.values.filter { !inserted.contains(schema.rowKey($0.entity, $0.id)) })
+        let key = schema.rowKeyer()
+        let inserted = Set(request.inserts.map { key($0.entity, $0.id) })
+        let outside = Set(parents.values.filter { !inserted.contains(key($0.entity, $0.id)) })
         let known = try await existingOwners(Array(outside), renderer, connection)
         var owners: [RowKey: UUID?] = [:]
-        func owner(of key: RowKey, depth: Int) -> UUID? {
-            if let cached = owners[key] { return cached }
-            guard depth < 64, let parent = parents[key] else { return requester.newRowOwner }
-            let parentKey = schema.rowKey(parent.entity, parent.id)
+        func owner(of child: RowKey, depth: Int) -> UUID? {
+            if let cached = owners[child] { return cached }
+            guard depth < 64, let parent = parents[child] else { return requester.newRowOwner }
+            let parentKey = key(parent.entity, parent.id)
             let result: UUID?
             if inserted.contains(parentKey) {
                 result = owner(of: parentKey, depth: depth + 1)
@@ -323,12 +326,12 @@ extension PostgresStoreEngine {
             } else {
                 result = requester.newRowOwner
             }
-            owners[key] = .some(result)
+            owners[child] = .some(result)
             return result
         }
         for row in request.inserts {
-            let key = schema.rowKey(row.entity, row.id)
-            if parents[key] != nil { _ = owner(of: key, depth: 0) }
+            let rowKey = key(row.entity, row.id)
+            if parents[rowKey] != nil { _ = owner(of: rowKey, depth: 0) }
         }
         return owners
     }
@@ -402,7 +405,7 @@ extension PostgresStoreEngine {
                               _ connection: PostgresConnection) async throws -> (deleted: [DeletedRow], nullified: [NullifiedRow]) {
         let schema = renderer.schema
         // Rows are keyed by hierarchy and id: ids are the clients' and may repeat across hierarchies.
-        func key(_ entity: String, _ id: UUID) -> RowKey { schema.rowKey(entity, id) }
+        let key = schema.rowKeyer()
         var targets: [RowKey: String] = [:]   // row → concrete class
         var order: [RowKey] = []
         func add(_ id: UUID, _ entity: String) -> Bool {
