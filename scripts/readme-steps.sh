@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the README tour's shell steps as a newcomer pastes them: every ```sh block that follows a
+# Runs the README tour's shell steps as a newcomer pastes them: every ```sh block that directly follows a
 # `<!-- ci: ... -->` line in README.md, in order, in one bash with -euo pipefail, from the checkout's root
 # and with no DATABASE_URL. Then it checks that the service those steps started lets alice log in, and
 # stops it.
@@ -17,9 +17,11 @@ steps="$(mktemp /tmp/pgmodel-readme-XXXXXX.sh)"
 cleanup() { rm -f "$steps"; }
 trap cleanup EXIT
 
+# A marker arms the next fence only: the Swift and SQL blocks CI takes too (scripts/first-hour.sh) are not
+# shell steps.
 awk '
     /^<!-- ci: / { armed = 1; next }
-    armed && /^```sh$/ { inside = 1; armed = 0; next }
+    armed && /^```/ { inside = ($0 == "```sh"); armed = 0; next }
     inside && /^```$/ { inside = 0; next }
     inside { print }
 ' README.md >"$steps"

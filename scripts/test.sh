@@ -121,11 +121,21 @@ run_script_phase() {
 
 phase_start=$SECONDS
 echo "== swift build --build-tests"
-if ! swift build --build-tests; then
+set +e
+swift build --build-tests 2>&1 | tee "$LOG_DIR/build.log"
+rc=${PIPESTATUS[0]}
+set -e
+if [ "$rc" -ne 0 ]; then
     echo "== build failed after $(elapsed)"
     exit 1
 fi
 echo "== build finished in $(elapsed)"
+# A build that succeeds but prints the macro plugin's "Internal Error" reads as a broken install.
+if grep -q "Internal Error" "$LOG_DIR/build.log"; then
+    echo "build Test \"no Internal Error in the build's output\" failed after $(elapsed)" | tee -a "$LOG_DIR/build.log"
+    total_failed=$((total_failed + 1))
+    status=1
+fi
 
 run_phase unit "$UNIT_FILTER"
 # What a fresh machine gives `swift test`: no DATABASE_URL, no PGMODEL_TEST_DATABASE_URL, no cluster of

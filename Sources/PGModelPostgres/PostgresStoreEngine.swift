@@ -99,6 +99,7 @@ public struct PostgresStoreEngine: Sendable {
             let secured = try SQLRenderer(schema: registered.merging(schema), schemaName: schemaName)
             let names = Set(schema.entities.map(\.name))
             if Self.isRegistered(schema, in: registered), try await isSecured(secured, tablesOf: names, on: connection) { return }
+            try await checkTableShapes(secured, tablesOf: names, on: connection)
             var changed = false
             for sql in renderer.createStatements() + secured.securityStatements(tablesOf: names) {
                 try await execute(SQLStatement(sql: sql), on: connection)

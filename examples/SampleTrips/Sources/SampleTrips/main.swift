@@ -7,7 +7,11 @@ import PGModel
 //   swift run SampleTrips                          # in memory, on a private throwaway cluster
 //
 //   SAMPLETRIPS_STORE=postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel swift run SampleTrips
-//   SAMPLETRIPS_STORE=pgmodel://alice:secret@127.0.0.1:7432 swift run SampleTrips
+//   SAMPLETRIPS_STORE=pgmodel://alice:secret@127.0.0.1:7433 swift run SampleTrips
+//
+// On the direct store its tables go to the PostgreSQL schema `sample_trips` unless the URL names one
+// (`?schema=…`): its `Trip` is not the README tour's `Trip`, and two apps' tables of one name must not
+// meet in one schema. Through the service, the service's `--schema` decides (examples/README.md).
 
 // With neither variable set, an in-memory store: a private PostgreSQL cluster the process starts and
 // removes (PostgreSQL's server programs must be installed; nothing needs to run).
@@ -18,7 +22,7 @@ if let text = environment["SAMPLETRIPS_STORE"] ?? environment["DATABASE_URL"] {
         FileHandle.standardError.write(Data("SAMPLETRIPS_STORE is not a URL: set it to a postgres:// or pgmodel:// URL\n".utf8))
         exit(2)
     }
-    configuration = ModelConfiguration(url: url)
+    configuration = ModelConfiguration(url: withDefaultSchema(url))
 } else {
     configuration = ModelConfiguration(isStoredInMemoryOnly: true)
 }
@@ -27,7 +31,7 @@ do {
     let container = try ModelContainer(for: Trip.self, BusinessTrip.self, PersonalTrip.self, configurations: configuration)
     let context = ModelContext(container)
     context.author = "SampleTrips"
-    print("store: \(configuration.isStoredInMemoryOnly ? "in-memory" : configuration.url.scheme ?? "?")")
+    print("store: \(configuration.isStoredInMemoryOnly ? "in-memory" : configuration.url.scheme ?? "?")\(schemaNote(configuration.url))")
 
     // Where history stands before this run: the session's "latest token" fetch.
     var latest = HistoryDescriptor<DefaultHistoryTransaction>()
@@ -98,4 +102,22 @@ do {
 } catch {
     FileHandle.standardError.write(Data("SampleTrips: \(error)\n".utf8))
     exit(1)
+}
+
+/// A direct-store URL with `schema=sample_trips` added when it names no schema.
+func withDefaultSchema(_ url: URL) -> URL {
+    guard url.scheme == "postgres" || url.scheme == "postgresql",
+          var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+    var items = components.queryItems ?? []
+    if items.contains(where: { $0.name == "schema" }) { return url }
+    items.append(URLQueryItem(name: "schema", value: "sample_trips"))
+    components.queryItems = items
+    return components.url ?? url
+}
+
+/// ` (schema name)` for a direct-store URL, else nothing.
+func schemaNote(_ url: URL) -> String {
+    guard url.scheme == "postgres" || url.scheme == "postgresql" else { return "" }
+    let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+    return items.first { $0.name == "schema" }?.value.map { " (schema \($0))" } ?? ""
 }
