@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds Benchmarks/ in release mode and runs issue 15's side-by-side suite against the embedded cluster
+# Builds Benchmarks/ in release mode and runs the side-by-side suite against the embedded cluster
 # (or DATABASE_URL): PGModel direct and through the service, raw PostgresNIO, Fluent 4 and psql \copy.
 # Writes docs/PERFORMANCE.md and docs/performance.svg with the machine and PostgreSQL settings. On the
 # embedded cluster the suite runs in a fresh database (pgmodel_bench), dropped at exit.

@@ -21,7 +21,7 @@ export PGMODEL_BCRYPT_COST="${PGMODEL_BCRYPT_COST:-8}"
 
 UNIT_FILTER='PGModelSQLTests|PGModelWireTests|PGModelMacrosTests|PGModelTests'
 INTEGRATION_FILTER='PGModelIntegrationTests'
-# Runs before any cluster is started, with the database variables unset (issue 16).
+# Runs before any cluster is started, with the database variables unset.
 NO_SERVER_FILTER='InMemoryWithoutServerTests|ExamplesTests/sampleTripsInMemory'
 # DeadlineTests stall PostgreSQL on purpose (an ACCESS EXCLUSIVE lock, which takes a transaction id and so
 # holds back every history reader in the cluster): they run alone too, before the restarts.

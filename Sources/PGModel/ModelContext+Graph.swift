@@ -187,7 +187,7 @@ extension ModelContext {
     /// be a fault, so a model's init loads it. Fetching them first, one query per class, turns N round
     /// trips into one, and lets an async fetch build its models without blocking.
     func partnerRequests(for rows: [StoreRow]) -> [FetchRequest] {
-        // Most schemas have no required to-one: then no row needs looking at (a copy of each, 1–2% of a fetch).
+        // Most schemas have no required to-one: then no row needs looking at (looking copies each row).
         guard container.schema.hasRequiredToOne else { return [] }
         var required: [String: [(name: String, destination: String)]] = [:]
         var wanted: [String: [UUID]] = [:]

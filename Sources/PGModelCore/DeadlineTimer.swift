@@ -8,8 +8,8 @@ import Foundation
 /// Fires callbacks at their deadlines from one thread of its own.
 ///
 /// A service request's ``Deadline`` used to sleep in a task of its own: every request cost two more jobs
-/// on Swift's thread pool (the timer task, then its wake-up to end when cancelled), ~20–40 µs of a point
-/// fetch on a 2-core machine. Here scheduling and cancelling take a lock and wake nothing,
+/// on Swift's thread pool (the timer task, then its wake-up to end when cancelled), a visible share of a
+/// point fetch. Here scheduling and cancelling take a lock and wake nothing,
 /// unless the new deadline is earlier than the one the thread sleeps until — rare, since requests'
 /// deadlines mostly come in the order they were set. Cancelled entries are dropped lazily, as soon as
 /// they reach the front, so the queue holds about as many entries as there are calls in flight.

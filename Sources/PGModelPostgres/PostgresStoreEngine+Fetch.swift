@@ -102,9 +102,8 @@ extension PostgresStoreEngine {
 
     /// Whether `request` runs as a named prepared statement: when it can only return a few rows.
     ///
-    /// A named statement saves PostgreSQL's parse and plan, ~70 µs: what matters for a few rows. A large
-    /// result is read faster whole on the event loop, as the unnamed path does, than row by row (5–10% of
-    /// a 20,000-row fetch). A few rows means a `limit` or an identifier list of at most
+    /// A named statement saves PostgreSQL's parse and plan, which is most of a few rows' cost. A large
+    /// result is read faster whole on the event loop, as the unnamed path does, than row by row. A few rows means a `limit` or an identifier list of at most
     /// ``preparedSelectRowLimit`` (a fetch by persistent identifiers is one), or a predicate whose
     /// conjuncts pin every attribute of one of the class's uniqueness constraints to a value — SwiftData's usual point fetch,
     /// `#Predicate { $0.email == email }`, has no `fetchLimit`. Uniqueness is per owner, so a service

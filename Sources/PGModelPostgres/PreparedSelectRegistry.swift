@@ -4,8 +4,8 @@ import PostgresNIO
 /// The process's named fetch statements: each distinct select (its SQL and its parameters' types) gets
 /// a slot once, for good, and every connection prepares a slot's statement the first time it runs it.
 ///
-/// PostgreSQL parses and plans an unnamed statement on every call — ~70 µs of a ~115 µs point fetch on
-/// the development machine (docs/PERFORMANCE.md, "Point fetches: named prepared statements"). A named
+/// PostgreSQL parses and plans an unnamed statement on every call, which is most of a point fetch's
+/// database time. A named
 /// one is parsed once per connection and, after five runs, planned once. PostgresNIO's
 /// public API names a prepared statement by a Swift type (``PreparedSelect``), so the slots are a fixed
 /// set of types whose SQL this registry supplies; past ``capacity`` distinct selects the rest run unnamed.

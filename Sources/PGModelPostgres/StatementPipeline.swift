@@ -25,7 +25,7 @@ struct StatementPipeline {
     /// Starts `statement` — its binds encoded and the query queued behind the one in flight — then waits
     /// for the statement in flight (rethrowing its error). PostgresNIO sends a connection's queries one
     /// after another, so `statement` reaches PostgreSQL the moment the one before it completes, instead of
-    /// after this task has woken up and encoded it (a bulk save's chunks: ~10 ms of idle server each).
+    /// after this task has woken up and encoded it (a bulk save's chunks would each leave the server idle).
     /// Should the earlier statement fail, this one fails too, with "current transaction is aborted",
     /// and only the earlier error is reported.
     mutating func send(_ statement: SQLStatement, _ engine: PostgresStoreEngine, on connection: PostgresConnection,

@@ -397,7 +397,7 @@ extension SQLRenderer {
     /// owner, so policies never recurse into it.
     ///
     /// plpgsql, not sql: every policy calls it once per statement, and PostgreSQL plans a sql function
-    /// with a SET clause again on every call (~0.25 ms, most of a service point fetch's database time),
+    /// with a SET clause again on every call (most of a service point fetch's database time),
     /// while plpgsql keeps its plans for the session.
     private func sharedIDsBody() -> String {
         """

@@ -156,7 +156,7 @@ struct ConnectionServer: Sendable {
         /// when the channel turns writable, before any job of this task runs there, so answers keep their
         /// order, also after an answer written through the writer from another thread (its write was queued on
         /// the loop before this task could run there again). The direct write skips the writer's hand-off,
-        /// a few microseconds of a point fetch (PERFORMANCE.md).
+        /// a visible part of a point fetch.
         func write(_ line: ByteBuffer) async throws {
             if channel.eventLoop.inEventLoop, channel.isWritable {
                 channel.writeAndFlush(line, promise: nil)

@@ -7,8 +7,8 @@ import PGModelWire
 ///
 /// It stands in for `ByteToMessageHandler` and the inbound side of `NIOAsyncChannel`, whose writer the
 /// connection still uses: a line that arrives while the task waits resumes it straight from
-/// `channelRead`, without the async sequence's buffering and generic machinery, a few microseconds of
-/// every short request (PERFORMANCE.md). Reads are held while `highWatermark` lines wait, as
+/// `channelRead`, without the async sequence's buffering and generic machinery, which
+/// every short request would pay. Reads are held while `highWatermark` lines wait, as
 /// `NIOAsyncChannel`'s back-pressure did. At the end of the input a last line without its `"\n"` still
 /// counts, as `ByteToMessageHandler`'s `decodeLast` made it.
 ///

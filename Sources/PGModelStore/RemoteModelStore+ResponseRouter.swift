@@ -19,7 +19,7 @@ extension RemoteModelStore {
     /// Splits the server's bytes into lines (``LineFramer``), matches response lines to waiting requests by
     /// id (many may be in flight: pipelining), and fails every waiting request with `connection_failed`
     /// when the connection ends. Lives on the channel's event loop. Framing here rather than in a
-    /// `ByteToMessageHandler` before it spares every answer that handler's pass (PERFORMANCE.md).
+    /// `ByteToMessageHandler` before it spares every answer that handler's pass.
     final class ResponseRouter: ChannelDuplexHandler {
         typealias InboundIn = ByteBuffer
         typealias OutboundIn = PendingRequest

@@ -1,7 +1,7 @@
 /// Whether bytes are well-formed UTF-8, without making a `String` of them.
 ///
 /// `String(validating:as:)` builds a string and, through the generic `_validate`, looks up type metadata at
-/// run time: together most of the cost of reading a short request line (PERFORMANCE.md). Request lines and
+/// run time: together most of the cost of reading a short request line. Request lines and
 /// their strings are nearly always ASCII, which this checks eight bytes at a time; the rest goes through a
 /// byte-by-byte check of Unicode's well-formed sequences (no overlong forms, no surrogates, nothing above
 /// U+10FFFF), which a test compares with the standard library's on generated input.

@@ -71,8 +71,8 @@ public enum WireTable {
         return writer
     }
 
-    /// The fewest rows a table needs for its line to be written, and read, in two halves at once: a
-    /// 20,000-row answer took ~23 ms to write and ~33 ms to read on one thread, while the other core idled.
+    /// The fewest rows a table needs for its line to be written, and read, in two halves at once: a large
+    /// answer written or read on one thread leaves the other cores idle.
     static let parallelRows = 8_192
 
     /// A generous guess at a row's bytes (its id and brackets, then 16 per value), so a writer seldom

@@ -4,7 +4,7 @@ import Testing
 
 @testable import PGModel
 
-/// A class without uniqueness constraints: its bulk insert sends no ids back (issue 15).
+/// A class without uniqueness constraints: its bulk insert sends no ids back.
 @Model final class BulkInsertRow {
     var name: String
     var note: String?
@@ -24,7 +24,7 @@ import Testing
     }
 }
 
-/// One save of many new models through ModelContext (issue 15): the rows are built positionally and the
+/// One save of many new models through ModelContext: the rows are built positionally and the
 /// saved models keep the same arrays as their snapshots. Values round-trip exactly, the snapshots still
 /// tell changes from unchanged values and restore on rollback, on both stores.
 @Suite("Bulk inserts through ModelContext")

@@ -5,7 +5,7 @@ import PGModelCore
 import PostgresNIO
 import Testing
 
-/// Set-based inserts (issue 15): one save of many new rows is a constant number of statements, and every
+/// Set-based inserts: one save of many new rows is a constant number of statements, and every
 /// behaviour of the one-row path — upserts and remapped ids, inheritance, nils, every attribute type,
 /// references between rows of one save, a grantee's rows for a shared record, history — is unchanged.
 @Suite("Bulk save")

@@ -18,7 +18,7 @@ import Testing
 /// the next call succeeds.
 ///
 /// The lock takes a transaction id, which holds back history readers across the cluster while it lasts
-/// (issue 13), so scripts/test.sh runs this suite alone, with the resilience tests.
+///, so scripts/test.sh runs this suite alone, with the resilience tests.
 @Suite("Deadlines: a stalled PostgreSQL gives timeout, then calls recover")
 struct DeadlineTests {
     /// Opens a session of its own that holds an ACCESS EXCLUSIVE lock on `table` until `release()`.

@@ -2,7 +2,7 @@ import Foundation
 import PGModel
 import Testing
 
-/// A fetch call site run again and again (issue 15): its predicate is translated and its SQL rendered once
+/// A fetch call site run again and again: its predicate is translated and its SQL rendered once
 /// per shape, then filled with each call's values. These check that every call still gets its own
 /// answer: other captured values, other sorts, limits and predicates, and unsaved changes.
 @Model final class TemplateItem {

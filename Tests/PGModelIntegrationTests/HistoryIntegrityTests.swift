@@ -8,7 +8,7 @@ import PostgresNIO
 import Testing
 
 /// `pgmodel.changes.transaction_id` is checked by statement triggers instead of a per-row foreign key
-/// (sql/008_pgmodel_history_integrity.sql, issue 15): history still records what it did, a change still
+/// (sql/008_pgmodel_history_integrity.sql): history still records what it did, a change still
 /// needs its transaction, deleting history still deletes its changes, and a service user still writes
 /// history only into their own transaction.
 @Suite("History integrity")

@@ -7,7 +7,7 @@ import Testing
 @testable import PGModel
 
 /// Values round-trip exactly on either store, and history records them the same way whichever store
-/// wrote them (issue 16): the service's wire must not turn a double into another double, nor a date into
+/// wrote them: the service's wire must not turn a double into another double, nor a date into
 /// another instant, on the way to the same engine.
 @Suite("History and values: the same from either store")
 struct HistoryValueParityTests {

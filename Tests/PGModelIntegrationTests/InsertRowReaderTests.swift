@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The rows a save inserts are read from the models' storage by the `_$readStoredValues(into:)` that
-/// `@Model` generates (issue 15), not through key paths: the same values the accessors give, for every
+/// `@Model` generates, not through key paths: the same values the accessors give, for every
 /// kind of attribute (transformed ones through their transformer), to-ones kept as foreign keys, and
 /// classes of a hierarchy, and what is read is what is stored.
 @Suite("Inserted rows read from storage")

@@ -8,7 +8,7 @@ import Testing
 
 /// The service runs short requests on their connection's event loop and sets
 /// `PostgresStoreEngine.largeResultExecutor`, so a large result is decoded where it delays no other
-/// connection's I/O (issue 15). These check that the engine honours it, for rows and for identifiers,
+/// connection's I/O. These check that the engine honours it, for rows and for identifiers,
 /// and leaves small results where the fetch runs.
 @Suite("Large results decoded on the executor the service names")
 struct LargeResultExecutorTests {

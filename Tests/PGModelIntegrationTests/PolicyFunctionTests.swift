@@ -6,8 +6,8 @@ import PGModelSQL
 import PostgresNIO
 import Testing
 
-/// The SECURITY DEFINER functions that row-level security policies call once per statement are plpgsql
-/// (issue 15): PostgreSQL plans a sql function with a SET clause again on every call, which cost a
+/// The SECURITY DEFINER functions that row-level security policies call once per statement are plpgsql:
+/// PostgreSQL plans a sql function with a SET clause again on every call, which cost a
 /// service point fetch more than its own query. Their answers are what they were.
 @Suite("Policy functions keep their plans")
 struct PolicyFunctionTests {

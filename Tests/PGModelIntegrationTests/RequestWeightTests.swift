@@ -8,7 +8,7 @@ import PGModelServer
 import PGModelWire
 import Testing
 
-/// What a service connection runs on its event loop and what leaves it (issue 15): short requests stay
+/// What a service connection runs on its event loop and what leaves it: short requests stay
 /// on the loop their bytes arrived on; work that grows with the request — a long line, a save of many
 /// rows, schema changes, a large answer — runs on the global executor, where it delays no other
 /// connection's I/O. No database: the rules and the executors themselves.

@@ -8,7 +8,7 @@ import PGModelStore
 import PostgresNIO
 import Testing
 
-/// The pool's session scopes (issue 15): a pooled connection keeps a user's role, id and statement
+/// The pool's session scopes: a pooled connection keeps a user's role, id and statement
 /// timeout at session level between requests, so a repeat read costs one statement — and still never
 /// runs one user's statement in another's scope, nor trusted work in a user's.
 @Suite("Scoped pool connections")

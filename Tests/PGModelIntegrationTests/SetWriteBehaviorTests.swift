@@ -4,7 +4,7 @@ import Testing
 
 @testable import PGModel
 
-/// Set-based saves (issue 15) through ModelContext, on both stores: one save of many updates, deletes
+/// Set-based saves through ModelContext, on both stores: one save of many updates, deletes
 /// and links writes what the app asked for, upserts still remap, and delete rules still hold.
 @Suite("Set-based writes through ModelContext")
 struct SetWriteBehaviorTests {

@@ -6,7 +6,7 @@ import PGModelSQL
 import PostgresNIO
 import Testing
 
-/// Set-based updates, deletes and links (issue 15): one save of many changes is a constant number of
+/// Set-based updates, deletes and links: one save of many changes is a constant number of
 /// statements, and what it writes — rows, history, errors — is what the same changes saved one at a
 /// time write.
 @Suite("Set-based writes")
@@ -383,7 +383,7 @@ extension SetWriteTests {
 }
 
 extension SetWriteTests {
-    /// Inserted rows are kept compactly in the history log (issue 15), yet the log's changes are the
+    /// Inserted rows are kept compactly in the history log, yet the log's changes are the
     /// ones, in the order, it recorded before: an insert stays an insert whatever comes after it (a
     /// merged upsert, a link), an update merges with an earlier update, row changes come before
     /// audience events.

@@ -6,7 +6,7 @@ import PGModelStore
 import PostgresNIO
 import Testing
 
-/// The system SQL runs in full only where it is not in place yet (issue 16: each further in-memory
+/// The system SQL runs in full only where it is not in place yet (each further in-memory
 /// container, and every store start, pays one read for it).
 ///
 /// Each test in a scratch database: other suites bootstrap into the shared ones at any moment.

@@ -142,7 +142,7 @@ struct SQLRendererTests {
     }
 
     /// Rows built positionally (``RowKeys`` shared by a class's rows, as a context builds inserts) are
-    /// checked and found once per keys (issue 15): they insert, validate and fail exactly as rows by name.
+    /// checked and found once per keys: they insert, validate and fail exactly as rows by name.
     @Test func positionalRowsInsertValidateAndFailAsRowsByName() throws {
         let ids = (1...4).map { UUID(uuidString: "00000000-0000-7000-8000-00000000000\($0)")! }
         var other = values

@@ -3,7 +3,7 @@ import PGModelCore
 import PGModelSQL
 import Testing
 
-/// Select templates (issue 15): a fetch shape's SQL rendered once, then filled with each request's values.
+/// Select templates: a fetch shape's SQL rendered once, then filled with each request's values.
 /// Every case checks that the filled template is exactly what rendering the request gives.
 @Suite("Select templates")
 struct SelectTemplateTests {

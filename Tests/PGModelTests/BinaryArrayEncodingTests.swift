@@ -7,7 +7,7 @@ import Testing
 @testable import PGModelPostgres
 
 /// The bind arrays of set-based writes are stored straight into the buffer for the fixed-size types and
-/// text (issue 15); the bytes must be exactly what each element's PostgresNIO encoder writes.
+/// text; the bytes must be exactly what each element's PostgresNIO encoder writes.
 @Suite("Binary array binds")
 struct BinaryArrayEncodingTests {
     /// `array` encoded as sent, and as each element's own encoder writes it after the same header.

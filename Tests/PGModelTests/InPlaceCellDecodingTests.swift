@@ -5,7 +5,7 @@ import PostgresNIO
 import Testing
 @testable import PGModelPostgres
 
-/// A fetch's cells are read in place for the usual binary columns (issue 15); every value must be the
+/// A fetch's cells are read in place for the usual binary columns; every value must be the
 /// one the driver's own decoding gives, and every other cell must still go the driver's way.
 @Suite("Cells read in place")
 struct InPlaceCellDecodingTests {

@@ -3,7 +3,7 @@ import Foundation
 import PGModelCore
 import Testing
 
-/// The per-container translation cache (issue 15): whatever it keeps, each predicate's IR is exactly what
+/// The per-container translation cache: whatever it keeps, each predicate's IR is exactly what
 /// the translator gives for that predicate.
 @Suite("Translation cache")
 struct TranslationCacheTests {

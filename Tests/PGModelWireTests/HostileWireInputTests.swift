@@ -4,7 +4,7 @@ import Testing
 
 @testable import PGModelWire
 
-/// The hostile inputs of issue 12 that reach the wire layer, each with its documented answer
+/// The hostile inputs that reach the wire layer, each with its documented answer
 /// (docs/PROTOCOL.md §7 and §8): streamed through framing, decoding, the session, validation and
 /// rendering as the server does (``FuzzDriver``), with no database. Every one is answered with a code and
 /// the connection goes on answering.

@@ -5,7 +5,7 @@ import Testing
 @testable import PGModelWire
 
 /// The table reader's own number and UUID parsing against the standard library's, which it replaced on
-/// the hot path (issue 15): any disagreement would change a value on its way from the server.
+/// the hot path: any disagreement would change a value on its way from the server.
 @Suite("The table reader's numbers and UUIDs")
 struct JSONReaderNumberTests {
     private static func exactDouble(_ text: String) -> Double? {

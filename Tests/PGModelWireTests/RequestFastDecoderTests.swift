@@ -4,7 +4,7 @@ import Testing
 
 @testable import PGModelWire
 
-/// The hand-written reader of common requests (issue 15) must never disagree with the general decoder:
+/// The hand-written reader of common requests must never disagree with the general decoder:
 /// where it answers, its request is the general decoder's; where in doubt, it declines.
 @Suite("Request fast decoder")
 struct RequestFastDecoderTests {

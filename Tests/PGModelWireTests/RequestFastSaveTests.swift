@@ -4,7 +4,7 @@ import Testing
 
 @testable import PGModelWire
 
-/// A `save` written and read by hand (issue 15: the service's bulk saves) must mean what `JSONEncoder` and
+/// A `save` written and read by hand (the service's bulk saves) must mean what `JSONEncoder` and
 /// `JSONDecoder` make of it: where the hand reader answers, its request is the general decoder's; where in
 /// doubt, it declines.
 @Suite("Request fast coders: saves")

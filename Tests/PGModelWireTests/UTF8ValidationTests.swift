@@ -2,8 +2,8 @@ import Testing
 
 @testable import PGModelWire
 
-/// The request reader's UTF-8 check against the standard library's, which it replaced on the hot path
-/// (issue 15): a disagreement would let a malformed line through the fast reader, or turn a good one
+/// The request reader's UTF-8 check against the standard library's, which it replaced on the hot path:
+/// a disagreement would let a malformed line through the fast reader, or turn a good one
 /// over to the general decoder.
 @Suite("UTF-8 validation")
 struct UTF8ValidationTests {

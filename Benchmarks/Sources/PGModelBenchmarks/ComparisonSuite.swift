@@ -4,7 +4,7 @@ import NIOPosix
 import PGModel
 import PostgresNIO
 
-/// Issue 15's side-by-side benchmark: one table of ten columns, the same rows, five contenders (PGModel
+/// The side-by-side benchmark: one table of ten columns, the same rows, five contenders (PGModel
 /// on the direct store and through the service, raw PostgresNIO, Fluent 4, `psql \copy`), each workload
 /// run by every contender in one round, the order rotated every round, medians over the rounds.
 /// Then `enumerate` over a larger table, and the peak memory of one large save (`MemoryProbe`).

@@ -9,7 +9,7 @@ import PGModelWire
 import NIOPosix
 import PostgresNIO
 
-/// Issue 15's fetch workloads on one table of ten common columns, against raw PostgresNIO (the same SQL
+/// The fetch workloads on one table of ten common columns, against raw PostgresNIO (the same SQL
 /// PGModel renders, tuple decoding into a struct): fetch all rows, 100 pages of 100 rows by an indexed
 /// range (sorted), and a point fetch by an indexed column; each on the direct store (`postgres://`) and
 /// through an in-process service (`pgmodel://`). Rounds interleave the three paths so drift hits all of

@@ -1,7 +1,7 @@
 import Foundation
 import PGModel
 
-// Issue 16's in-memory stores without a server: how long the first `isStoredInMemoryOnly` container of a
+// In-memory stores without a server: how long the first `isStoredInMemoryOnly` container of a
 // process takes (it starts the private cluster) and each further one (a schema in the running cluster).
 //
 //   env -u DATABASE_URL PGModelBenchmarks --in-memory [N]

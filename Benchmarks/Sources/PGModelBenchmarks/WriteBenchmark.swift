@@ -1,7 +1,7 @@
 import Foundation
 import PGModel
 
-/// The bulk-write workloads of issue 15, one per process so each peak RSS is its own:
+/// The bulk-write workloads, one per process so each peak RSS is its own:
 ///
 ///   PGModelBenchmarks --writes insert 100000   one save() of N new rows
 ///   PGModelBenchmarks --writes update 20000    one save() changing two columns of N rows

@@ -14,7 +14,7 @@ import PGModel
 //        | --service-point [--remote-only | --direct-only] [--models] [--service-binary PATH]]
 //   env -u DATABASE_URL swift run -c release PGModelBenchmarks --in-memory [N]
 //
-// --compare runs issue 15's side-by-side suite instead (SuiteCommand.swift); scripts/benchmark.sh runs
+// --compare runs the side-by-side suite instead (SuiteCommand.swift); scripts/benchmark.sh runs
 // it and writes docs/PERFORMANCE.md. --migration runs the seed's migration plan over 100,000 trips.
 // --writes times one save of N inserts, updates or deletes (run it under /usr/bin/time -v for memory).
 // --fetch times fetch-all, pages and point fetches, direct and through the service, against raw PostgresNIO;
@@ -42,7 +42,7 @@ guard let base = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
     exit(2)
 }
 
-// Issue 15's side-by-side suite (and the child processes that measure its peak memory).
+// The side-by-side suite (and the child processes that measure its peak memory).
 if try SuiteCommand.run(arguments: CommandLine.arguments, databaseURL: base, quick: quick) { exit(0) }
 
 func freshURL() -> URL {
@@ -50,7 +50,7 @@ func freshURL() -> URL {
     return URL(string: base + (base.contains("?") ? "&" : "?") + "schema=" + schema)!
 }
 
-// Bulk writes (issue 15): one workload per process, so its peak RSS is its own.
+// Bulk writes: one workload per process, so its peak RSS is its own.
 if let writes = CommandLine.arguments.firstIndex(of: "--writes") {
     try runWriteBenchmark(arguments: Array(CommandLine.arguments[(writes + 1)...]), url: freshURL())
     exit(0)
@@ -212,7 +212,7 @@ if CommandLine.arguments.contains("--phases") {
     exit(0)
 }
 
-// Issue 15's fetch workloads (FetchBench.swift): direct store and service against raw PostgresNIO.
+// The fetch workloads (FetchBench.swift): direct store and service against raw PostgresNIO.
 if CommandLine.arguments.contains("--fetch") {
     final class FetchBox: @unchecked Sendable {
         // @unchecked: written by the task before `done` is signalled, read after.
