@@ -26,53 +26,67 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.1"),
     ],
     targets: [
-        // Layer 0: schema description, Query IR, values, errors. Foundation only.
+        // The model of requests: schema description, query IR, values, errors, the store protocol.
+        // Foundation only.
         .target(name: "PGModelCore"),
-        // Layer 1: IR -> parameterized PostgreSQL, DDL. Pure.
+        // SQL rendering: IR -> parameterized PostgreSQL, DDL, row-level security. Pure.
         .target(name: "PGModelSQL", dependencies: ["PGModelCore"]),
-        // Layer 2: executes rendered SQL on PostgresNIO.
+        // What the client, the server and the database layer share to run on SwiftNIO: the event-loop
+        // executor, deadlines and their timer, TLS files and failures, connection-failure words.
+        .target(
+            name: "PGModelIO",
+            dependencies: [
+                "PGModelCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        // Everything that speaks PostgreSQL: the engine, the gateway, the pool, the schema registry, the
+        // change listener, migrations, the ephemeral cluster, the direct store.
         .target(
             name: "PGModelPostgres",
             dependencies: [
-                "PGModelCore", "PGModelSQL",
+                "PGModelCore", "PGModelSQL", "PGModelIO",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Layer 2: line-protocol messages and framing. No sockets in the codec.
+        // The line protocol's wire format: messages, codecs, framing. No sockets, no sessions.
         .target(
             name: "PGModelWire",
             dependencies: ["PGModelCore", .product(name: "NIOCore", package: "swift-nio")]
         ),
-        // Layer 3: the TCP service.
+        // The service client (pgmodel:// and pgmodels://): one connection, its state machine, pending
+        // requests, change signals. No PostgreSQL driver.
+        .target(
+            name: "PGModelClient",
+            dependencies: [
+                "PGModelCore", "PGModelWire", "PGModelIO",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The TCP service: listener, connections, the session and its state machines, the dispatcher.
         .target(
             name: "PGModelServer",
             dependencies: [
-                "PGModelStore", "PGModelWire", "PGModelPostgres", "PGModelSQL", "PGModelCore",
+                "PGModelWire", "PGModelPostgres", "PGModelSQL", "PGModelCore", "PGModelIO",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
-        ),
-        // Layer 3: the store layer. Every thread, socket, pool, reconnect policy and deadline between the
-        // SwiftData API and PostgreSQL: the direct store, the service client, the blocking bridge.
-        .target(
-            name: "PGModelStore",
-            dependencies: [
-                "PGModelCore", "PGModelPostgres", "PGModelWire",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .macro(
@@ -85,11 +99,13 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
         ),
-        // What applications import: the SwiftData API. It reaches the stores only through PGModelStore.
+        // What applications import: the SwiftData API, over either store (PGModelPostgres, PGModelClient).
         .target(
             name: "PGModel",
             dependencies: [
-                "PGModelCore", "PGModelStore", "PGModelMacros",
+                "PGModelCore", "PGModelIO", "PGModelPostgres", "PGModelClient", "PGModelMacros",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -97,7 +113,7 @@ let package = Package(
         .executableTarget(
             name: "pgmodel",
             dependencies: [
-                "PGModel", "PGModelStore", "PGModelServer", "PGModelPostgres", "PGModelCore",
+                "PGModel", "PGModelServer", "PGModelPostgres", "PGModelClient", "PGModelWire", "PGModelIO", "PGModelCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -107,7 +123,7 @@ let package = Package(
         .target(
             name: "PGModelTesting",
             dependencies: [
-                "PGModel", "PGModelStore", "PGModelServer", "PGModelPostgres", "PGModelCore",
+                "PGModel", "PGModelServer", "PGModelPostgres", "PGModelIO", "PGModelCore",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -127,7 +143,7 @@ let package = Package(
         .testTarget(
             name: "PGModelWireTests",
             dependencies: [
-                "PGModelWire", "PGModelSQL", "PGModelCore",
+                "PGModelWire", "PGModelServer", "PGModelSQL", "PGModelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
@@ -144,7 +160,7 @@ let package = Package(
         .testTarget(
             name: "PGModelTests",
             dependencies: [
-                "PGModel", "PGModelStore", "PGModelSQL", "PGModelPostgres", "PGModelWire", "PGModelCore",
+                "PGModel", "PGModelClient", "PGModelIO", "PGModelSQL", "PGModelPostgres", "PGModelWire", "PGModelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -155,7 +171,7 @@ let package = Package(
         .testTarget(
             name: "PGModelIntegrationTests",
             dependencies: [
-                "PGModel", "PGModelTesting", "PGModelStore", "PGModelServer", "PGModelPostgres", "PGModelWire", "PGModelCore",
+                "PGModel", "PGModelTesting", "PGModelClient", "PGModelIO", "PGModelServer", "PGModelPostgres", "PGModelWire", "PGModelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -22,6 +22,8 @@ let package = Package(
                 .product(name: "PGModelCore", package: parentPackage),
                 .product(name: "PGModelSQL", package: parentPackage),
                 .product(name: "PGModelWire", package: parentPackage),
+                // The session's state machines, which the harness drives with every decoded request.
+                .product(name: "PGModelServer", package: parentPackage),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],

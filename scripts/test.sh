@@ -119,6 +119,9 @@ run_script_phase() {
     fi
 }
 
+# The module graph, from the import lines alone: a layer that imports what it may not fails here first.
+run_script_phase layers bash scripts/check-layers.sh
+
 phase_start=$SECONDS
 echo "== swift build --build-tests"
 set +e

@@ -3,7 +3,7 @@
 @_exported import Observation
 // Of PGModel's lower layers, apps see only what they name: the error they catch (with its codes) and the
 // attribute types `@Model` expansions spell out. The query IR, the SQL renderer and NIO stay out of an
-// app's namespace; tools that need them import PGModelCore or PGModelStore themselves.
+// app's namespace; tools that need them import PGModelCore, PGModelPostgres or PGModelClient themselves.
 @_exported import struct PGModelCore.PGModelError
 @_exported import enum PGModelCore.AttributeType
 // Sharing: `context.share(trip, with: "bob", permission: .readOnly)` and `context.shares(of:)`.

@@ -1,9 +1,10 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import PGModelClient
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
-import PGModelStore
 
 /// The one reader of a container's history log that every observer shares.
 ///

@@ -1,8 +1,10 @@
 import Foundation
 import NIOConcurrencyHelpers
 import Observation
+import PGModelClient
 import PGModelCore
-import PGModelStore
+import PGModelIO
+import PGModelPostgres
 
 /// Counts the history transactions committed anywhere — this process, other processes, other users of
 /// the service — that match its authors and models. `Observable`: watch ``eventCounter`` and call

@@ -1,9 +1,10 @@
 import Foundation
 import Logging
 import NIOCore
+import PGModelClient
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
-import PGModelStore
 
 /// What a migration would do, computed without changing anything: the store's version and, for each
 /// stage, the SQL it would run.

@@ -1,7 +1,9 @@
 import Foundation
 import NIOConcurrencyHelpers
+import PGModelClient
 import PGModelCore
-import PGModelStore
+import PGModelIO
+import PGModelPostgres
 
 /// The schema and the store behind your models. Sendable: share one container across tasks and
 /// actors, and give each its own `ModelContext`.

@@ -1,6 +1,8 @@
 import Foundation
+import PGModelClient
 import PGModelCore
-import PGModelStore
+import PGModelIO
+import PGModelPostgres
 
 /// Relationships inside a context: faults, prefetching, the inserted graph, links and delete cleanup.
 extension ModelContext {

@@ -1,8 +1,10 @@
 import Foundation
 import NIOConcurrencyHelpers
 import Observation
+import PGModelClient
 import PGModelCore
-import PGModelStore
+import PGModelIO
+import PGModelPostgres
 
 /// The name the Japanese edition of "What's new in SwiftData" uses for an unsectioned ``ResultsObserver``:
 /// `ModelResultsObserver<Trip>` is `ResultsObserver<Trip, Never>`.

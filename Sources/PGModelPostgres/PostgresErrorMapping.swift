@@ -24,7 +24,7 @@ public enum PostgresErrorMapping {
                 return PGModelError(.connectionFailed, "the PostgreSQL connection closed", model: model)
             }
         }
-        if let reason = TLSFailure.reason(for: error, host: nil) {
+        if let reason = PostgresFailureText.tlsReason(for: error, host: nil) {
             return PGModelError(.tlsFailed, "TLS to PostgreSQL failed: \(reason)", model: model)
         }
         guard let psql = error as? PSQLError else {

@@ -1,6 +1,7 @@
 import Foundation
 import NIOSSL
 import PGModelCore
+import PGModelIO
 import PostgresNIO
 
 /// Where the PostgreSQL store is, parsed from a `postgres://` URL.

@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import PGModelCore
+import PGModelIO
 import PGModelSQL
 import PostgresNIO
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import PGModelCore
+import PGModelIO
 import PGModelSQL
 import PostgresNIO
 

@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import PGModelIO
 import PostgresNIO
 
 /// A fetch's select as a named prepared statement of slot `High * 16 + Low` (``PreparedSelectRegistry``):

@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import PGModelCore
+import PGModelIO
 import PostgresNIO
 
 /// Lets a ``ConnectionDeadline`` end the statement its operation is waiting for.

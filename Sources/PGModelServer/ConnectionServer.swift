@@ -3,8 +3,8 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
-import PGModelStore
 import PGModelWire
 
 /// Serves one client connection: reads frames in order, lets the ``SessionStateMachine`` decide,

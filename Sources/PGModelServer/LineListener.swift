@@ -2,8 +2,8 @@ import Logging
 import NIOCore
 import NIOPosix
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
-import PGModelStore
 import PGModelWire
 import PostgresNIO
 import ServiceLifecycle

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOSSL
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
 
 extension LineServer {

@@ -4,8 +4,8 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
-import PGModelStore
 import PGModelWire
 import PostgresNIO
 import ServiceLifecycle

@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import NIOCore
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
-import PGModelStore
 import PGModelWire
 import PostgresNIO
 

@@ -3,8 +3,8 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
-import PGModelStore
 import PGModelWire
 
 /// The subscriptions of one connection: while it has any, one forwarding task reads the server's

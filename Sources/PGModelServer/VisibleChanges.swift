@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
-import PGModelStore
 import PGModelWire
 
 /// Change events as one user may see them. The doorbell rings for every save in the store; before a

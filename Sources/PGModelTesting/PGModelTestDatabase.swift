@@ -1,5 +1,6 @@
 import Foundation
-import PGModelStore
+import PGModelIO
+import PGModelPostgres
 
 /// The PostgreSQL database a test uses: `PGMODEL_TEST_DATABASE_URL` when it is set, else a private,
 /// throwaway cluster this process starts on first use (PostgreSQL's server programs must be installed;

@@ -1,6 +1,8 @@
 import ArgumentParser
+import PGModelClient
 import PGModelCore
-import PGModelStore
+import PGModelIO
+import PGModelPostgres
 
 /// A failure to report in one line and exit with status 1; ArgumentParser prints its description.
 ///
@@ -23,7 +25,7 @@ struct CommandFailure: Error, CustomStringConvertible {
         } else if let error = error as? ValidationError {
             description = "\(error.message) [\(PGModelError.Code.invalidConfiguration.rawValue)]"
         } else {
-            description = "\(ConnectionFailureText.describe(error)) [\(PGModelError.Code.internalError.rawValue)]"
+            description = "\(PostgresFailureText.describe(error)) [\(PGModelError.Code.internalError.rawValue)]"
         }
     }
 }

@@ -1,8 +1,9 @@
 import Logging
 import NIOPosix
+import PGModelClient
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
-import PGModelStore
 import PostgresNIO
 
 /// One PostgreSQL connection for a CLI command, with the store engine for its schema.
@@ -52,7 +53,7 @@ func connectionFailure(_ error: any Error, _ configuration: PostgresStoreConfigu
         return "\(place) has no database \(configuration.database)"
     default:
         if let error = error as? PSQLError, error.code == .connectionError {
-            return "cannot connect to \(place): \(ConnectionFailureText.describe(error))"
+            return "cannot connect to \(place): \(PostgresFailureText.describe(error))"
         }
         return "cannot connect to \(place) as \(configuration.username): \(mapped.message)"
     }

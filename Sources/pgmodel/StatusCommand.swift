@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
 import PGModel
-import PGModelStore
+import PGModelClient
 import PGModelCore
+import PGModelIO
+import PGModelPostgres
 import PGModelWire
 
 /// `pgmodel status`: what the database holds (registered entities, user count) and, given a server URL,

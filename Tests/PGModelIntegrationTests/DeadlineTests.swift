@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOPosix
 import PGModel
+import PGModelIO
 import PGModelPostgres
 import PostgresNIO
 import Testing

@@ -1,9 +1,10 @@
 import Foundation
 import Logging
 import NIOPosix
+@testable import PGModelClient
 import PGModelCore
-import PGModelPostgres
-@testable import PGModelStore
+@testable import PGModelIO
+@testable import PGModelPostgres
 import PostgresNIO
 import Testing
 

@@ -1,6 +1,8 @@
 import Foundation
 import PGModel
-import PGModelStore
+import PGModelClient
+import PGModelIO
+import PGModelPostgres
 import PGModelTesting
 import Testing
 

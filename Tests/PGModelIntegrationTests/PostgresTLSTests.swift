@@ -2,12 +2,13 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+@testable import PGModelClient
 import PGModelCore
-import PGModelPostgres
+@testable import PGModelIO
+@testable import PGModelPostgres
 import PostgresNIO
 import Testing
 
-@testable import PGModelStore
 
 /// The public copy of the test cluster's certificate (scripts/lib.sh), if the cluster has one.
 let testClusterRootCertificate = ProcessInfo.processInfo.environment["PGMODEL_TEST_PG_SSLROOTCERT"].flatMap { $0.isEmpty ? nil : $0 }

@@ -1,10 +1,11 @@
 import Foundation
 import NIOCore
 import NIOPosix
+@testable import PGModelClient
 import PGModelCore
-import PGModelPostgres
+@testable import PGModelIO
+@testable import PGModelPostgres
 import PGModelServer
-@testable import PGModelStore
 import PGModelWire
 import Testing
 

@@ -2,9 +2,11 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import PGModelClient
 import PGModelCore
+import PGModelIO
+import PGModelPostgres
 import Synchronization
-import PGModelStore
 import Testing
 
 @testable import PGModel

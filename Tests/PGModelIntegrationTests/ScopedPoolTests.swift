@@ -1,10 +1,11 @@
 import Foundation
 import Logging
 import NIOPosix
+import PGModelClient
 import PGModelCore
+import PGModelIO
 import PGModelSQL
 @testable import PGModelPostgres
-import PGModelStore
 import PostgresNIO
 import Testing
 

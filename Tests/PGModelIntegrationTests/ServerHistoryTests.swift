@@ -1,8 +1,9 @@
 import Foundation
+import PGModelClient
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
 import PGModelServer
-import PGModelStore
 import Testing
 
 @testable import PGModel

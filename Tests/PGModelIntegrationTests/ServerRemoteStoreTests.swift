@@ -1,7 +1,8 @@
 import Foundation
+import PGModelClient
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
-import PGModelStore
 import Testing
 
 @testable import PGModel

@@ -1,8 +1,10 @@
 import Foundation
 import NIOCore
+import PGModelClient
 import PGModelCore
+import PGModelIO
+import PGModelPostgres
 import PGModelServer
-import PGModelStore
 import PGModelWire
 import Testing
 

@@ -3,10 +3,11 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import PGModelClient
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
 import PGModelServer
-import PGModelStore
 import PGModelWire
 import PostgresNIO
 import Testing

@@ -2,9 +2,11 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import PGModelClient
 import PGModelCore
+import PGModelIO
+import PGModelPostgres
 import PGModelServer
-import PGModelStore
 import Testing
 
 /// The limits that keep one client from stalling the service: PostgreSQL's statement timeout, caps on a

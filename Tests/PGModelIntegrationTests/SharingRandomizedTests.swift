@@ -1,9 +1,10 @@
 import Foundation
 import PGModel
+import PGModelClient
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
 import PGModelServer
-import PGModelStore
 import Testing
 
 /// Many random shares, revocations, inserts, deletes and forbidden attempts by several users; after

@@ -1,9 +1,10 @@
 import Foundation
 import PGModel
+import PGModelClient
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
 import PGModelServer
-import PGModelStore
 import PostgresNIO
 import Testing
 

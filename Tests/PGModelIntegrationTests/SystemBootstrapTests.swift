@@ -1,8 +1,9 @@
 import Foundation
 import Logging
 import NIOPosix
+import PGModelClient
+import PGModelIO
 @testable import PGModelPostgres
-import PGModelStore
 import PostgresNIO
 import Testing
 

@@ -1,9 +1,12 @@
 import Foundation
 import NIOCore
 import NIOPosix
+@testable import PGModel
+@testable import PGModelClient
+@testable import PGModelIO
+@testable import PGModelPostgres
 import Testing
 import PGModelCore
-@testable import PGModelStore
 
 /// The bridge must run async work to completion while the calling thread — possibly a cooperative
 /// one — is blocked, and must refuse to block the event loop it runs on.

@@ -1,6 +1,8 @@
+@testable import PGModelClient
+@testable import PGModelIO
+@testable import PGModelPostgres
 import Testing
 
-@testable import PGModelStore
 
 /// The pool's decisions, without sockets: bounded, first come first served, and a free slot is never
 /// left unused while a lease waits.

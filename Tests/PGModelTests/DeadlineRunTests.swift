@@ -1,8 +1,10 @@
 import Foundation
 import NIOCore
+@testable import PGModelClient
+@testable import PGModelIO
+@testable import PGModelPostgres
 import Testing
 import PGModelCore
-@testable import PGModelStore
 
 /// `Deadline` answers by its time limit whatever the work does, and the work it leaves behind is
 /// cancelled: a server request its client gave up on must not go on to change the database.

@@ -1,3 +1,4 @@
+@testable import PGModelIO
 import Synchronization
 import Testing
 @testable import PGModelCore

@@ -1,11 +1,13 @@
 import Foundation
 import NIOCore
 import NIOEmbedded
+@testable import PGModelClient
 import PGModelCore
+@testable import PGModelIO
+@testable import PGModelPostgres
 import PGModelWire
 import Testing
 
-@testable import PGModelStore
 
 /// The service client's connection logic as a pure state machine, and its channel handler on an
 /// `EmbeddedChannel`: no socket, no server.

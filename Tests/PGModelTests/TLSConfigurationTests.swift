@@ -1,11 +1,13 @@
 import Foundation
+@testable import PGModel
+@testable import PGModelClient
 import PGModelCore
-import PGModelPostgres
+@testable import PGModelIO
+@testable import PGModelPostgres
 import PGModelWire
 import PostgresNIO
 import Testing
 
-@testable import PGModelStore
 
 /// The TLS options of both URLs, parsed without a server or a database: what each value means, and
 /// that every value PGModel does not understand is refused with `invalid_configuration` naming it.

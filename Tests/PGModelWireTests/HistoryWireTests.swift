@@ -1,5 +1,6 @@
 import Foundation
 import PGModelCore
+@testable import PGModelServer
 import Testing
 
 @testable import PGModelWire

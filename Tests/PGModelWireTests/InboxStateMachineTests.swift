@@ -1,3 +1,4 @@
+@testable import PGModelServer
 import Testing
 
 @testable import PGModelWire

@@ -2,6 +2,7 @@ import PGModelCore
 import Testing
 
 @testable import PGModelWire
+@testable import PGModelServer
 
 @Suite("Subscription state machine: coalesced doorbells")
 struct SubscriptionStateMachineTests {

@@ -1,9 +1,10 @@
 import Foundation
 import Logging
 import PGModel
+import PGModelClient
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
-import PGModelStore
 import PGModelServer
 import PGModelWire
 import NIOPosix

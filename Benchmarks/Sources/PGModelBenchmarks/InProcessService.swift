@@ -1,10 +1,11 @@
 import Foundation
 import Logging
 import PGModel
+import PGModelClient
 import PGModelCore
+import PGModelIO
 import PGModelPostgres
 import PGModelServer
-import PGModelStore
 import PostgresNIO
 
 /// The line-protocol service run in this process on loopback, and a user it knows (password `secret`):

@@ -1,8 +1,10 @@
 import Foundation
 import Logging
 import PGModel
+import PGModelClient
 import PGModelCore
-import PGModelStore
+import PGModelIO
+import PGModelPostgres
 import PostgresNIO
 
 /// A fresh schema of `rows` sample products, an in-process service over it, and the two stores a user's

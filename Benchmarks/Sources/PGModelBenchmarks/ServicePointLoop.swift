@@ -1,7 +1,9 @@
 import Foundation
 import PGModel
+import PGModelClient
 import PGModelCore
-import PGModelStore
+import PGModelIO
+import PGModelPostgres
 
 /// `--service-point [--remote-only | --direct-only]`: point fetches by an indexed column as the stores'
 /// `table` (no models), on the direct store and through an in-process service, call by call; p50s. With

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOEmbedded
 import PGModelCore
+import PGModelServer
 import PGModelSQL
 import PGModelWire
 
