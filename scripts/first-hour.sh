@@ -128,9 +128,7 @@ if [ "$part" = tour ]; then
     echo "== first hour: the README's tour works as written (package $work/Trips)"
 else
     [ -x .build/debug/pgmodel ] || pgm_die "run scripts/first-hour.sh tour first: the examples follow the tour"
-    for port in 7433; do
-        ! pgm_port_busy "$port" || pgm_die "127.0.0.1:$port is in use; examples/README.md names it"
-    done
+    ! pgm_port_busy 7433 || pgm_die "127.0.0.1:7433 is in use; examples/README.md names it"
     mkdir -p "$work"
     : >"$log_dir/examples.log"
     blocks examples/README.md examples >"$work/examples.sh"

@@ -39,9 +39,7 @@ extension SQLRenderer {
     /// store is nullable, with a CHECK that those classes fill it), foreign-key columns, constraints, comments.
     private func tableStatements(_ root: EntityDescription) -> [String] {
         let table = qualifiedTable(named: root.tableName)
-        let hierarchy = schema.entityNames(inHierarchyOf: root.name).compactMap { schema.entity(named: $0) }
-        let classes = hierarchy.isEmpty ? [root] : hierarchy
-        let attributes = hierarchy.isEmpty ? root.attributes.map { ($0, root.name) } : schema.tableAttributes(ofRoot: root.name)
+        let (hierarchy, classes, attributes) = tableContents(ofRoot: root)
         var statements: [String] = []
         statements.append("""
             CREATE TABLE IF NOT EXISTS \(table) (\
@@ -51,8 +49,7 @@ extension SQLRenderer {
             """)
         var checks: [(column: String, classes: [String])] = []
         for (attribute, _) in attributes {
-            // The classes that store this column as non-optional (subclasses inherit it, so they are included).
-            let required = classes.filter { c in c.attributes.contains { $0.columnName == attribute.columnName && !$0.isOptional } }.map(\.name)
+            let required = self.classes(requiring: attribute.columnName, among: classes)
             let notNull = required.count == classes.count
             statements.append("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(Naming.quoted(attribute.columnName)) \(attribute.type.postgresType)\(notNull ? " NOT NULL" : "")")
             if !notNull && !required.isEmpty { checks.append((attribute.columnName, required)) }
@@ -97,6 +94,23 @@ extension SQLRenderer {
             statements.append("COMMENT ON COLUMN \(table).\(Naming.quoted(relationship.foreignKeyColumn)) IS \(literal("\(declaredBy).\(relationship.name): \(relationship.destination)?\(inverse), deleteRule \(relationship.deleteRule.rawValue)"))")
         }
         return statements
+    }
+
+    /// The classes stored in `root`'s table (the root alone when it has no subclasses), and each attribute
+    /// column of the table once, with the class that declares it. `hierarchy` is empty for a root
+    /// without subclasses.
+    func tableContents(ofRoot root: EntityDescription)
+        -> (hierarchy: [EntityDescription], classes: [EntityDescription], attributes: [(attribute: AttributeDescription, declaredBy: String)]) {
+        let hierarchy = schema.entityNames(inHierarchyOf: root.name).compactMap { schema.entity(named: $0) }
+        let classes = hierarchy.isEmpty ? [root] : hierarchy
+        let attributes = hierarchy.isEmpty ? root.attributes.map { ($0, root.name) } : schema.tableAttributes(ofRoot: root.name)
+        return (hierarchy, classes, attributes)
+    }
+
+    /// The names of the classes among `classes` that store `column` as non-optional (subclasses inherit
+    /// it, so they are included). The column is `NOT NULL` when that is every class of its table.
+    func classes(requiring column: String, among classes: [EntityDescription]) -> [String] {
+        classes.filter { c in c.attributes.contains { $0.columnName == column && !$0.isOptional } }.map(\.name)
     }
 
     /// Foreign-key constraints (deferred to commit, so insert order inside a save never matters; `ON DELETE

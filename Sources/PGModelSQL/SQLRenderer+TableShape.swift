@@ -68,12 +68,9 @@ extension SQLRenderer {
             columns.append(ModelColumn(table: table, column: "id", type: "uuid", isRequired: true, storedBy: "PGModel"))
             columns.append(ModelColumn(table: table, column: "entity", type: "text", isRequired: true, storedBy: "PGModel"))
             columns.append(ModelColumn(table: table, column: "owner_id", type: "uuid", isRequired: false, storedBy: "PGModel"))
-            let hierarchy = schema.entityNames(inHierarchyOf: root.name).compactMap { schema.entity(named: $0) }
-            let classes = hierarchy.isEmpty ? [root] : hierarchy
-            let attributes = hierarchy.isEmpty ? root.attributes.map { ($0, root.name) } : schema.tableAttributes(ofRoot: root.name)
+            let (hierarchy, classes, attributes) = tableContents(ofRoot: root)
             for (attribute, declaredBy) in attributes {
-                // The same rule as the DDL: required when every class of the table stores it as non-optional.
-                let required = classes.allSatisfy { c in c.attributes.contains { $0.columnName == attribute.columnName && !$0.isOptional } }
+                let required = self.classes(requiring: attribute.columnName, among: classes).count == classes.count
                 columns.append(ModelColumn(table: table, column: attribute.columnName, type: attribute.type.postgresType,
                                            isRequired: required, storedBy: "\(declaredBy).\(attribute.name)"))
             }
