@@ -9,12 +9,12 @@ let package = Package(
         .library(name: "PGModel", targets: ["PGModel"]),
         .library(name: "PGModelServer", targets: ["PGModelServer"]),
         .executable(name: "pgmodel", targets: ["pgmodel"]),
-        // Tests of apps that use PGModel: a private PostgreSQL and a running service in one call each.
+        // Tests of apps that use PGModel: a private PostgreSQL, a running service and a store of either
+        // kind in one call each.
         .library(name: "PGModelTesting", targets: ["PGModelTesting"]),
-        // The layers below the stores, for the fuzz harness in Fuzz/ (its own package, like Benchmarks/).
-        .library(name: "PGModelCore", targets: ["PGModelCore"]),
-        .library(name: "PGModelSQL", targets: ["PGModelSQL"]),
-        .library(name: "PGModelWire", targets: ["PGModelWire"]),
+        // The layers below are no products of their own. Their declarations are
+        // `@_spi(PGModelInternals) public`: other modules of this package, Benchmarks/ and Fuzz/ import
+        // them with `@_spi(PGModelInternals) import`; an app never sees them.
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -138,12 +138,48 @@ let package = Package(
             path: "examples/SampleTrips/Sources/SampleTrips"
         ),
 
-        // Unit tests: no database.
-        .testTarget(name: "PGModelSQLTests", dependencies: ["PGModelSQL", "PGModelCore"]),
+        // Unit tests, one target per module: no database.
+        // Fixtures the unit tests share: the graph schema description and the wire helpers.
+        .target(
+            name: "PGModelTestSupport",
+            dependencies: ["PGModelCore", "PGModelWire", .product(name: "NIOCore", package: "swift-nio")],
+            path: "Tests/PGModelTestSupport"
+        ),
+        .testTarget(name: "PGModelCoreTests", dependencies: ["PGModelCore", "PGModelTestSupport"]),
+        .testTarget(name: "PGModelSQLTests", dependencies: ["PGModelSQL", "PGModelCore", "PGModelTestSupport"]),
+        .testTarget(
+            name: "PGModelIOTests",
+            dependencies: ["PGModelIO", "PGModelCore", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .testTarget(
+            name: "PGModelPostgresTests",
+            dependencies: [
+                "PGModelPostgres", "PGModelSQL", "PGModelIO", "PGModelCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
         .testTarget(
             name: "PGModelWireTests",
             dependencies: [
-                "PGModelWire", "PGModelServer", "PGModelSQL", "PGModelCore",
+                "PGModelWire", "PGModelCore", "PGModelTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "PGModelClientTests",
+            dependencies: [
+                "PGModelClient", "PGModelWire", "PGModelIO", "PGModelCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "PGModelServerTests",
+            dependencies: [
+                "PGModelServer", "PGModelWire", "PGModelSQL", "PGModelCore", "PGModelTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
@@ -160,9 +196,8 @@ let package = Package(
         .testTarget(
             name: "PGModelTests",
             dependencies: [
-                "PGModel", "PGModelClient", "PGModelIO", "PGModelSQL", "PGModelPostgres", "PGModelWire", "PGModelCore",
+                "PGModel", "PGModelClient", "PGModelIO", "PGModelPostgres", "PGModelWire", "PGModelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
@@ -171,7 +206,7 @@ let package = Package(
         .testTarget(
             name: "PGModelIntegrationTests",
             dependencies: [
-                "PGModel", "PGModelTesting", "PGModelClient", "PGModelIO", "PGModelServer", "PGModelPostgres", "PGModelWire", "PGModelCore",
+                "PGModel", "PGModelTesting", "PGModelTestSupport", "PGModelClient", "PGModelIO", "PGModelServer", "PGModelPostgres", "PGModelWire", "PGModelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -24,11 +24,10 @@ let package = Package(
             name: "PGModelBenchmarks",
             dependencies: [
                 .product(name: "PGModel", package: parentPackage),
-                // The service, run in-process for the row-level security fetch benchmark.
+                // The service, run in-process for the service benchmarks; with it come the layers under
+                // it (the wire breakdown encodes and decodes lines itself), imported with
+                // `@_spi(PGModelInternals) import`.
                 .product(name: "PGModelServer", package: parentPackage),
-                // The fetch benchmark's wire breakdown encodes and decodes a response line itself.
-                .product(name: "PGModelWire", package: parentPackage),
-                .product(name: "PGModelCore", package: parentPackage),
                 // The baseline of the point-fetch benchmark: the same query on the raw driver.
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "FluentKit", package: "fluent-kit"),

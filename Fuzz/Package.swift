@@ -19,10 +19,8 @@ let package = Package(
         .executableTarget(
             name: "PGModelFuzz",
             dependencies: [
-                .product(name: "PGModelCore", package: parentPackage),
-                .product(name: "PGModelSQL", package: parentPackage),
-                .product(name: "PGModelWire", package: parentPackage),
-                // The session's state machines, which the harness drives with every decoded request.
+                // The server and the layers under it (wire, SQL, core), whose internals the harness
+                // reaches with `@_spi(PGModelInternals) import`.
                 .product(name: "PGModelServer", package: parentPackage),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -3,13 +3,13 @@
 # request-to-SQL path; no database needed. docs/FUZZING.md explains the harness and records campaigns.
 #   scripts/fuzz.sh [seconds=1800] [extra libFuzzer flags…]   run a campaign
 #   scripts/fuzz.sh --pack                                     minimize the working corpus into
-#                                                              Tests/PGModelWireTests/FuzzCorpus/campaign.b64
+#                                                              Tests/PGModelServerTests/FuzzCorpus/campaign.b64
 # The working corpus grows in Fuzz/.corpus (not committed); a new one starts from the seeds, the kept
 # regressions and campaign.b64. Crashes land in Fuzz/.artifacts: after fixing one, copy it into
-# Tests/PGModelWireTests/FuzzCorpus/regressions, which the unit tests replay in CI.
+# Tests/PGModelServerTests/FuzzCorpus/regressions, which the unit tests replay in CI.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-kept=Tests/PGModelWireTests/FuzzCorpus
+kept=Tests/PGModelServerTests/FuzzCorpus
 fuzzer=Fuzz/.build/release/PGModelFuzz
 # A trap's backtrace would wait for a debugger; libFuzzer prints its own.
 export SWIFT_BACKTRACE=enable=no

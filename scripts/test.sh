@@ -19,7 +19,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # PGMODEL_BCRYPT_COST=10 tests at the production cost.
 export PGMODEL_BCRYPT_COST="${PGMODEL_BCRYPT_COST:-8}"
 
-UNIT_FILTER='PGModelSQLTests|PGModelWireTests|PGModelMacrosTests|PGModelTests'
+UNIT_FILTER='PGModelCoreTests|PGModelSQLTests|PGModelIOTests|PGModelPostgresTests|PGModelWireTests|PGModelClientTests|PGModelServerTests|PGModelMacrosTests|PGModelTests'
 INTEGRATION_FILTER='PGModelIntegrationTests'
 # Runs before any cluster is started, with the database variables unset.
 NO_SERVER_FILTER='InMemoryWithoutServerTests|ExamplesTests/sampleTripsInMemory'

@@ -1,5 +1,5 @@
-import PGModelIO
-import PGModelWire
+@_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelWire
 
 /// Requests sent on one connection and not answered yet, matched to their responses by id — many may be
 /// in flight (pipelining). The server answers in order, so a response it could not tag with an id

@@ -1,5 +1,5 @@
-import PGModelCore
-import PGModelIO
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
 
 /// The service client's connection decisions, without sockets: when a call opens the connection, when
 /// it waits for one being opened by another call, who is woken when the login succeeds or fails, what

@@ -1,9 +1,9 @@
 import Foundation
-import PGModelCore
-import PGModelIO
-import PGModelWire
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelWire
 
-extension RemoteModelStore {
+@_spi(PGModelInternals) extension RemoteModelStore {
     /// Where a remote store connects, as whom and how securely, parsed from
     /// `pgmodel://user:password@host:port` (plain TCP) or `pgmodels://user:password@host:port` (TLS).
     /// Its description never shows the password.

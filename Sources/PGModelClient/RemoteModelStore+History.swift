@@ -1,9 +1,9 @@
 import NIOCore
-import PGModelCore
-import PGModelIO
-import PGModelWire
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelWire
 
-extension RemoteModelStore {
+@_spi(PGModelInternals) extension RemoteModelStore {
     /// The caller's history transactions (`history`); the server shows a non-admin only the changes
     /// of their own rows.
     ///
@@ -36,7 +36,7 @@ extension RemoteModelStore {
             guard let newest = answer.transactions.last, answer.transactions.count == page.limit else { break }
             last = newest.token
         }
-        return HistoryPage(transactions: transactions, isComplete: true)
+        return HistoryPage(transactions: transactions)
     }
 
     /// The most transactions ``fetchHistory(_:)`` asks the server for at once: well under the server's

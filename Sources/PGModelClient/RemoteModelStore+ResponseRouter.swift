@@ -1,7 +1,7 @@
 import NIOCore
-import PGModelCore
-import PGModelIO
-import PGModelWire
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelWire
 
 extension RemoteModelStore {
     /// A request the server certainly did not run: it was never written, or the server announced it

@@ -1,8 +1,8 @@
 import NIOConcurrencyHelpers
 import NIOCore
-import PGModelCore
-import PGModelIO
-import PGModelWire
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelWire
 
 extension RemoteModelStore {
     /// The client side of subscriptions: the streams handed out by `changeSignals()`, which server

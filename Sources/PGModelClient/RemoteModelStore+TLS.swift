@@ -1,10 +1,10 @@
 import Foundation
 import NIOCore
 import NIOSSL
-import PGModelCore
-import PGModelIO
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
 
-extension RemoteModelStore {
+@_spi(PGModelInternals) extension RemoteModelStore {
     /// How a remote store encrypts its connection to the service: on for `pgmodels://` URLs and for
     /// `pgmodel://…?tls=true`. The server's certificate is checked by default — its chain against the
     /// system's trust roots, and that it names the URL's host (a DNS name, or an IP address in its

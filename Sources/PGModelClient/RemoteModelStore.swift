@@ -4,9 +4,9 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
-import PGModelCore
-import PGModelIO
-import PGModelWire
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelWire
 
 /// The store of a container opened on `pgmodel://user:password@host:port`: every call is a request on
 /// the line protocol to a `pgmodel serve` process, which runs it on PostgreSQL as that user.
@@ -28,7 +28,7 @@ import PGModelWire
 /// let trips = try await store.fetch(FetchRequest(entity: "Trip", limit: 10))
 /// await store.close()
 /// ```
-public final class RemoteModelStore: ModelStore {
+@_spi(PGModelInternals) public final class RemoteModelStore: ModelStore {
     private struct State {
         var connection = RemoteConnectionStateMachine<ChannelBox>()
         /// Calls waiting for the connection another call is opening.

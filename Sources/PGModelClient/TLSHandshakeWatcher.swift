@@ -1,7 +1,7 @@
 import NIOCore
 import NIOSSL
 import NIOTLS
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
 
 /// Completes a promise when a client connection's TLS handshake does, so that the store can tell "the
 /// certificate is not trusted" from "the connection broke" before it says `hello`: fails it with the

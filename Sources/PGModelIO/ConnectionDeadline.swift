@@ -1,6 +1,6 @@
 import Foundation
 import NIOCore
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
 
 /// A time limit on one store operation on one connection, and the time arithmetic every layer shares
 /// (NIO's `TimeAmount` from a `Duration`, the schema work's longer limit, `30 s` in messages).
@@ -13,7 +13,7 @@ import PGModelCore
 ///     try await engine.fetch(request, in: schema, scope: scope, on: connection)
 /// }
 /// ```
-public struct ConnectionDeadline: Sendable {
+@_spi(PGModelInternals) public struct ConnectionDeadline: Sendable {
     /// How long the operation may take.
     public var timeout: TimeAmount
     /// What the operation is, for the error message ("fetch of Trip").
@@ -37,7 +37,7 @@ public struct ConnectionDeadline: Sendable {
     }
 }
 
-extension ConnectionDeadline {
+@_spi(PGModelInternals) extension ConnectionDeadline {
     /// How long schema work (creating tables and indexes on a large table) may take at least, whatever
     /// the request timeout: it runs once per container, not per request.
     public static let minimumSchemaDuration: Duration = .seconds(300)

@@ -1,5 +1,5 @@
 import Foundation
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
 
 /// A time limit on an async operation that does not itself stop in time (a pooled connection that
 /// never comes, a statement on a server that stopped answering).
@@ -12,7 +12,7 @@ import PGModelCore
 /// ```swift
 /// let rows = try await Deadline(.seconds(30), operation: "fetch of Trip").run { try await engine.fetch(...) }
 /// ```
-public struct Deadline: Sendable {
+@_spi(PGModelInternals) public struct Deadline: Sendable {
     /// How long the operation may take.
     public var timeout: Duration
     /// What the operation is, for the error message.

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
 
 /// Fires callbacks at their deadlines from one thread of its own.
 ///

@@ -1,6 +1,6 @@
 import Foundation
 import NIOSSL
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
 
 /// Reads the PEM files TLS is configured with, failing with `invalid_configuration` that names the file
 /// and what is wrong with it (never its contents: a key file is a secret).

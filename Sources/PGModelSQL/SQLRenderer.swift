@@ -1,4 +1,4 @@
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
 
 /// Renders Query IR and saves into parameterized PostgreSQL, and schema descriptions into DDL.
 ///
@@ -10,7 +10,7 @@ import PGModelCore
 /// let select = try renderer.select(FetchRequest(entity: "Trip", sort: [SortKey("startDate")]))
 /// // SELECT "id", "entity", "name", … FROM "public"."trip" ORDER BY "start_date" ASC NULLS FIRST, "id" ASC
 /// ```
-public struct SQLRenderer: Sendable {
+@_spi(PGModelInternals) public struct SQLRenderer: Sendable {
     /// The registered schema.
     public let schema: SchemaDescription
     /// The PostgreSQL schema (namespace) holding the model tables.

@@ -1,12 +1,12 @@
 import Foundation
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
 
 /// SQL text with `$1…$n` placeholders and the values bound to them, in order.
 ///
 /// ```swift
 /// let statement = SQLStatement(sql: #"SELECT "id" FROM "public"."trip" WHERE "name" = $1"#, binds: [.string("Paris")])
 /// ```
-public struct SQLStatement: Hashable, Sendable, CustomStringConvertible {
+@_spi(PGModelInternals) public struct SQLStatement: Hashable, Sendable, CustomStringConvertible {
     public var sql: String
     public var binds: [PGValue]
     /// Parameters that are whole PostgreSQL arrays (one column of a set-based write), numbered after
@@ -35,7 +35,7 @@ public struct SQLStatement: Hashable, Sendable, CustomStringConvertible {
 /// ```swift
 /// SQLArray(.text, [.string("Paris"), .null])   // $1::text[]
 /// ```
-public struct SQLArray: Hashable, Sendable {
+@_spi(PGModelInternals) public struct SQLArray: Hashable, Sendable {
     /// The PostgreSQL element type, named as in SQL (`uuid`, `text`, `int8`, …).
     public enum Element: String, Hashable, Sendable {
         case bool, int8, float8, text, numeric, timestamptz, uuid, bytea

@@ -1,6 +1,7 @@
 import Foundation
-import PGModelIO
-import PGModelPostgres
+import PGModel
+@_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelPostgres
 
 /// The PostgreSQL database a test uses: `PGMODEL_TEST_DATABASE_URL` when it is set, else a private,
 /// throwaway cluster this process starts on first use (PostgreSQL's server programs must be installed;
@@ -27,6 +28,25 @@ public enum PGModelTestDatabase {
             return url
         }
         return try EphemeralCluster.shared.url()
+    }
+
+    /// ``url()`` with `schema=` added: a `postgres://` URL whose model tables live in `schemaName`.
+    ///
+    /// ```swift
+    /// let url = try PGModelTestDatabase.url(schemaName: PGModelTestDatabase.uniqueSchemaName())
+    /// ```
+    public static func url(schemaName: String) throws -> URL {
+        let base = try url().absoluteString
+        let separator = base.contains("?") ? "&" : "?"
+        guard let url = URL(string: base + separator + "schema=" + schemaName) else {
+            throw PGModelError(.invalidConfiguration, "the test database URL cannot take a schema parameter")
+        }
+        return url
+    }
+
+    /// A schema name no other test uses: `prefix`, an underscore and twelve random hex digits.
+    public static func uniqueSchemaName(_ prefix: String = "t") -> String {
+        prefix + "_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
     }
 
     /// Whether the database is this process's private cluster (no `PGMODEL_TEST_DATABASE_URL`).

@@ -1,9 +1,10 @@
 import Foundation
 import Logging
 import NIOPosix
-import PGModelCore
-import PGModelPostgres
-import PGModelServer
+import PGModel
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelPostgres
+@_spi(PGModelInternals) import PGModelServer
 import PostgresNIO
 import ServiceLifecycle
 
@@ -27,6 +28,16 @@ public final class PGModelTestService: Sendable {
     public let databaseURL: URL
     private let group: ServiceGroup
     private let logger: Logger
+    /// The admin that registers schemas, made on first use.
+    private let admin = AdminURL()
+
+    /// One service for the whole test process, started on first use and left running until it exits:
+    /// what ``PGModelTestStore`` uses when no service is given.
+    public static func shared() async throws -> PGModelTestService {
+        try await sharedInstance.value
+    }
+
+    private static let sharedInstance = Task { try await PGModelTestService.start() }
 
     private init(port: Int, schemaName: String, databaseURL: URL, group: ServiceGroup, logger: Logger) {
         self.port = port
@@ -81,8 +92,36 @@ public final class PGModelTestService: Sendable {
         return url
     }
 
+    /// Creates the tables of `schema` (or checks them) as an admin of the service, as a deployment does
+    /// before its users log in: users may only register tables that exist.
+    ///
+    /// ```swift
+    /// try await service.register(Schema([Trip.self, Stop.self]))
+    /// ```
+    public func register(_ schema: Schema) async throws {
+        let url: URL
+        if let known = admin.url {
+            url = known
+        } else {
+            url = try await makeUser("admin", isAdmin: true)
+            admin.url = url
+        }
+        _ = try await offCooperativePool { try ModelContainer(for: schema, configurations: ModelConfiguration(url: url)) }
+    }
+
     /// Stops the service gracefully: open connections are answered and closed.
     public func shutdown() async {
         await group.triggerGracefulShutdown()
+    }
+}
+
+/// The admin's URL, set once; two first callers may each make an admin, which does no harm.
+private final class AdminURL: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: URL?
+
+    var url: URL? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import PGModelCore
-import PGModelSQL
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelSQL
 import Testing
 
 // Snapshots of the history SQL: every value bound, the horizon always applied.

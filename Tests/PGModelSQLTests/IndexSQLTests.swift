@@ -1,6 +1,6 @@
 import Foundation
-import PGModelCore
-import PGModelSQL
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelSQL
 import Testing
 
 /// `#Index` kinds in SQL: a binary index is the B-tree it always was, under the name it always had; an

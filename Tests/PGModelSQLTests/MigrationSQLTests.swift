@@ -1,6 +1,6 @@
 import Foundation
-import PGModelCore
-import PGModelSQL
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelSQL
 import Testing
 
 /// The SQL of lightweight migration steps, computed from two schema descriptions.

@@ -1,6 +1,6 @@
 import Foundation
-import PGModelCore
-import PGModelSQL
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelSQL
 import Testing
 
 /// Snapshot tests of the predicate compiler: Query IR → exact SQL text and binds, for every operator. The IR

@@ -1,6 +1,7 @@
 import Foundation
-import PGModelCore
-import PGModelSQL
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelSQL
+import PGModelTestSupport
 import Testing
 
 /// Exact SQL for relationships and single-table inheritance: DDL, subclass filters, related fetches,

@@ -1,6 +1,6 @@
 import Foundation
-import PGModelCore
-import PGModelSQL
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelSQL
 import Testing
 
 /// Exact SQL of selects, writes and DDL: any change to what PGModel sends PostgreSQL shows up here.

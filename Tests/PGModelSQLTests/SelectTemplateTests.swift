@@ -1,6 +1,7 @@
 import Foundation
-import PGModelCore
-import PGModelSQL
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelSQL
+import PGModelTestSupport
 import Testing
 
 /// Select templates: a fetch shape's SQL rendered once, then filled with each request's values.

@@ -1,6 +1,7 @@
 import Foundation
-import PGModelCore
-@testable import PGModelSQL
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) @testable import PGModelSQL
+import PGModelTestSupport
 import Testing
 
 /// The row-level security DDL, the share closure's edges, and the schema helpers sharing relies on:

@@ -1,12 +1,12 @@
 import Foundation
 import NIOCore
 import NIOPosix
-@testable import PGModel
-@testable import PGModelClient
-@testable import PGModelIO
-@testable import PGModelPostgres
+@_spi(PGModelInternals) @testable import PGModel
+@_spi(PGModelInternals) @testable import PGModelClient
+@_spi(PGModelInternals) @testable import PGModelIO
+@_spi(PGModelInternals) @testable import PGModelPostgres
 import Testing
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
 
 /// The bridge must run async work to completion while the calling thread — possibly a cooperative
 /// one — is blocked, and must refuse to block the event loop it runs on.

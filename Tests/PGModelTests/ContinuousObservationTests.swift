@@ -1,6 +1,6 @@
 import Observation
 import Synchronization
-import PGModel
+@_spi(PGModelInternals) import PGModel
 import Testing
 
 @Observable final class ObservedCounter {

@@ -1,5 +1,5 @@
 import Foundation
-import PGModel
+@_spi(PGModelInternals) import PGModel
 
 // Model graphs for translator tests: to-one and to-many relationships with inverses, a self-referencing
 // many-to-many, and a class hierarchy with subclass-only attributes.

@@ -1,6 +1,6 @@
 import Foundation
-@testable import PGModel
-import PGModelCore
+@_spi(PGModelInternals) @testable import PGModel
+@_spi(PGModelInternals) import PGModelCore
 import Testing
 
 // History predicates, sorts and limits as the store sees them (the seed's token-then-changes fetch included).

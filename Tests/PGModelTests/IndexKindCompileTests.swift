@@ -1,7 +1,7 @@
 import Foundation
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
 import Testing
-@testable import PGModel
+@_spi(PGModelInternals) @testable import PGModel
 
 // SwiftData's `#Index` with kinds, compiled against the real macro declarations: if the overload or
 // `Schema.Index<T>.Types<T>` stops type-checking as Apple spells it, this file stops compiling.

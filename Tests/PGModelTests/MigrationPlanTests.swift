@@ -1,6 +1,6 @@
 import Foundation
-import PGModel
-import PGModelCore
+@_spi(PGModelInternals) import PGModel
+@_spi(PGModelInternals) import PGModelCore
 import Testing
 
 /// The migration plan as the stores see it, without a database: default values captured by `@Model`,

@@ -1,7 +1,7 @@
 import Foundation
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
 import Testing
-@testable import PGModel
+@_spi(PGModelInternals) @testable import PGModel
 
 // Real `@Model` classes compiled against the runtime: if the macros generate anything the runtime
 // does not accept, this file stops compiling.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import PGModel
+@_spi(PGModelInternals) @testable import PGModel
 
 /// A context's pending inserts, changes and deletes keep their order through removals, and removing many
 /// one by one stays linear.

@@ -1,6 +1,6 @@
 import Foundation
-import PGModel
-import PGModelCore
+@_spi(PGModelInternals) import PGModel
+@_spi(PGModelInternals) import PGModelCore
 import Testing
 
 /// An interpreter of the Query IR over one row's stored values, with the meaning the IR documents (Swift's:

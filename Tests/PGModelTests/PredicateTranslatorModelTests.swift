@@ -1,6 +1,6 @@
 import Foundation
-import PGModel
-import PGModelCore
+@_spi(PGModelInternals) import PGModel
+@_spi(PGModelInternals) import PGModelCore
 import Testing
 
 // The translator on a real `@Model` class through `Schema.Entity`: `#Predicate`'s key paths must match the

@@ -1,6 +1,6 @@
 import Foundation
-import PGModel
-import PGModelCore
+@_spi(PGModelInternals) import PGModel
+@_spi(PGModelInternals) import PGModelCore
 import Testing
 
 // The translator is tested on a plain struct with a hand-written key path table: no macros, no database.

@@ -1,6 +1,6 @@
 import Foundation
-import PGModel
-import PGModelCore
+@_spi(PGModelInternals) import PGModel
+@_spi(PGModelInternals) import PGModelCore
 import Testing
 
 class BaseRow: @unchecked Sendable {

@@ -1,7 +1,7 @@
 import Foundation
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
 import Testing
-@testable import PGModel
+@_spi(PGModelInternals) @testable import PGModel
 
 @Suite("Positional stored values and table rows")
 struct StoredValuesTests {

@@ -1,10 +1,10 @@
 import Foundation
-@testable import PGModel
-@testable import PGModelClient
-import PGModelCore
-@testable import PGModelIO
-@testable import PGModelPostgres
-import PGModelWire
+@_spi(PGModelInternals) @testable import PGModel
+@_spi(PGModelInternals) @testable import PGModelClient
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) @testable import PGModelIO
+@_spi(PGModelInternals) @testable import PGModelPostgres
+@_spi(PGModelInternals) import PGModelWire
 import PostgresNIO
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
-@testable import PGModel
-import PGModelCore
+@_spi(PGModelInternals) @testable import PGModel
+@_spi(PGModelInternals) import PGModelCore
 import Testing
 
 /// The per-container translation cache: whatever it keeps, each predicate's IR is exactly what

@@ -1,8 +1,8 @@
 import Foundation
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
 import Testing
 
-@testable import PGModelWire
+@_spi(PGModelInternals) @testable import PGModelWire
 
 /// The table reader's own number and UUID parsing against the standard library's, which it replaced on
 /// the hot path: any disagreement would change a value on its way from the server.

@@ -1,7 +1,7 @@
 import NIOCore
 import Testing
 
-@testable import PGModelWire
+@_spi(PGModelInternals) @testable import PGModelWire
 
 @Suite("LineFramer")
 struct LineFramerTests {

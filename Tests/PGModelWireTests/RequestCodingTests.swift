@@ -1,9 +1,10 @@
 import Foundation
 import NIOCore
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
+import PGModelTestSupport
 import Testing
 
-@testable import PGModelWire
+@_spi(PGModelInternals) @testable import PGModelWire
 
 @Suite("Request encoding and decoding")
 struct RequestCodingTests {

@@ -1,8 +1,8 @@
 import Foundation
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
 import Testing
 
-@testable import PGModelWire
+@_spi(PGModelInternals) @testable import PGModelWire
 
 /// The hand-written reader of common requests must never disagree with the general decoder:
 /// where it answers, its request is the general decoder's; where in doubt, it declines.

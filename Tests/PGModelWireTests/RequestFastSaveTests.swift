@@ -1,8 +1,8 @@
 import Foundation
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
 import Testing
 
-@testable import PGModelWire
+@_spi(PGModelInternals) @testable import PGModelWire
 
 /// A `save` written and read by hand (the service's bulk saves) must mean what `JSONEncoder` and
 /// `JSONDecoder` make of it: where the hand reader answers, its request is the general decoder's; where in

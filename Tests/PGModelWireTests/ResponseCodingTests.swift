@@ -1,8 +1,9 @@
 import Foundation
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
+import PGModelTestSupport
 import Testing
 
-@testable import PGModelWire
+@_spi(PGModelInternals) @testable import PGModelWire
 
 @Suite("Response and event encoding and decoding")
 struct ResponseCodingTests {

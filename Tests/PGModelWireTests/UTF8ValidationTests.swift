@@ -1,6 +1,6 @@
 import Testing
 
-@testable import PGModelWire
+@_spi(PGModelInternals) @testable import PGModelWire
 
 /// The request reader's UTF-8 check against the standard library's, which it replaced on the hot path:
 /// a disagreement would let a malformed line through the fast reader, or turn a good one

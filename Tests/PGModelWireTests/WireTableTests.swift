@@ -1,8 +1,9 @@
 import Foundation
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
+import PGModelTestSupport
 import Testing
 
-@testable import PGModelWire
+@_spi(PGModelInternals) @testable import PGModelWire
 
 @Suite("The table form of fetch answers")
 struct WireTableTests {

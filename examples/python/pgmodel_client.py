@@ -248,7 +248,7 @@ class PGModelClient:
             transactions.extend(batch)
             if batch:
                 token = batch[-1]["token"]
-            if len(batch) < limit and page.get("isComplete", True):
+            if len(batch) < limit:
                 return HistoryPage(transactions, token)
 
     def close(self) -> None:

@@ -1,5 +1,5 @@
 import Foundation
-import PGModel
+@_spi(PGModelInternals) import PGModel
 
 /// The side-by-side suite's model: ten common columns (the id and nine attributes) with an index on
 /// `rank`, the column the paged and point workloads look up. The raw, Fluent and `\copy` contenders

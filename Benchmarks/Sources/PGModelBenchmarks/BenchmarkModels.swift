@@ -1,5 +1,5 @@
 import Foundation
-import PGModel
+@_spi(PGModelInternals) import PGModel
 
 /// The observed model: small rows, so the numbers are about observation, not row size.
 @Model

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import NIOPosix
-import PGModel
+@_spi(PGModelInternals) import PGModel
 import PostgresNIO
 
 /// The side-by-side benchmark: one table of ten columns, the same rows, five contenders (PGModel

@@ -1,12 +1,12 @@
 import Foundation
 import Logging
-import PGModel
-import PGModelClient
-import PGModelCore
-import PGModelIO
-import PGModelPostgres
-import PGModelServer
-import PGModelWire
+@_spi(PGModelInternals) import PGModel
+@_spi(PGModelInternals) import PGModelClient
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelPostgres
+@_spi(PGModelInternals) import PGModelServer
+@_spi(PGModelInternals) import PGModelWire
 import NIOPosix
 import PostgresNIO
 

@@ -1,5 +1,5 @@
 import Foundation
-import PGModel
+@_spi(PGModelInternals) import PGModel
 
 // In-memory stores without a server: how long the first `isStoredInMemoryOnly` container of a
 // process takes (it starts the private cluster) and each further one (a schema in the running cluster).

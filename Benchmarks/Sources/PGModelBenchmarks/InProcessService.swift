@@ -1,11 +1,11 @@
 import Foundation
 import Logging
-import PGModel
-import PGModelClient
-import PGModelCore
-import PGModelIO
-import PGModelPostgres
-import PGModelServer
+@_spi(PGModelInternals) import PGModel
+@_spi(PGModelInternals) import PGModelClient
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelPostgres
+@_spi(PGModelInternals) import PGModelServer
 import PostgresNIO
 
 /// The line-protocol service run in this process on loopback, and a user it knows (password `secret`):

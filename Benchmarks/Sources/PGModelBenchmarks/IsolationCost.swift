@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import PGModel
-import PGModelServer
+@_spi(PGModelInternals) import PGModel
+@_spi(PGModelInternals) import PGModelServer
 import PostgresNIO
 
 /// What the service's isolation checks (row-level security policies, their share functions and the row

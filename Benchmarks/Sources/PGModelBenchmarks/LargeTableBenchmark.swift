@@ -1,5 +1,5 @@
 import Foundation
-import PGModel
+@_spi(PGModelInternals) import PGModel
 import PostgresNIO
 
 /// `enumerate` (batches of 1,000) over a table larger than the suite's, against one `fetch` of the same

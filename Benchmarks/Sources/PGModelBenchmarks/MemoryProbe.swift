@@ -1,5 +1,5 @@
 import Foundation
-import PGModel
+@_spi(PGModelInternals) import PGModel
 import PostgresNIO
 
 /// Peak memory of one PGModel operation, measured in a child process of this binary: the kernel's

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import PGModel
+@_spi(PGModelInternals) import PGModel
 import PostgresNIO
 
 // The seed's SampleTrips plan V1 → V4 over a store of `rows` trips (1% duplicate names, one bucket-list

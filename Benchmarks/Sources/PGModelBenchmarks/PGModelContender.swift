@@ -1,5 +1,5 @@
 import Foundation
-import PGModel
+@_spi(PGModelInternals) import PGModel
 import PostgresNIO
 
 /// PGModel on the direct store (`postgres://`), through SwiftData's synchronous API as an app calls it:

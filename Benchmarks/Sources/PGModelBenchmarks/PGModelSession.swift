@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import PGModelCore
+@_spi(PGModelInternals) import PGModelCore
 import PostgresNIO
 
 extension PostgresConnection.Configuration {

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import PGModel
+@_spi(PGModelInternals) import PGModel
 import PostgresNIO
 
 /// A small row fetched by its key, again and again: what one call of the store layer costs beyond the

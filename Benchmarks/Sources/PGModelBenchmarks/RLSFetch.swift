@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import PGModel
-import PGModelServer
+@_spi(PGModelInternals) import PGModel
+@_spi(PGModelInternals) import PGModelServer
 import PostgresNIO
 
 /// What row-level security costs a large fetch through the service: one user fetches 10,000 of their

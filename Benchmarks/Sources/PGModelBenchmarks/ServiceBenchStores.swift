@@ -1,10 +1,10 @@
 import Foundation
 import Logging
-import PGModel
-import PGModelClient
-import PGModelCore
-import PGModelIO
-import PGModelPostgres
+@_spi(PGModelInternals) import PGModel
+@_spi(PGModelInternals) import PGModelClient
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelPostgres
 import PostgresNIO
 
 /// A fresh schema of `rows` sample products, an in-process service over it, and the two stores a user's

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import PGModel
-import PGModelServer
+@_spi(PGModelInternals) import PGModel
+@_spi(PGModelInternals) import PGModelServer
 import PostgresNIO
 
 /// PGModel through the service (`pgmodel://`): an in-process `LineServer` on loopback, as RLSFetch.swift

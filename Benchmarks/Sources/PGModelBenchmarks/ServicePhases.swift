@@ -1,11 +1,11 @@
 import Foundation
 import Logging
-import PGModel
-import PGModelClient
-import PGModelCore
-import PGModelIO
-import PGModelPostgres
-import PGModelWire
+@_spi(PGModelInternals) import PGModel
+@_spi(PGModelInternals) import PGModelClient
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelPostgres
+@_spi(PGModelInternals) import PGModelWire
 import PostgresNIO
 
 /// Where a service point fetch's time goes, step by step, each timed alone (p50 of `calls`, µs): one

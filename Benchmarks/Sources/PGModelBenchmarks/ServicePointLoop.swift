@@ -1,9 +1,9 @@
 import Foundation
-import PGModel
-import PGModelClient
-import PGModelCore
-import PGModelIO
-import PGModelPostgres
+@_spi(PGModelInternals) import PGModel
+@_spi(PGModelInternals) import PGModelClient
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelPostgres
 
 /// `--service-point [--remote-only | --direct-only]`: point fetches by an indexed column as the stores'
 /// `table` (no models), on the direct store and through an in-process service, call by call; p50s. With

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import PGModel
+@_spi(PGModelInternals) import PGModel
 import PostgresNIO
 
 /// Where the side-by-side suite's tables live and how they are made and removed: one fresh schema per

@@ -1,6 +1,6 @@
 import Foundation
-import PGModelCore
-import PGModelWire
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelWire
 
 /// `--wire`: the fetch-all answer's `table` line alone, written and read `rounds` times without sockets
 /// or a database (the service's own share of a large fetch, for profiling the wire coding).

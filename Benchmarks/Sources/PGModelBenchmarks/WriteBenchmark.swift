@@ -1,5 +1,5 @@
 import Foundation
-import PGModel
+@_spi(PGModelInternals) import PGModel
 
 /// The bulk-write workloads, one per process so each peak RSS is its own:
 ///

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Observation
-import PGModel
+@_spi(PGModelInternals) import PGModel
 
 // Commit-to-observer latency with 1, 100 and 1000 ResultsObservers, and writer throughput with
 // observers on and off. Observers live in one container, the writer in another (as another process

@@ -1,1 +1,1 @@
-../../../Tests/PGModelWireTests/Fuzz/FuzzDriver.swift
+../../../Tests/PGModelServerTests/Fuzz/FuzzDriver.swift

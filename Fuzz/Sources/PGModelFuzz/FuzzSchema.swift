@@ -1,1 +1,1 @@
-../../../Tests/PGModelWireTests/Fuzz/FuzzSchema.swift
+../../../Tests/PGModelServerTests/Fuzz/FuzzSchema.swift

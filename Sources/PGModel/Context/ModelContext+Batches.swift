@@ -1,0 +1,322 @@
+import Foundation
+@_spi(PGModelInternals) import PGModelCore
+
+extension ModelContext {
+    /// Calls `block` with every model matching `descriptor`, fetching `batchSize` at a time: memory
+    /// holds one batch, not the table. Unless `allowEscapingMutations`, a block that leaves unsaved
+    /// changes behind makes this throw after its batch (SwiftData traps); save inside the block or
+    /// allow them.
+    ///
+    /// Batches are keyset pages: each asks for the rows strictly after the last row of the one before in
+    /// the descriptor's order (its sort keys, then the id; by id when it has none), so a batch costs the
+    /// same at the end of the table as at its start and a row inserted or deleted by someone else cannot
+    /// shift the rows between batches: every row that exists throughout is seen exactly once; one
+    /// inserted meanwhile is seen once if it sorts after the current batch, otherwise not. The
+    /// descriptor's `fetchOffset` skips rows of the first batch only, `fetchLimit` caps the total. A batch
+    /// is as fast as PostgreSQL can find the rows after a position: by the primary key when unsorted; a
+    /// sorted enumeration of a large table wants an index that serves its order, or every batch sorts
+    /// the remaining rows. Sort keys whose last row's value cannot be read back exactly (a whole Codable
+    /// attribute or array, an inverse to-one relationship, a `Decimal` field inside a document) fall
+    /// back to `OFFSET` paging, whose cost grows with the position and which a concurrent insert or
+    /// delete can shift.
+    ///
+    /// ```swift
+    /// try context.enumerate(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.startDate)]), batchSize: 500) { trip in
+    ///     total += trip.nights
+    /// }
+    /// ```
+    public func enumerate<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>, batchSize: Int = 5000, allowEscapingMutations: Bool = false,
+        block: (T) throws -> Void
+    ) throws {
+        guard batchSize > 0 else {
+            throw PGModelError(.invalidField, "batchSize of an enumeration of \(T._$entityName) must be positive", model: T._$entityName)
+        }
+        let hadChanges = hasChanges
+        var unsaved = descriptor
+        unsaved.includePendingChanges = false
+        var (_, base, _) = try prepare(unsaved)
+        var readers = keysetReaders(for: base)
+        if readers != nil, var properties = base.properties {
+            // The last row of each batch must carry its sort keys' values.
+            for key in base.sort {
+                let first = String(key.key.split(separator: ".").first ?? "")
+                if !properties.contains(first) { properties.append(first) }
+            }
+            base.properties = properties
+        }
+        var cursor: FetchCursor?
+        var visited = 0
+        var remaining = descriptor.fetchLimit ?? Int.max
+        while remaining > 0 {
+            var request = base
+            request.limit = Swift.min(batchSize, remaining)
+            if readers != nil {
+                request.after = cursor
+                request.offset = cursor == nil ? base.offset : nil
+            } else {
+                // OFFSET paging: the position counts every row before it.
+                request.offset = (base.offset ?? 0) + visited
+            }
+            var ids: [UUID] = []
+            var count = 0
+            // The batch's models die with this scope unless the block keeps them.
+            do {
+                let (models, last) = try fetch(unsaved, request: request, pending: false)
+                count = models.count
+                if let last, let current = readers {
+                    // Read before the block runs, so its saves cannot move the position.
+                    if let values = try keysetValues(of: last, readers: current) {
+                        cursor = FetchCursor(values: values, id: last.id)
+                    } else {
+                        readers = nil
+                    }
+                }
+                for model in models {
+                    ids.append(model._$backingData.id)
+                    try block(model)
+                }
+            }
+            if !allowEscapingMutations && !hadChanges && hasChanges {
+                throw PGModelError(.invalidField, "the enumerate block changed \(T._$entityName) models without saving; save in the block or pass allowEscapingMutations: true", model: T._$entityName)
+            }
+            forgetReleased(ids)
+            guard count == request.limit else { return }
+            visited += count
+            remaining -= count
+        }
+    }
+
+    /// The models matching `descriptor` as a collection that fetches `batchSize` models at a time when
+    /// read: the identifiers are fetched now, the models on access, and only the current batch is kept.
+    ///
+    /// Why identifiers first rather than keyset pages: a random-access collection must find position
+    /// `i` without reading the rows before it. One `ids` query (a single scan and sort, linear in the
+    /// rows) fixes the order and the count, each batch is then a fetch by primary key (linear too, and
+    /// unaffected by rows inserted or deleted meanwhile: a deleted row's slot reports `lastError`), and
+    /// memory holds 16 bytes of id plus the class name per row — about 32 MB for a million rows — and
+    /// one batch of models. Through the service, the `ids` answer is subject to the server's row limit
+    /// (`result_too_large`); prefer `enumerate` for very large sequential reads.
+    ///
+    /// ```swift
+    /// let trips = try context.fetch(FetchDescriptor<Trip>(), batchSize: 100)
+    /// for trip in trips { print(trip.name) }
+    /// ```
+    public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int) throws -> FetchResultsCollection<T> {
+        guard batchSize > 0 else {
+            throw PGModelError(.invalidField, "batchSize of a fetch of \(T._$entityName) must be positive", model: T._$entityName)
+        }
+        let identifiers = try fetchIdentifiers(descriptor)
+        return FetchResultsCollection(identifiers: identifiers, batchSize: batchSize, entityName: T._$entityName,
+            load: { slice in try self.models(slice, as: T.self) },
+            release: { models in self.forgetReleased(models.map { $0._$backingData.id }) })
+    }
+
+    /// The identifiers of the models `descriptor` matches, as a collection read a batch at a time, as in
+    /// SwiftData. The identifiers are fetched in one query (16 bytes a row), so the batches cost nothing.
+    ///
+    /// ```swift
+    /// for id in try context.fetchIdentifiers(FetchDescriptor<Trip>(), batchSize: 1_000) { print(id) }
+    /// ```
+    public func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int) throws -> FetchResultsCollection<PersistentIdentifier> {
+        guard batchSize > 0 else {
+            throw PGModelError(.invalidField, "batchSize of a fetch of \(T._$entityName) must be positive", model: T._$entityName)
+        }
+        let identifiers = try fetchIdentifiers(descriptor)
+        return FetchResultsCollection(identifiers: identifiers, batchSize: batchSize, entityName: T._$entityName,
+                                      load: { $0 }, release: { _ in })
+    }
+
+    /// How each sort key's value is read back from a fetched row, or nil when some key cannot be read
+    /// exactly (then enumeration pages by OFFSET).
+    func keysetReaders(for request: FetchRequest) -> [KeysetReader]? {
+        let schema = container.schema.schemaDescription
+        func hierarchy(_ name: String) -> [EntityDescription] {
+            schema.entityNames(inHierarchyOf: name).compactMap { schema.entity(named: $0) }
+        }
+        var readers: [KeysetReader] = []
+        for key in request.sort {
+            let parts = key.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard let first = parts.first, !parts.contains(where: \.isEmpty) else { return nil }
+            if let type = key.field {
+                guard hierarchy(request.entity).contains(where: { $0.attribute(named: first)?.type == .json }),
+                      [.string, .url, .bool, .int16, .int32, .int64, .float, .double].contains(type) else { return nil }
+                readers.append(KeysetReader(steps: [], name: first, field: (Array(parts.dropFirst()), type)))
+                continue
+            }
+            var entity = request.entity
+            var steps: [(relationship: String, destination: String)] = []
+            for (index, part) in parts.enumerated() {
+                let classes = hierarchy(entity)
+                let isLast = index == parts.count - 1
+                if let attribute = classes.lazy.compactMap({ $0.attribute(named: part) }).first {
+                    guard isLast, ![.json, .stringArray, .int64Array, .doubleArray, .boolArray].contains(attribute.type) else { return nil }
+                    readers.append(KeysetReader(steps: steps, name: part, field: nil))
+                } else if let owner = classes.first(where: { $0.relationship(named: part) != nil }),
+                          let relationship = owner.relationship(named: part), !relationship.isToMany,
+                          case .foreignKey = schema.storage(of: relationship, in: owner) {
+                    if isLast {
+                        readers.append(KeysetReader(steps: steps, name: part, field: nil))
+                    } else {
+                        steps.append((part, relationship.destination))
+                        entity = relationship.destination
+                    }
+                } else {
+                    return nil
+                }
+            }
+        }
+        return readers
+    }
+
+    /// The sort keys' values of `row` as PostgreSQL compares them, or nil when one cannot be read
+    /// (a related row gone, a document field of another type, a value that cannot be bound).
+    func keysetValues(of row: StoreRow, readers: [KeysetReader]) throws -> [PGValue]? {
+        var values: [PGValue] = []
+        for reader in readers {
+            var current = row.values
+            for step in reader.steps {
+                guard case .uuid(let id) = current[step.relationship] ?? .null else {
+                    current = [:]
+                    break
+                }
+                let request = FetchRequest(entity: step.destination, identifiers: [id])
+                guard let related = try storeRows(request).first else { return nil }
+                current = related.values
+            }
+            var value = current[reader.name] ?? .null
+            if let (path, type) = reader.field {
+                guard let read = KeysetReader.field(path, as: type, in: value) else { return nil }
+                value = read
+            }
+            guard (try? value.validateBindable(model: nil, keyPath: nil)) != nil else { return nil }
+            values.append(value)
+        }
+        return values
+    }
+
+    /// Drops registry entries of models nobody holds any more.
+    func forgetReleased(_ ids: [UUID]) {
+        for id in ids where registered(id) == nil { unregister(id) }
+    }
+
+    /// The models with `ids`, in that order, fetched in one query (registered ones are reused).
+    func models<T: PersistentModel>(_ ids: [PersistentIdentifier], as type: T.Type) throws -> [T] {
+        // The registry is weak: hold what it has and what is fetched until the result owns them.
+        var found: [UUID: any PersistentModel] = [:]
+        for id in ids { if let model = registered(id.id) { found[id.id] = model } }
+        let missing = ids.map(\.id).filter { found[$0] == nil }
+        if !missing.isEmpty {
+            let request = FetchRequest(entity: T._$entityName, identifiers: missing)
+            let rows = try fetchRows(request)
+            defer { stagedRows = [:] }
+            for row in rows { found[row.id] = try materializeConcrete(row) }
+        }
+        return ids.compactMap { found[$0.id] as? T }
+    }
+}
+
+/// The result of `fetch(_:batchSize:)`: a random-access collection that loads its models a batch at a
+/// time. Not Sendable: use it where its context lives.
+///
+/// ```swift
+/// let trips = try context.fetch(FetchDescriptor<Trip>(), batchSize: 100)
+/// print(trips.count, trips[250].name)   // loads the batch holding index 250
+/// ```
+public final class FetchResultsCollection<Element>: RandomAccessCollection {
+    public let startIndex = 0
+    public var endIndex: Int { identifiers.count }
+
+    private let identifiers: [PersistentIdentifier]
+    private let batchSize: Int
+    private let entityName: String
+    /// Turns a slice of identifiers into its elements (models fetched by id, or the identifiers).
+    private let loadBatch: ([PersistentIdentifier]) throws -> [Element]
+    /// Lets the context forget the previous batch's models.
+    private let releaseBatch: ([Element]) -> Void
+    private var batchStart = -1
+    private var batch: [Element] = []
+    /// The error of the last batch that could not be loaded.
+    public private(set) var lastError: PGModelError?
+
+    init(identifiers: [PersistentIdentifier], batchSize: Int, entityName: String,
+         load: @escaping ([PersistentIdentifier]) throws -> [Element], release: @escaping ([Element]) -> Void) {
+        self.identifiers = identifiers
+        self.batchSize = batchSize
+        self.entityName = entityName
+        self.loadBatch = load
+        self.releaseBatch = release
+    }
+
+    /// The model at `position`. A model deleted since the identifiers were fetched cannot be returned;
+    /// reading it traps, as SwiftData does — check `lastError` or prefer `enumerate` when rows may vanish.
+    public subscript(position: Int) -> Element {
+        let start = (position / batchSize) * batchSize
+        if start != batchStart { load(start) }
+        let index = position - start
+        return batch[index]
+    }
+
+    private func load(_ start: Int) {
+        let previous = batch
+        batch = []
+        releaseBatch(previous)
+        let slice = Array(identifiers[start..<Swift.min(start + batchSize, identifiers.count)])
+        do {
+            batch = try loadBatch(slice)
+            batchStart = start
+            if batch.count != slice.count {
+                lastError = PGModelError(.notFound, "\(slice.count - batch.count) \(entityName) models were deleted since the fetch", model: entityName)
+            }
+        } catch {
+            lastError = error as? PGModelError ?? PGModelError(.internalError, "loading a batch failed: \(type(of: error))")
+            batchStart = -1
+        }
+    }
+}
+
+/// Where one sort key's value is in a fetched row: follow `steps` (to-one relationships held as foreign
+/// keys, each a fetch of the related row by id), then read `name`, then, for a key into a Codable
+/// attribute, the document's `field` as PostgreSQL's `#>>` and cast would.
+struct KeysetReader {
+    var steps: [(relationship: String, destination: String)]
+    var name: String
+    var field: ([String], AttributeType)?
+
+    /// `(document #>> path)::type` computed from the document's text; nil when PostgreSQL's result
+    /// cannot be reproduced exactly (a field of another JSON type than the cast expects).
+    static func field(_ path: [String], as type: AttributeType, in document: PGValue) -> PGValue? {
+        guard case .string(let text) = document else { return document.isNull ? .null : nil }
+        guard var node = try? JSONDecoder().decode(JSONNode.self, from: Data(text.utf8)) else { return nil }
+        for step in path {
+            guard case .object(let members) = node else { return .null }
+            node = members[step] ?? .null
+        }
+        switch (node, type) {
+        case (.null, _): return .null
+        case (.string(let s), .string), (.string(let s), .url): return .string(s)
+        case (.bool(let b), .bool): return .bool(b)
+        case (.int(let i), .int16), (.int(let i), .int32), (.int(let i), .int64): return .int(i)
+        case (.int(let i), .double): return .double(Double(i))
+        case (.double(let d), .double): return .double(d)
+        case (.int(let i), .float): return .double(Double(Float(i)))
+        case (.double(let d), .float): return .double(Double(Float(d)))
+        default: return nil
+        }
+    }
+
+    indirect enum JSONNode: Decodable {
+        case null, bool(Bool), int(Int64), double(Double), string(String), object([String: JSONNode]), other
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if c.decodeNil() { self = .null }
+            else if let v = try? c.decode(Bool.self) { self = .bool(v) }
+            else if let v = try? c.decode(Int64.self) { self = .int(v) }
+            else if let v = try? c.decode(Double.self) { self = .double(v) }
+            else if let v = try? c.decode(String.self) { self = .string(v) }
+            else if let v = try? c.decode([String: JSONNode].self) { self = .object(v) }
+            else { self = .other }
+        }
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import Logging
+import NIOCore
+@_spi(PGModelInternals) import PGModelClient
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelPostgres
+
+/// What a migration would do, computed without changing anything: the store's version and, for each
+/// stage, the SQL it would run.
+///
+/// ```swift
+/// let dryRun = try ModelContainer.migrationDryRun(for: Schema(versionedSchema: SampleTripsSchemaV4.self),
+///                                                 migrationPlan: SampleTripsMigrationPlan.self, configurations: [configuration])
+/// for stage in dryRun.stages { print(stage.from, "→", stage.to, stage.statements.count, "statements") }
+/// ```
+public struct MigrationDryRun: Sendable, CustomStringConvertible {
+    /// One stage the migration would run.
+    public struct Stage: Sendable {
+        /// The version it starts from.
+        public var from: Schema.Version
+        /// The version it ends at.
+        public var to: Schema.Version
+        /// Whether app code (`willMigrate`/`didMigrate`) would run around the SQL.
+        public var isCustom: Bool
+        /// The statements of its schema change, in order (values of defaults travel as parameters and
+        /// are not shown).
+        public var statements: [String]
+    }
+
+    /// The version the store has; `nil` for a store that holds none of the plan's models yet.
+    public var storeVersion: Schema.Version?
+    /// The version the app wants.
+    public var targetVersion: Schema.Version
+    /// The stages, in order; empty when the store is already at the app's version.
+    public var stages: [Stage]
+
+    public var description: String {
+        var lines = ["store at \(storeVersion.map(\.description) ?? "no version (new store)"), app at \(targetVersion)"]
+        for stage in stages {
+            lines.append("\(stage.isCustom ? "custom" : "lightweight") stage \(stage.from) → \(stage.to):")
+            lines += stage.statements.map { "  " + $0 + ";" }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension ModelContainer {
+    /// What opening a container with `migrationPlan` would do to the store, without changing it: the
+    /// stages from the store's version to `givenSchema`'s and their SQL. Only the direct store
+    /// (`postgres://`) can answer; the service throws `invalid_configuration`.
+    public static func migrationDryRun(for givenSchema: Schema, migrationPlan: any SchemaMigrationPlan.Type,
+                                       configurations: [ModelConfiguration]) throws -> MigrationDryRun {
+        let configuration = configurations.first ?? ModelConfiguration()
+        let schema = configuration.schema ?? givenSchema
+        let (store, bridge) = try ModelStores.open(url: configuration.url, isStoredInMemoryOnly: configuration.isStoredInMemoryOnly,
+                                                   requestTimeout: try configuration.effectiveRequestTimeout())
+        defer { try? bridge.run { await store.close() } }
+        guard let postgres = store as? PostgresModelStore else {
+            throw PGModelError(.invalidConfiguration, "a migration dry run needs the direct store (postgres://), not the service")
+        }
+        let plan = try PlanContext(migrationPlan, target: schema)
+        let session = try bridge.run(timeout: Self.migrationTimeout) { try await postgres.gateway.openMigrationSession() }
+        do {
+            let (start, stages) = try plan.route(session: session, bridge: bridge)
+            var result = MigrationDryRun(storeVersion: start.flatMap(Schema.Version.init(parsing:)), targetVersion: schema.version, stages: [])
+            let empty = SchemaDescription(entities: [])
+            if start == nil {
+                let target = plan.description.schema(plan.target) ?? schema.schemaDescription
+                let statements = try bridge.run(timeout: Self.migrationTimeout) { try await session.statements(from: empty, to: target) }
+                result.stages.append(.init(from: schema.version, to: schema.version, isCustom: false, statements: statements))
+            }
+            for stage in stages {
+                guard let old = plan.description.schema(stage.from), let new = plan.description.schema(stage.to) else { continue }
+                let statements = try bridge.run(timeout: Self.migrationTimeout) { try await session.statements(from: old, to: new) }
+                result.stages.append(.init(from: Schema.Version(parsing: stage.from) ?? schema.version,
+                                           to: Schema.Version(parsing: stage.to) ?? schema.version,
+                                           isCustom: stage.isCustom, statements: statements))
+            }
+            try? bridge.run { await session.rollback() }
+            return result
+        } catch {
+            try? bridge.run { await session.rollback() }
+            throw error
+        }
+    }
+
+    /// A migration may run long: its steps are not held to the request deadline.
+    static let migrationTimeout: TimeAmount = .hours(6)
+
+    /// Moves the store to `target` through `plan`'s stages (see ``SchemaMigrationPlan``). Called by the
+    /// initializer on the caller's thread, so `willMigrate` and `didMigrate` run there with contexts
+    /// whose synchronous calls block it, as everywhere else.
+    static func migrate(_ store: any ModelStore, bridge: BlockingBridge, to target: Schema,
+                        plan migrationPlan: any SchemaMigrationPlan.Type, configurations: [ModelConfiguration]) throws {
+        let plan = try PlanContext(migrationPlan, target: target)
+        if let remote = store as? RemoteModelStore {
+            let description = plan.description
+            guard let schema = description.schema(plan.target) else { return }
+            try bridge.run(timeout: Self.migrationTimeout) { try await remote.migrate(to: schema, plan: description) }
+            return
+        }
+        guard let postgres = store as? PostgresModelStore else { return }
+        let logger = Logger(label: "pgmodel.migration")
+        let session = try bridge.run(timeout: Self.migrationTimeout) { try await postgres.gateway.openMigrationSession() }
+        do {
+            let (start, stages) = try plan.route(session: session, bridge: bridge)
+            let entities = plan.description.entityNames
+            guard let targetDescription = plan.description.schema(plan.target) else { return }
+            if start == nil {
+                try bridge.run(timeout: Self.migrationTimeout) {
+                    try await session.apply(from: SchemaDescription(entities: []), to: targetDescription)
+                    try await session.record(targetDescription, entities: entities, stages: [])
+                }
+                try bridge.run(timeout: Self.migrationTimeout) { try await session.commit() }
+                logger.info("created the store at its first version", metadata: ["version": "\(plan.target)"])
+                return
+            }
+            var reports: [MigrationStageReport] = []
+            for stage in stages {
+                reports.append(try run(stage, plan: plan, session: session, bridge: bridge, configurations: configurations, logger: logger))
+            }
+            let recorded = try bridge.run(timeout: Self.migrationTimeout) { try await session.recordedVersion(of: entities) }
+            if !reports.isEmpty || recorded != plan.target {
+                let done = reports
+                try bridge.run(timeout: Self.migrationTimeout) { try await session.record(targetDescription, entities: entities, stages: done) }
+            }
+            try bridge.run(timeout: Self.migrationTimeout) { try await session.commit() }
+            if !reports.isEmpty {
+                logger.info("migrated the store", metadata: ["from": "\(start ?? "")", "to": "\(plan.target)", "stages": "\(reports.count)"])
+            }
+        } catch {
+            try? bridge.run { await session.rollback() }
+            throw error
+        }
+    }
+
+    /// Runs one stage: `willMigrate` on the old version, the schema change, `didMigrate` on the new one.
+    /// Any failure becomes `migration_failed` naming the stage and the step.
+    private static func run(_ stage: MigrationPlanDescription.Stage, plan: PlanContext, session: SchemaMigrationSession,
+                            bridge: BlockingBridge, configurations: [ModelConfiguration], logger: Logger) throws -> MigrationStageReport {
+        guard let old = plan.schemas[stage.from], let new = plan.schemas[stage.to] else {
+            throw PGModelError(.internalError, "the migration plan lost the schemas of its \(stage)")
+        }
+        let started = ContinuousClock.now
+        let declared = plan.stage(from: stage.from, to: stage.to)
+        var step = "willMigrate"
+        do {
+            if case .custom(_, _, let willMigrate?, _) = declared {
+                try runInContext(willMigrate, schema: old, session: session, bridge: bridge, configurations: configurations)
+            }
+            step = "the schema change"
+            let oldDescription = old.schemaDescription, newDescription = new.schemaDescription
+            let rows = try bridge.run(timeout: Self.migrationTimeout) { try await session.apply(from: oldDescription, to: newDescription) }
+            step = "didMigrate"
+            if case .custom(_, _, _, let didMigrate?) = declared {
+                try runInContext(didMigrate, schema: new, session: session, bridge: bridge, configurations: configurations)
+            }
+            let milliseconds = (ContinuousClock.now - started).wholeMilliseconds
+            logger.info("migration stage done", metadata: [
+                "stage": "\(stage)", "milliseconds": "\(milliseconds)",
+                "rows": "\(rows.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))",
+            ])
+            return MigrationStageReport(from: stage.from, to: stage.to, kind: stage.isCustom ? "custom" : "lightweight",
+                                        milliseconds: milliseconds, rows: rows)
+        } catch {
+            logger.error("migration stage failed; rolling back", metadata: ["stage": "\(stage)", "step": "\(step)"])
+            throw PGModelError.migrationFailed(stage, step: step, error)
+        }
+    }
+
+    /// Calls a stage closure with a context on `schema` inside the migration, and saves what it left
+    /// unsaved (its changes belong to the migration either way).
+    private static func runInContext(_ body: @Sendable (ModelContext) throws -> Void, schema: Schema, session: SchemaMigrationSession,
+                                     bridge: BlockingBridge, configurations: [ModelConfiguration]) throws {
+        let container = ModelContainer(stage: schema, store: session.store(for: schema.schemaDescription), bridge: bridge,
+                                       configurations: configurations)
+        let context = ModelContext(container)
+        try body(context)
+        if context.hasChanges { try context.save() }
+    }
+}
+
+/// A migration plan with its Swift schemas and its description.
+private struct PlanContext {
+    let plan: any SchemaMigrationPlan.Type
+    let description: MigrationPlanDescription
+    /// Each version's schema by version string.
+    let schemas: [String: Schema]
+    let target: String
+
+    init(_ plan: any SchemaMigrationPlan.Type, target: Schema) throws {
+        self.plan = plan
+        var schemas: [String: Schema] = [:]
+        for versioned in plan.schemas {
+            schemas[versioned.versionIdentifier.description] = Schema(versionedSchema: versioned)
+        }
+        self.schemas = schemas
+        let stages = plan.stages.map {
+            MigrationPlanDescription.Stage(from: $0.fromVersion.versionIdentifier.description, to: $0.toVersion.versionIdentifier.description,
+                                           isCustom: $0.isCustom)
+        }
+        self.description = MigrationPlanDescription(
+            schemas: plan.schemas.map { versioned in
+                schemas[versioned.versionIdentifier.description]?.schemaDescription ?? SchemaDescription(entities: [])
+            },
+            stages: stages)
+        try description.validate()
+        for schema in description.schemas { try schema.validate() }
+        self.target = target.version.description
+        guard schemas[self.target] != nil else {
+            throw PGModelError(.invalidSchema,
+                "the container's schema version \(target.version) is not one of the migration plan's (\(description.schemas.map(\.version).joined(separator: ", ")))")
+        }
+    }
+
+    /// The declared stage between two versions, if any.
+    func stage(from: String, to: String) -> MigrationStage? {
+        plan.stages.first { $0.fromVersion.versionIdentifier.description == from && $0.toVersion.versionIdentifier.description == to }
+    }
+
+    /// The store's version and the stages from it to the target, read inside the migration's transaction.
+    func route(session: SchemaMigrationSession, bridge: BlockingBridge) throws -> (start: String?, stages: [MigrationPlanDescription.Stage]) {
+        let entities = description.entityNames
+        let (registered, recorded) = try bridge.run(timeout: ModelContainer.migrationTimeout) {
+            (try await session.registered(), try await session.recordedVersion(of: entities))
+        }
+        return try description.route(registered: registered, recorded: recorded, target: target)
+    }
+}
+
+extension Schema.Version {
+    /// `"2.0.0"` as a version.
+    init?(parsing text: String) {
+        let parts = text.split(separator: ".").map { Int($0) }
+        guard parts.count == 3, let major = parts[0], let minor = parts[1], let patch = parts[2] else { return nil }
+        self.init(major, minor, patch)
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelSQL
+import PostgresNIO
+
+@_spi(PGModelInternals) extension PostgresStoreEngine {
+    /// Writes a save's history transaction and changes, then rings the doorbell: inside the save's SQL
+    /// transaction, so history commits (or rolls back) with the data. The transaction's position (its
+    /// token) is assigned at COMMIT by the `pgmodel_assign_position` trigger, under the store's commit
+    /// lock. A save that wrote nothing writes no history.
+    func writeHistory(_ log: HistoryLog, request: SaveRequest, as requester: Requester, on connection: PostgresConnection,
+                      _ pipeline: inout StatementPipeline) async throws {
+        guard !log.isEmpty else { return try await pipeline.drain() }
+        let sql = HistorySQL(schemaName: schemaName)
+        // At most `historyChunkSize` changes a statement, each chunk built while the statement before it
+        // runs (the first while the save's last write may still run): bounds the binds' memory, and the
+        // client's work overlaps the server's. A long stretch of plain inserts of one class and owner (a
+        // bulk save's) is a chunk of its own, written as one row: a run.
+        let ranges = log.statementRanges(size: Self.historyChunkSize, minimumRun: Self.historyMinimumRun)
+        func chunk(_ range: Range<Int>) throws -> HistoryChunk {
+            if let inserts = log.insertColumns(in: range) { return .inserts(inserts) }
+            return .changes(try log.columns(encoder: Self.historyEncoder, in: range))
+        }
+        func statement(_ chunk: HistoryChunk, transactionID: Int64) -> SQLStatement {
+            switch chunk {
+            case .inserts(let inserts): sql.insertChanges(transactionID: transactionID, inserts: inserts)
+            case .changes(let columns): sql.insertChanges(transactionID: transactionID, columns: columns)
+            }
+        }
+        guard let first = ranges.first else { return try await pipeline.drain() }
+        var next = try chunk(first)
+        try await pipeline.drain()
+        let rows = try await query(sql.insertTransaction(author: request.author, userID: requester.newRowOwner, userName: requester.userName, joining: isEnclosed), on: connection)
+        guard let id = try rows.first?.decode(Int64.self) else {
+            throw PGModelError(.internalError, "writing the history transaction of schema \(schemaName) returned no id")
+        }
+        for index in ranges.indices {
+            try await pipeline.send(statement(next, transactionID: id), self, on: connection)
+            if index + 1 < ranges.count { next = try chunk(ranges[index + 1]) }
+        }
+        try await pipeline.drain()
+        try await execute(sql.notify(payload: sql.notifyPayload(entities: log.entities)), on: connection)
+    }
+
+    /// History transactions matching `request`, with their changes; a service user sees only changes of
+    /// rows they may see. Positions become visible in order, so every page is complete and nothing
+    /// (another database's transaction, a long save) holds a reader back. Throws `historyTokenExpired`
+    /// when the request resumes from a token older than deleted history.
+    public func fetchHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> HistoryPage {
+        try request.validate()
+        return try await readHistory(request, as: requester, on: connection)
+    }
+
+    /// Deletes the history transactions `request` matches and records the newest
+    /// deleted token, so readers resuming from an older one get `historyTokenExpired`. Returns how many.
+    public func deleteHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> Int {
+        guard requester.isAdmin else {
+            throw PGModelError(.forbidden, "deleting history removes other users' history too; it needs an admin or a direct connection")
+        }
+        try request.validate()
+        let sql = HistorySQL(schemaName: schemaName)
+        return try await transaction(as: requester, on: connection) {
+            let rows = try await query(sql.deleteTransactions(request.filter), on: connection)
+            let tokens = try rows.compactMap { UInt64(try $0.decode(String.self)) }
+            if let newest = tokens.max() {
+                try await execute(sql.recordDeletion(through: newest), on: connection)
+            }
+            return tokens.count
+        }
+    }
+
+    /// One consistent read: the deletion check, the transactions and their changes in one REPEATABLE
+    /// READ snapshot.
+    private func readHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> HistoryPage {
+        let sql = HistorySQL(schemaName: schemaName)
+        // Inside a migration the reads see the migration's own transaction.
+        if !isEnclosed { try await execute(SQLStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), on: connection) }
+        do {
+            try await enterScope(of: requester, on: connection)
+            let state = try await query(sql.deletionState(), on: connection)
+            guard let first = state.first else {
+                throw PGModelError(.internalError, "the history deletion query of schema \(schemaName) returned no row")
+            }
+            let deletedThrough = try first.decode(String?.self)
+            if let resume = request.resumeToken, let deleted = deletedThrough.flatMap(UInt64.init), resume < deleted {
+                throw PGModelError(.historyTokenExpired,
+                    "history of store \(schemaName) was deleted beyond this token; fetch from a newer token or from the start")
+            }
+            var records: [HistoryRecord] = []
+            var positions: [Int64: Int] = [:]
+            for row in try await query(sql.selectTransactions(request), on: connection) {
+                let (id, position, author, userName, createdAt) = try row.decode((Int64, String, String?, String?, Date).self)
+                guard let token = UInt64(position) else {
+                    throw PGModelError(.internalError, "a history position of schema \(schemaName) is not a 64-bit number")
+                }
+                positions[id] = records.count
+                records.append(HistoryRecord(token: token, transactionIdentifier: id, author: author, userName: userName,
+                                             timestamp: createdAt, storeIdentifier: schemaName))
+            }
+            if !records.isEmpty {
+                let changes = sql.selectChanges(transactionIDs: records.map(\.transactionIdentifier), entities: request.changedEntities)
+                for row in try await query(changes, on: connection) {
+                    let (transaction, id, kind, entity, rowID, attributes, values, tombstone) =
+                        try row.decode((Int64, Int64, String, String, UUID, [String], String?, String?).self)
+                    guard let position = positions[transaction], let kind = HistoryChangeRecord.Kind(rawValue: kind) else { continue }
+                    records[position].changes.append(HistoryChangeRecord(
+                        changeIdentifier: id, kind: kind, entity: entity, id: rowID, updatedAttributes: attributes,
+                        values: try Self.decodeValues(values), tombstone: try Self.decodeValues(tombstone)))
+                }
+            }
+            if !isEnclosed { try await execute(SQLStatement(sql: "COMMIT"), on: connection) }
+            return HistoryPage(transactions: records)
+        } catch {
+            if !isEnclosed { await rollback(on: connection) }
+            throw PostgresErrorMapping.map(error)
+        }
+    }
+
+    private static func decodeValues(_ json: String?) throws -> [String: PGValue] {
+        guard let json, json != "null" else { return [:] }
+        do {
+            return try JSONDecoder().decode([String: PGValue].self, from: Data(json.utf8))
+        } catch {
+            throw PGModelError(.internalError, "a history value document could not be read: \(error)")
+        }
+    }
+
+    /// The most history changes one statement carries, as ``insertChunkSize`` for rows; at most
+    /// `HistorySQL.runCapacity`, since a chunk of plain inserts is one run.
+    static let historyChunkSize = 5_000
+
+    /// The fewest plain inserts of one class and owner in a row that get a history statement of their own
+    /// (a run): fewer are written row by row with the changes around them, so a save that interleaves
+    /// classes sends no more statements than it did.
+    static let historyMinimumRun = 256
+
+    static let historyEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+}
+
+/// One history statement's changes: plain inserts of one class and owner, or any changes.
+private enum HistoryChunk {
+    case inserts(HistoryInsertColumns)
+    case changes(HistoryChangeColumns)
+}

@@ -1,0 +1,389 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelSQL
+import PostgresNIO
+
+/// Executes PGModel's Query IR and saves on a PostgreSQL connection. Stateless and Sendable: the direct
+/// store calls it as ``Requester/trusted``; the service as each logged-in user, whose statements run as
+/// `pgmodel_app` under row-level security.
+///
+/// ```swift
+/// let engine = PostgresStoreEngine(schemaName: "public")
+/// try await engine.bootstrap(on: connection)
+/// try await engine.prepare(schema, on: connection)
+/// let rows = try await engine.fetch(FetchRequest(entity: "Trip"), in: schema, as: .trusted, on: connection)
+/// ```
+@_spi(PGModelInternals) public struct PostgresStoreEngine: Sendable {
+    /// The PostgreSQL schema holding model tables.
+    public let schemaName: String
+    /// PostgreSQL's own limit on each statement of a service user's request (`statement_timeout`, part
+    /// of the user's ``ConnectionScope``): past it the database cancels the statement and the request fails with
+    /// `timeout`, while the connection stays usable. `nil` leaves the database's setting.
+    public let statementTimeout: Duration?
+    /// ``statementTimeout`` as PostgreSQL's setting (`"30000ms"`), formatted once: every service request
+    /// states its scope, some twice.
+    private let statementTimeoutSetting: String?
+    let logger: Logger
+    /// Set for an engine working inside a transaction someone else opened (a migration's): its own
+    /// transactions become savepoints, so a save inside `willMigrate` commits or rolls back with the
+    /// whole migration.
+    var isEnclosed = false
+
+    public init(schemaName: String = "public", statementTimeout: Duration? = nil, logger: Logger = Logger(label: "pgmodel.store")) {
+        self.schemaName = schemaName
+        self.statementTimeout = statementTimeout
+        self.statementTimeoutSetting = statementTimeout.map(ConnectionScope.milliseconds)
+        self.logger = logger
+    }
+
+    /// Applies the system SQL (schema `pgmodel`, users, entities, extensions). Idempotent; serialised
+    /// across processes with an advisory lock so concurrent first starts do not race.
+    ///
+    /// A database where exactly these files were applied already, and whose roles are as they left them
+    /// for the connecting role, costs one read instead (``isBootstrapped(on:)``): every container, CLI
+    /// call and in-memory store starts with this, and the full script is some sixty statements.
+    public func bootstrap(on connection: PostgresConnection) async throws {
+        if try await isBootstrapped(on: connection) { return }
+        try await transaction(on: connection) {
+            try await execute(SQLStatement(sql: "SELECT pg_advisory_xact_lock(\(Self.bootstrapLock))"), on: connection)
+            for file in SystemSQL.files {
+                for statement in SQLScript.statements(file.sql) {
+                    try await execute(SQLStatement(sql: statement), on: connection)
+                }
+            }
+            try await execute(SQLStatement(sql: SystemSQL.markAppliedStatement), on: connection)
+        }
+    }
+
+    /// Whether the system SQL of this build is in place for the connecting role: the marker the last full
+    /// bootstrap left on schema `pgmodel` names these exact files, and the role checks of the files' `DO`
+    /// blocks (which depend on who connects, not on the files) would pass without changing anything.
+    public func isBootstrapped(on connection: PostgresConnection) async throws -> Bool {
+        let rows = try await query(SQLStatement(sql: SystemSQL.isAppliedQuery, binds: [.string(SystemSQL.marker)]), on: connection)
+        guard let row = rows.first else { return false }
+        return try row.decode(Bool?.self) ?? false
+    }
+
+    /// Validates `schema` and creates or extends its tables, constraints and indexes; records each entity
+    /// in `pgmodel.entities` and a version row when anything changed.
+    public func prepare(_ schema: SchemaDescription, on connection: PostgresConnection) async throws {
+        try schema.validate()
+        let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
+        // DDL takes table locks while other clients save; PostgreSQL breaks a deadlock by failing one
+        // side, and this side is safe to run again from the start.
+        var attempt = 0
+        while true {
+            do {
+                return try await prepareOnce(schema, renderer, on: connection)
+            } catch let error as PGModelError where error.sqlState == "40P01" && attempt < 4 {
+                attempt += 1
+                logger.notice("schema preparation met a deadlock; trying again", metadata: ["attempt": "\(attempt)"])
+                try await Task.sleep(for: .milliseconds(20 * attempt))
+            }
+        }
+    }
+
+    private func prepareOnce(_ schema: SchemaDescription, _ renderer: SQLRenderer, on connection: PostgresConnection) async throws {
+        try await transaction(on: connection) {
+            try await execute(SQLStatement(sql: "SELECT pg_advisory_xact_lock(\(Self.bootstrapLock))"), on: connection)
+            // Re-registering a schema that is already in place (every client's start-up) must not run
+            // DDL: ALTER TABLE and CREATE OR REPLACE VIEW take exclusive locks that deadlock against
+            // other clients' saves.
+            try await checkVersion(of: schema, on: connection)
+            let registered = try await loadSchema(on: connection)
+            // Row-level security spans the whole store (the cascade edges a share follows, the shared-ids
+            // function): built from every registered entity, so one app's registration never drops
+            // another's cascades from the store.
+            let secured = try SQLRenderer(schema: registered.merging(schema), schemaName: schemaName)
+            let names = Set(schema.entities.map(\.name))
+            if Self.isRegistered(schema, in: registered), try await isSecured(secured, tablesOf: names, on: connection) { return }
+            try await checkTableShapes(secured, tablesOf: names, on: connection)
+            var changed = false
+            for sql in renderer.createStatements() + secured.securityStatements(tablesOf: names) {
+                try await execute(SQLStatement(sql: sql), on: connection)
+            }
+            for entity in schema.entities {
+                let json = String(decoding: try Self.encoder.encode(entity), as: UTF8.self)
+                let rows = try await query(SQLStatement(sql: """
+                    INSERT INTO pgmodel.entities (schema_name, name, table_name, description) VALUES ($1, $2, $3, $4::jsonb) \
+                    ON CONFLICT (schema_name, name) DO UPDATE SET table_name = EXCLUDED.table_name, description = EXCLUDED.description, updated_at = now() \
+                    WHERE pgmodel.entities.description IS DISTINCT FROM EXCLUDED.description RETURNING 1
+                    """, binds: [.string(schemaName), .string(entity.name), .string(entity.tableName), .string(json)]), on: connection)
+                if !rows.isEmpty { changed = true }
+            }
+            if changed {
+                let json = String(decoding: try Self.encoder.encode(schema), as: UTF8.self)
+                try await execute(SQLStatement(
+                    sql: "INSERT INTO pgmodel.schema_versions (schema_name, version, description) VALUES ($1, $2, $3::jsonb)",
+                    binds: [.string(schemaName), .string(schema.version), .string(json)]), on: connection)
+            }
+        }
+    }
+
+    /// Whether every entity of `schema` is registered with exactly this description.
+    private static func isRegistered(_ schema: SchemaDescription, in registered: SchemaDescription) -> Bool {
+        schema.entities.allSatisfy { entity in registered.entity(named: entity.name)?.shape == entity.shape }
+    }
+
+    /// Whether the store and the tables of `entities` have the row-level security layout of this
+    /// version: the store-wide marker (``SQLRenderer/securityMarker``) is there, and every table is forced
+    /// and has the newest per-table policy (`pgmodel_admin_all` with its fingerprint). Tables registered by
+    /// an older PGModel (or whose row-level security an admin switched off) get their statements again.
+    private func isSecured(_ renderer: SQLRenderer, tablesOf entities: Set<String>, on connection: PostgresConnection) async throws -> Bool {
+        let tables = renderer.securedTableNames(of: entities)
+        let rows = try await query(SQLStatement(sql: """
+            SELECT coalesce(obj_description(to_regprocedure($1), 'pg_proc') = $3, false) \
+            AND coalesce((SELECT bool_and(c.relrowsecurity AND c.relforcerowsecurity AND EXISTS (SELECT 1 FROM pg_policy p \
+            WHERE p.polrelid = c.oid AND p.polname = 'pgmodel_admin_all' AND obj_description(p.oid, 'pg_policy') = $4)) \
+            FROM unnest($2::text[]) AS t(name) LEFT JOIN pg_class c ON c.oid = to_regclass(t.name)), true)
+            """, binds: [.string(renderer.securityMarkerFunction),
+                         .string(PostgresStoreEngine.textArray(tables)),
+                         .string(renderer.securityMarker),
+                         .string(SQLRenderer.adminPolicyComment)]), on: connection)
+        return try rows.first?.decode(Bool?.self) ?? false
+    }
+
+    /// A PostgreSQL text array literal of `values`.
+    static func textArray(_ values: [String]) -> String {
+        "{" + values.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined(separator: ",") + "}"
+    }
+
+    /// Every entity registered in this engine's PostgreSQL schema.
+    public func loadSchema(on connection: PostgresConnection) async throws -> SchemaDescription {
+        let rows = try await query(SQLStatement(
+            sql: "SELECT description::text FROM pgmodel.entities WHERE schema_name = $1 ORDER BY name",
+            binds: [.string(schemaName)]), on: connection)
+        var entities: [EntityDescription] = []
+        for row in rows {
+            let text = try row.decode(String.self)
+            do {
+                entities.append(try JSONDecoder().decode(EntityDescription.self, from: Data(text.utf8)))
+            } catch {
+                throw PGModelError(.invalidSchema, "a registered entity in pgmodel.entities cannot be decoded")
+            }
+        }
+        return SchemaDescription(entities: entities)
+    }
+
+    /// Drops this engine's PostgreSQL schema with every model table in it and forgets its registered
+    /// entities: the end of an `isStoredInMemoryOnly` container.
+    public func dropSchema(on connection: PostgresConnection) async throws {
+        try await transaction(on: connection) {
+            try await execute(SQLStatement(sql: "DROP SCHEMA IF EXISTS \(Naming.quoted(schemaName)) CASCADE"), on: connection)
+            try await execute(SQLStatement(sql: "DELETE FROM pgmodel.entities WHERE schema_name = $1", binds: [.string(schemaName)]), on: connection)
+        }
+    }
+
+    static let bootstrapLock: Int64 = 0x7067_6d6f_6465_6c   // "pgmodel"
+
+    static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        return e
+    }()
+
+    // MARK: Execution
+
+    /// Counts the statements this task sends while set: the round trips tests count.
+    @TaskLocal static var statementCounter: StatementCounter?
+
+    /// How many statements were sent (see ``statementCounter``).
+    final class StatementCounter: Sendable {
+        private let box = NIOLockedValueBox([String]())
+        init() {}
+        func record(_ sql: String) { box.withLockedValue { $0.append(sql) } }
+        /// Every statement's SQL, in the order sent.
+        var statements: [String] { box.withLockedValue { $0 } }
+        var count: Int { statements.count }
+    }
+
+    func query(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) async throws -> [PostgresRow] {
+        Self.statementCounter?.record(statement.sql)
+        do {
+            let query = try PostgresValueCoding.query(statement)
+            if let budget = Self.resultByteBudget {
+                // Counted row by row as they arrive, so a result past the budget is never read whole.
+                let logger = logger
+                let read: @Sendable () async throws -> [PostgresRow] = {
+                    var rows: [PostgresRow] = []
+                    var bytes = 0
+                    for try await row in try await connection.query(query, logger: logger) {
+                        try Self.append(row, to: &rows, bytes: &bytes, budget: budget, model: model)
+                    }
+                    return rows
+                }
+                guard let watch = StatementWatch.current else { return try await read() }
+                // Under a deadline: awaited through its watch, as every statement (see StatementWatch).
+                let promise = connection.eventLoop.makePromise(of: [PostgresRow].self)
+                Task(executorPreference: EventLoopTaskExecutor(eventLoop: connection.eventLoop)) {
+                    do { promise.succeed(try await read()) } catch { promise.fail(error) }
+                }
+                return try await watch.await(promise.futureResult)
+            }
+            guard let watch = StatementWatch.current else {
+                let sequence = try await connection.query(query, logger: logger)
+                var rows: [PostgresRow] = []
+                for try await row in sequence { rows.append(row) }
+                return rows
+            }
+            // Under a deadline: awaited through its watch, so a statement lost with a closed
+            // connection still ends (see StatementWatch).
+            return try await watch.await(connection.query(query, logger: logger)).rows
+        } catch {
+            throw PostgresErrorMapping.map(error, model: model)
+        }
+    }
+
+    /// Runs a fetch's select as a named prepared statement (``PreparedSelectRegistry``), parsed once per
+    /// connection instead of on every call; unnamed, as ``query(_:on:model:)``, inside an enclosing
+    /// transaction or once every slot is taken.
+    func select(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) async throws -> [PostgresRow] {
+        guard Self.usesPreparedSelects, !isEnclosed,
+              let slot = PreparedSelectRegistry.shared.slot(sql: statement.sql, types: PostgresValueCoding.bindTypes(statement)) else {
+            return try await query(statement, on: connection, model: model)
+        }
+        Self.statementCounter?.record(statement.sql)
+        let registry = PreparedSelectRegistry.shared
+        let wasPrepared = registry.isPrepared(slot, on: connection)
+        do {
+            let bindings = try PostgresValueCoding.query(statement).binds
+            let rows: [PostgresRow]
+            if let watch = StatementWatch.current {
+                // Under a deadline: awaited through its watch, as every statement (see StatementWatch).
+                rows = try await watch.await(PreparedSelectSlots.start(slot: slot, bindings: bindings, on: connection, logger: logger))
+            } else {
+                rows = try await PreparedSelectSlots.rows(slot: slot, bindings: bindings, on: connection, logger: logger)
+            }
+            if !wasPrepared { registry.markPrepared(slot, on: connection) }
+            return rows
+        } catch {
+            let mapped = PostgresErrorMapping.map(error, model: model)
+            if Self.leavesStatementUnusable(mapped, wasPrepared: wasPrepared) { try? await connection.close() }
+            throw mapped
+        }
+    }
+
+    /// Whether fetches run as named prepared statements: yes unless `PGMODEL_PREPARED_STATEMENTS=off`
+    /// (for a connection pooler in transaction mode, such as PgBouncer's, where a session's statements
+    /// do not follow it from one transaction to the next).
+    static let usesPreparedSelects = ProcessInfo.processInfo.environment["PGMODEL_PREPARED_STATEMENTS"] != "off"
+
+    /// Whether a failed prepared select leaves its statement unusable on its connection, which must then
+    /// be closed (the pool replaces it; a new connection prepares the statement afresh). PostgresNIO keeps
+    /// a failed preparation failed for good (its table did not exist yet, or a lock held it past the
+    /// statement timeout while it was parsed); PostgreSQL keeps a prepared plan whose result type a
+    /// migration changed (0A000) or that someone deallocated (26000) failing.
+    static func leavesStatementUnusable(_ error: PGModelError, wasPrepared: Bool) -> Bool {
+        !wasPrepared || error.sqlState == nil || error.sqlState == "0A000" || error.sqlState?.hasPrefix("26") == true
+    }
+
+    /// The session scope `requester`'s statements need (see ``ConnectionScope``).
+    ///
+    /// ```swift
+    /// try await pool.withConnection(scope: engine.scope(for: requester), deadline: .seconds(30), operation: "fetch") { … }
+    /// ```
+    public func scope(for requester: Requester) -> ConnectionScope {
+        guard case .user(let user) = requester else { return .trusted }
+        return ConnectionScope(userID: user.id, isAdmin: user.isAdmin, statementTimeoutSetting: statementTimeoutSetting)
+    }
+
+    /// Runs `body` (reads) as `requester`. The direct store's statements and a service user's on a
+    /// pooled connection already in their scope (``SessionScope``) run as they are: under READ COMMITTED
+    /// a transaction adds nothing to reads. On any other connection a service user's statements run inside
+    /// a transaction of their own that takes on their identity with `set_config(…, true)`, which ends with it.
+    func scoped<T>(_ requester: Requester, on connection: PostgresConnection, _ body: () async throws -> T) async throws -> T {
+        guard case .user = requester, !SessionScope.holds(scope(for: requester), on: connection) else { return try await body() }
+        return try await transaction(as: requester, on: connection, body)
+    }
+
+    /// Inside an open transaction: takes on `requester`'s identity for the rest of it — `set_config('role',
+    /// 'pgmodel_app', true)` (`pgmodel_admin` for an admin), `pgmodel.user_id` and `statement_timeout` for a
+    /// service user, whatever role the service logged in as (a superuser included); nothing for the direct
+    /// store, nor on a pooled connection whose session is already in the requester's scope.
+    func enterScope(of requester: Requester, on connection: PostgresConnection) async throws {
+        let scope = scope(for: requester)
+        guard let userID = scope.userID, let role = scope.role, !SessionScope.holds(scope, on: connection) else { return }
+        var sql = "SELECT set_config('role', $1, true), set_config('pgmodel.user_id', $2, true)"
+        var binds: [PGValue] = [.string(role), .string(userID.uuidString.lowercased())]
+        if let timeout = scope.statementTimeout {
+            sql += ", set_config('statement_timeout', $3, true)"
+            binds.append(.string(timeout))
+        }
+        try await execute(SQLStatement(sql: sql, binds: binds), on: connection)
+    }
+
+    /// Sends `statement` without waiting for it (``StatementPipeline``); ``finish(_:model:)`` awaits it.
+    func start(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) throws -> EventLoopFuture<PostgresQueryResult> {
+        Self.statementCounter?.record(statement.sql)
+        do {
+            return connection.query(try PostgresValueCoding.query(statement), logger: logger)
+        } catch {
+            throw PostgresErrorMapping.map(error, model: model)
+        }
+    }
+
+    /// Awaits a statement ``start(_:on:model:)`` sent: through the deadline's watch when there is one, as
+    /// ``query(_:on:model:)`` does.
+    static func finish(_ result: EventLoopFuture<PostgresQueryResult>, model: String?) async throws {
+        do {
+            if let watch = StatementWatch.current {
+                _ = try await watch.await(result)
+            } else {
+                _ = try await result.get()
+            }
+        } catch {
+            throw PostgresErrorMapping.map(error, model: model)
+        }
+    }
+
+    func execute(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) async throws {
+        _ = try await query(statement, on: connection, model: model)
+    }
+
+    /// Runs `body` between BEGIN and COMMIT; any error rolls back and is rethrown as PGModelError, and so
+    /// does a task cancelled by the time `body` is done (`timeout`: the service's deadline gave up on it).
+    /// For a service user the transaction first takes on their identity (``enterScope(of:on:)``).
+    func transaction<T>(as requester: Requester = .trusted, on connection: PostgresConnection,
+                        _ body: () async throws -> T) async throws -> T {
+        if isEnclosed {
+            try await execute(SQLStatement(sql: "SAVEPOINT pgmodel_enclosed"), on: connection)
+            do {
+                let result = try await body()
+                try await execute(SQLStatement(sql: "RELEASE SAVEPOINT pgmodel_enclosed"), on: connection)
+                return result
+            } catch {
+                _ = try? await query(SQLStatement(sql: "ROLLBACK TO SAVEPOINT pgmodel_enclosed"), on: connection)
+                throw PostgresErrorMapping.map(error)
+            }
+        }
+        try await execute(SQLStatement(sql: "BEGIN"), on: connection)
+        do {
+            try await enterScope(of: requester, on: connection)
+            let result = try await body()
+            // The service's request deadline cancels the work it gives up on: its client was told
+            // `timeout`, so the transaction must not commit after all.
+            if Task.isCancelled {
+                throw PGModelError(.timeout, "the transaction was rolled back before COMMIT: its request was cancelled at its deadline")
+            }
+            try await execute(SQLStatement(sql: "COMMIT"), on: connection)
+            return result
+        } catch {
+            await rollback(on: connection)
+            throw PostgresErrorMapping.map(error)
+        }
+    }
+
+    /// Ends a failed transaction. A connection whose ROLLBACK fails is in an unknown state (perhaps still
+    /// inside the transaction, where a later session-level `set_config` would be undone with it), so it
+    /// is closed and the pool never hands it out again.
+    func rollback(on connection: PostgresConnection) async {
+        do {
+            try await execute(SQLStatement(sql: "ROLLBACK"), on: connection)
+        } catch {
+            try? await connection.close()
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelSQL
+import PostgresNIO
+
+/// The doorbell: one dedicated connection that `LISTEN`s on `pgmodel_changes` and fans each save of one
+/// store out to any number of signal streams.
+///
+/// Every time `LISTEN` takes effect — the first time and after every reconnect (PostgreSQL restarted, the
+/// backend was terminated, the network dropped) — it yields ``ChangeSignal/Kind/reconnected``: rings may
+/// have been missed, so readers catch up from their history tokens. Reconnects back off from 50 ms to 2 s
+/// and go on until ``close()``.
+///
+/// ```swift
+/// let listener = ChangeListener(configuration: config, schemaName: "public", eventLoop: loop, logger: logger)
+/// for await signal in listener.signals() { print(signal.kind, signal.entities) }
+/// ```
+@_spi(PGModelInternals) public final class ChangeListener: Sendable {
+    private struct State {
+        var streams: [Int: AsyncStream<ChangeSignal>.Continuation] = [:]
+        var nextID = 0
+        var task: Task<Void, Never>?
+        var connection: PostgresConnection?
+        var isClosed = false
+    }
+
+    private let configuration: PostgresConnection.Configuration
+    private let schemaName: String
+    private let eventLoop: any EventLoop
+    private let logger: Logger
+    private let state = NIOLockedValueBox(State())
+
+    public init(configuration: PostgresConnection.Configuration, schemaName: String, eventLoop: any EventLoop, logger: Logger) {
+        var configuration = configuration
+        // Lets an admin (and the tests) tell the doorbell connections apart in pg_stat_activity.
+        configuration.options.additionalStartupParameters.append(("application_name", Self.applicationName(schemaName)))
+        self.configuration = configuration
+        self.schemaName = schemaName
+        self.eventLoop = eventLoop
+        self.logger = logger
+    }
+
+    /// A new stream of this store's signals; it ends when the listener closes or the consumer stops.
+    public func signals() -> AsyncStream<ChangeSignal> {
+        // Rings carry no data, so a slow consumer may drop old ones; it then still gets the newest.
+        let (stream, continuation) = AsyncStream.makeStream(of: ChangeSignal.self, bufferingPolicy: .bufferingNewest(256))
+        let start = state.withLockedValue { state -> Bool in
+            guard !state.isClosed else { return false }
+            let id = state.nextID
+            state.nextID += 1
+            state.streams[id] = continuation
+            continuation.onTermination = { [weak self] _ in
+                self?.state.withLockedValue { _ = $0.streams.removeValue(forKey: id) }
+            }
+            return state.task == nil
+        }
+        if state.withLockedValue({ $0.isClosed }) {
+            continuation.finish()
+            return stream
+        }
+        if start {
+            let task = Task { [self] in await run() }
+            state.withLockedValue { $0.task = task }
+        }
+        return stream
+    }
+
+    /// Stops listening and ends every stream.
+    public func close() async {
+        let (task, connection, streams) = state.withLockedValue { state in
+            defer { state.isClosed = true; state.streams = [:]; state.task = nil; state.connection = nil }
+            return (state.task, state.connection, Array(state.streams.values))
+        }
+        task?.cancel()
+        try? await connection?.close()
+        for stream in streams { stream.finish() }
+    }
+
+    private var isClosed: Bool { state.withLockedValue { $0.isClosed } }
+
+    private func broadcast(_ signal: ChangeSignal) {
+        let streams = state.withLockedValue { Array($0.streams.values) }
+        for stream in streams { stream.yield(signal) }
+    }
+
+    private func run() async {
+        var backoff = Duration.milliseconds(50)
+        var attempt = 0
+        while !isClosed && !Task.isCancelled {
+            attempt += 1
+            var connection: PostgresConnection?
+            do {
+                let opened = try await PostgresConnection.connect(on: eventLoop, configuration: configuration, id: attempt, logger: logger)
+                connection = opened
+                state.withLockedValue { $0.connection = opened }
+                try await opened.listen(on: HistorySQL.channel) { notifications in
+                    backoff = .milliseconds(50)
+                    logger.debug("listening for history", metadata: ["schema": "\(schemaName)"])
+                    broadcast(ChangeSignal(.reconnected))
+                    for try await notification in notifications {
+                        if let entities = Self.entities(in: notification.payload, schema: schemaName) {
+                            broadcast(ChangeSignal(.committed, entities: entities))
+                        }
+                    }
+                }
+            } catch {
+                if !isClosed {
+                    logger.warning("history listener lost its connection; reconnecting",
+                                   metadata: ["schema": "\(schemaName)", "error": "\(PostgresErrorMapping.map(error).message)"])
+                }
+            }
+            state.withLockedValue { $0.connection = nil }
+            try? await connection?.close()
+            if isClosed || Task.isCancelled { break }
+            try? await Task.sleep(for: backoff)
+            backoff = min(backoff * 2, .seconds(2))
+        }
+    }
+
+    /// `application_name` of the listening connection: `pgmodel listener <schema>` (PostgreSQL keeps 63 bytes).
+    public static func applicationName(_ schemaName: String) -> String {
+        String(("pgmodel listener " + schemaName).utf8.prefix(63)) ?? "pgmodel listener"
+    }
+
+    /// The entity names of a doorbell payload for `schema`; nil for another store's ring or a payload
+    /// that is not PGModel's (anyone may NOTIFY the channel).
+    static func entities(in payload: String, schema: String) -> [String]? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
+              object["s"] as? String == schema else { return nil }
+        return object["e"] as? [String] ?? []
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
+
+/// The direct store: the app's own connections to PostgreSQL, as the trusted whole-database view
+/// (``Requester/trusted``), through the same ``DatabaseGateway`` the server uses.
+///
+/// ```swift
+/// let store = PostgresModelStore(configuration: try PostgresStoreConfiguration.parse(url), eventLoop: loop)
+/// ```
+@_spi(PGModelInternals) public final class PostgresModelStore: ModelStore {
+    package let gateway: DatabaseGateway
+    /// Drop the schema on close: the store of an `isStoredInMemoryOnly` configuration.
+    let dropsSchemaOnClose: Bool
+    /// The doorbell's one LISTEN connection, opened when the first observer starts.
+    let changeListener: ChangeListener
+    /// Connections a direct store opens at most; further calls wait for one within their deadline.
+    public static let defaultMaximumConnections = 10
+
+    public init(configuration: PostgresStoreConfiguration, eventLoop: any EventLoop, dropsSchemaOnClose: Bool = false,
+                requestTimeout: TimeAmount = .seconds(30), maximumConnections: Int = PostgresModelStore.defaultMaximumConnections,
+                logger: Logger = Logger(label: "pgmodel.store")) {
+        var configuration = configuration
+        configuration.connectTimeout = min(configuration.connectTimeout, requestTimeout)
+        self.gateway = DatabaseGateway(configuration: configuration, maximumConnections: maximumConnections,
+                                       requestTimeout: requestTimeout, eventLoopGroup: eventLoop, logger: logger)
+        self.dropsSchemaOnClose = dropsSchemaOnClose
+        self.changeListener = ChangeListener(configuration: configuration.connection, schemaName: configuration.schemaName,
+                                             eventLoop: eventLoop, logger: logger)
+    }
+
+    public func prepare(_ schema: SchemaDescription) async throws {
+        _ = try await gateway.prepare(schema, as: .trusted)
+    }
+
+    public func fetch(_ request: FetchRequest) async throws -> [FetchedRow] {
+        try await gateway.fetch(request, as: .trusted)
+    }
+
+    public func fetchTable(_ request: FetchRequest) async throws -> FetchedTable {
+        try await gateway.fetchTable(request, as: .trusted)
+    }
+
+    public func count(_ request: FetchRequest) async throws -> Int {
+        try await gateway.count(request, as: .trusted)
+    }
+
+    public func fetchIdentifiers(_ request: FetchRequest) async throws -> [RowReference] {
+        try await gateway.fetchIdentifiers(request, as: .trusted)
+    }
+
+    public func save(_ request: SaveRequest) async throws -> SaveResult {
+        try await gateway.save(request, as: .trusted)
+    }
+
+    public func fetchHistory(_ request: HistoryRequest) async throws -> HistoryPage {
+        try await gateway.fetchHistory(request, as: .trusted)
+    }
+
+    public func deleteHistory(_ request: HistoryRequest) async throws -> Int {
+        try await gateway.deleteHistory(request, as: .trusted)
+    }
+
+    public func shares(of record: RowReference) async throws -> [ModelShare] {
+        try await gateway.shares(of: record, as: .trusted)
+    }
+
+    public func changeSignals() -> AsyncStream<ChangeSignal> {
+        changeListener.signals()
+    }
+
+    public func close() async {
+        // Idempotent: `ModelContainer.close()` and the container's deinit both call it.
+        guard closing.withLockedValue({ let was = $0; $0 = true; return !was }) else { return }
+        await changeListener.close()
+        // A temporary schema is dropped even when no connection is idle: otherwise it would outlive the container.
+        if dropsSchemaOnClose { try? await gateway.dropSchema() }
+        await gateway.close()
+    }
+
+    private let closing = NIOLockedValueBox(false)
+}

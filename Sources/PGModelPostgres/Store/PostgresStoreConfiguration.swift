@@ -1,0 +1,164 @@
+import Foundation
+import NIOSSL
+@_spi(PGModelInternals) import PGModelCore
+@_spi(PGModelInternals) import PGModelIO
+import PostgresNIO
+
+/// Where the PostgreSQL store is, parsed from a `postgres://` URL.
+///
+/// `postgres://user:password@host:port/database?schema=name&sslmode=verify-full&sslrootcert=/path/ca.pem`
+/// — the schema (default `public`) holds the model tables; `sslmode` and `sslrootcert` mean what they
+/// mean to libpq (see ``PostgresSSLMode``), but without `sslmode` connections are plain (`disable`).
+/// As with libpq, a `host` parameter naming a directory (`postgres://pgmodel@localhost/pgmodel?host=/tmp/pg`)
+/// connects to the unix socket `.s.PGSQL.<port>` in it instead of TCP.
+///
+/// ```swift
+/// let config = try PostgresStoreConfiguration.parse("postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel")
+/// ```
+@_spi(PGModelInternals) public struct PostgresStoreConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var password: String?
+    public var database: String
+    /// The PostgreSQL schema holding model tables.
+    public var schemaName: String
+    /// The unix-domain socket to connect to instead of `host`/`port` (the URL's `host` parameter, a
+    /// directory, plus `.s.PGSQL.<port>`), as for a private cluster that listens on no TCP port.
+    public var unixSocketPath: String?
+    /// How connections use TLS: the URL's `sslmode`, `disable` when it has none (and for a configuration
+    /// made with ``init(host:port:username:password:database:schemaName:)``). Change it with ``setTLS(_:rootCertificatePath:)``.
+    public private(set) var sslMode: PostgresSSLMode = .disable
+    /// The PEM file of the certificate authorities `sslMode` trusts (the URL's `sslrootcert`); `nil`
+    /// trusts the system's roots.
+    public private(set) var sslRootCertificatePath: String?
+    /// Built once from the two settings above: every connection of a pool shares it, and its trust
+    /// roots are read once, not at each connect.
+    private var tlsContext: NIOSSLContext?
+
+    /// A configuration with TLS off; see ``setTLS(_:rootCertificatePath:)``.
+    ///
+    /// ```swift
+    /// let config = PostgresStoreConfiguration(host: "127.0.0.1", username: "pgmodel", password: "pgmodel", database: "pgmodel")
+    /// ```
+    public init(host: String, port: Int = 5432, username: String, password: String?, database: String, schemaName: String = "public") {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+        self.schemaName = schemaName
+    }
+
+    /// Parses a `postgres://` or `postgresql://` URL; throws `invalidConfiguration` naming what is wrong
+    /// (never echoing the password).
+    public static func parse(_ url: String) throws -> PostgresStoreConfiguration {
+        guard let components = URLComponents(string: url) else {
+            throw PGModelError(.invalidConfiguration, "the database URL is not a valid URL")
+        }
+        guard components.scheme == "postgres" || components.scheme == "postgresql" else {
+            throw PGModelError(.invalidConfiguration, "the database URL must start with postgres:// (got scheme '\(components.scheme ?? "")')")
+        }
+        let items = components.queryItems ?? []
+        let socketDirectory = items.last { $0.name == "host" }?.value
+        if let socketDirectory, !socketDirectory.hasPrefix("/") {
+            throw PGModelError(.invalidConfiguration, "the database URL's host parameter must be an absolute directory (a unix socket's)")
+        }
+        guard let host = components.host.flatMap({ $0.isEmpty ? nil : $0 }) ?? (socketDirectory == nil ? nil : "localhost") else {
+            throw PGModelError(.invalidConfiguration, "the database URL has no host")
+        }
+        guard let user = components.user, !user.isEmpty else {
+            throw PGModelError(.invalidConfiguration, "the database URL has no user name")
+        }
+        let database = String(components.path.drop { $0 == "/" })
+        var config = PostgresStoreConfiguration(
+            host: host, port: components.port ?? 5432, username: user.removingPercentEncoding ?? user,
+            password: components.password.map { $0.removingPercentEncoding ?? $0 },
+            database: database.isEmpty ? user : database)
+        if let socketDirectory {
+            config.unixSocketPath = socketDirectory + "/.s.PGSQL.\(config.port)"
+        }
+        for item in items where item.name == "schema" {
+            guard let value = item.value, Naming.isValidIdentifier(value) else {
+                throw PGModelError(.invalidConfiguration, "the database URL's schema parameter is not a plain identifier")
+            }
+            config.schemaName = value
+        }
+        // Not libpq's `prefer`: a URL without sslmode keeps PGModel's earlier plain connections (see
+        // PostgresSSLMode: TLS is asked for by name).
+        let mode = try items.last { $0.name == "sslmode" }.map { try PostgresSSLMode(parsing: $0.value ?? "") } ?? .disable
+        let rootCertificate = items.last { $0.name == "sslrootcert" }?.value
+        try config.setTLS(mode, rootCertificatePath: rootCertificate)
+        return config
+    }
+
+    /// Sets how connections use TLS, reading `rootCertificatePath` (a PEM file of trusted certificate
+    /// authorities; `nil` or `"system"` is the system's trust roots) now. As with libpq, giving a root
+    /// certificate to `prefer` or `require` also checks the server's certificate chain. Throws
+    /// `invalid_configuration` naming a file that cannot be read.
+    ///
+    /// ```swift
+    /// try config.setTLS(.verifyFull, rootCertificatePath: "/etc/pgmodel/db-ca.pem")
+    /// ```
+    public mutating func setTLS(_ mode: PostgresSSLMode, rootCertificatePath: String? = nil) throws {
+        let path = rootCertificatePath == "system" ? nil : rootCertificatePath
+        tlsContext = try Self.makeTLSContext(mode, rootCertificatePath: path)
+        sslMode = mode
+        sslRootCertificatePath = path
+    }
+
+    private static func makeTLSContext(_ mode: PostgresSSLMode, rootCertificatePath: String?) throws -> NIOSSLContext? {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        switch mode {
+        case .disable:
+            return nil
+        case .prefer, .require:
+            if rootCertificatePath == nil {
+                // Encryption only: no roots to load, nothing to check.
+                tls.certificateVerification = .none
+                tls.trustRoots = .certificates([])
+            } else {
+                tls.certificateVerification = .noHostnameVerification
+            }
+        case .verifyCA:
+            tls.certificateVerification = .noHostnameVerification
+        case .verifyFull:
+            tls.certificateVerification = .fullVerification
+        }
+        if let rootCertificatePath {
+            tls.trustRoots = .certificates(try TLSFiles.certificates(at: rootCertificatePath, purpose: "sslrootcert"))
+        }
+        do {
+            return try NIOSSLContext(configuration: tls)
+        } catch {
+            throw PGModelError(.invalidConfiguration, "cannot set up TLS for sslmode \(mode): \(error)")
+        }
+    }
+
+    /// How long opening one connection may take.
+    public var connectTimeout: TimeAmount = .seconds(10)
+
+    /// A single connection's configuration.
+    public var connection: PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS
+        switch (sslMode, tlsContext) {
+        case (.prefer, let context?): tls = .prefer(context)
+        case (.require, let context?), (.verifyCA, let context?), (.verifyFull, let context?): tls = .require(context)
+        default: tls = .disable
+        }
+        var configuration = if let unixSocketPath {
+            PostgresConnection.Configuration(unixSocketPath: unixSocketPath, username: username, password: password, database: database)
+        } else {
+            PostgresConnection.Configuration(host: host, port: port, username: username, password: password,
+                                             database: database, tls: tls)
+        }
+        configuration.options.connectTimeout = connectTimeout
+        // The scripts give the role `pgmodel` the search path `public` alone, so an admin's psql does not
+        // list the system schema of the same name beside the model tables. PGModel's own sessions keep
+        // PostgreSQL's default path, where its extensions (pgcrypto, unaccent) may have been created.
+        configuration.options.additionalStartupParameters = [("search_path", "\"$user\", public")]
+        return configuration
+    }
+
+}

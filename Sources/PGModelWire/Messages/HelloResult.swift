@@ -1,0 +1,31 @@
+import Foundation
+
+/// What a successful `hello` reports: the server's name and version, who is logged in, and the limits a
+/// client sizes its requests by.
+///
+/// ```swift
+/// let result = HelloResult(server: WireProtocol.serverName, user: "alice", userID: UUID.v7())
+/// // {"server":"pgmodel/0.1","user":"alice","userID":"0193…"}
+/// ```
+@_spi(PGModelInternals) public struct HelloResult: Hashable, Sendable {
+    /// `"pgmodel/0.1"`.
+    public var server: String
+    /// The logged-in user's name.
+    public var user: String
+    /// The logged-in user's id: the `owner_id` of the rows they create.
+    public var userID: UUID
+    /// The server's request-line limit (`"maxLineBytes"`); a result without it is read as 1 MiB.
+    public var maxLineBytes: Int?
+    /// The most one save in parts may hold, its lines together (`"maxSaveBytes"`); a result without it
+    /// is read as a server that takes no saves in parts.
+    public var maxSaveBytes: Int?
+
+    public init(server: String = WireProtocol.serverName, user: String, userID: UUID,
+                maxLineBytes: Int? = nil, maxSaveBytes: Int? = nil) {
+        self.server = server
+        self.user = user
+        self.userID = userID
+        self.maxLineBytes = maxLineBytes
+        self.maxSaveBytes = maxSaveBytes
+    }
+}

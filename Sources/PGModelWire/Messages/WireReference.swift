@@ -1,0 +1,23 @@
+import Foundation
+@_spi(PGModelInternals) import PGModelCore
+
+/// `{"entity":"Trip","id":"0193…"}`.
+struct WireReference: Codable {
+    var reference: RowReference
+
+    init(_ reference: RowReference) { self.reference = reference }
+
+    private enum CodingKeys: String, CodingKey { case entity, id }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        reference = RowReference(
+            entity: try c.decode(String.self, forKey: .entity), id: try c.decode(UUID.self, forKey: .id))
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(reference.entity, forKey: .entity)
+        try c.encode(reference.id.uuidString.lowercased(), forKey: .id)
+    }
+}

@@ -1,0 +1,178 @@
+import ArgumentParser
+import Foundation
+import Logging
+@_spi(PGModelInternals) import PGModelServer
+@_spi(PGModelInternals) import PGModelWire
+import ServiceLifecycle
+
+/// `pgmodel serve`: runs the line-protocol service until SIGINT or SIGTERM, then shuts down gracefully.
+///
+/// ```
+/// pgmodel serve --host 0.0.0.0 --port 7432 --database-url postgres://pgmodel:pgmodel@db/pgmodel
+/// pgmodel serve --tls-certificate /etc/pgmodel/server.pem --tls-key /etc/pgmodel/server.key
+/// pgmodel serve --host 0.0.0.0 --trusted-proxy 10.0.0.0/8   # behind HAProxy with send-proxy-v2
+/// ```
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the PGModel line-protocol service.",
+        discussion: "SIGINT or SIGTERM stops accepting connections, lets requests in progress finish, then exits.")
+
+    @Option(help: ArgumentHelp("Address to listen on. Defaults to $PGMODEL_HOST, else 127.0.0.1.", valueName: "address"))
+    var host: String?
+
+    @Option(help: ArgumentHelp("TCP port. Defaults to $PGMODEL_PORT, else 7432.", valueName: "port"))
+    var port: Int?
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Option(help: ArgumentHelp("Longest accepted request line in bytes.", valueName: "bytes"))
+    var maxLineBytes = WireProtocol.defaultMaxLineBytes
+
+    @Option(help: ArgumentHelp("Most bytes the lines of one save in parts may add up to; more is 'save_too_large'.", valueName: "bytes"))
+    var maxSaveBytes = 64 << 20
+
+    @Option(help: ArgumentHelp("Most simultaneous client connections; 0 is no limit.", valueName: "count"))
+    var maxConnections = 1_024
+
+    @Option(help: ArgumentHelp(
+        "A load balancer (IP address or CIDR block) whose connections start with a PROXY protocol header (v1 or v2); the header's client address then drives login throttling and logs. Repeat for several. Defaults to $PGMODEL_TRUSTED_PROXIES (comma-separated).",
+        valueName: "address"))
+    var trustedProxy: [String] = []
+
+    @Option(help: ArgumentHelp("Most transactions one history request answers with; more is 'result_too_large'.", valueName: "count"))
+    var maxHistoryTransactions = 10_000
+
+    @Option(help: ArgumentHelp("Seconds one save in parts may take from its first part to its last; 0 is no limit.", valueName: "seconds"))
+    var heldSaveLifetime: Double = 600
+
+    @Option(help: ArgumentHelp("Each request's deadline in seconds; past it the client gets 'timeout'.", valueName: "seconds"))
+    var requestTimeout: Double = 30
+
+    @Option(help: ArgumentHelp("Seconds a new connection has to log in before it is closed with 'timeout'.", valueName: "seconds"))
+    var loginTimeout: Double = 10
+
+    @Option(help: ArgumentHelp("Seconds a connection may send nothing (without a request running or a subscription) before it is closed, logged in or not; 0 keeps idle connections.", valueName: "seconds"))
+    var idleTimeout: Double = 600
+
+    @Option(help: ArgumentHelp("PostgreSQL's statement_timeout for each request, in seconds (default: 0.9 x --request-timeout).", valueName: "seconds"))
+    var statementTimeout: Double?
+
+    @Option(help: ArgumentHelp("Most rows one fetch or ids answers with; more is 'result_too_large'.", valueName: "count"))
+    var maxResponseRows = 100_000
+
+    @Option(help: ArgumentHelp("Longest response line in bytes; longer is 'result_too_large'.", valueName: "bytes"))
+    var maxResponseBytes = 64 << 20
+
+    @Option(help: ArgumentHelp("Seconds a graceful shutdown waits for requests and for clients to read their answers.", valueName: "seconds"))
+    var shutdownGrace: Double = 10
+
+    @Option(help: ArgumentHelp(
+        "PEM certificate (chain) for TLS; with --tls-key the server accepts only TLS. Defaults to $PGMODEL_TLS_CERTIFICATE.",
+        valueName: "path"))
+    var tlsCertificate: String?
+
+    @Option(help: ArgumentHelp("PEM private key of --tls-certificate. Defaults to $PGMODEL_TLS_KEY.", valueName: "path"))
+    var tlsKey: String?
+
+    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
+    var logLevel = "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("unknown log level '\(logLevel)'")
+        }
+        guard maxLineBytes >= 64 else { throw ValidationError("--max-line-bytes must be at least 64") }
+        guard maxConnections >= 0 else { throw ValidationError("--max-connections must be 0 (no limit) or more") }
+        guard maxHistoryTransactions >= 1 else { throw ValidationError("--max-history-transactions must be at least 1") }
+        do {
+            _ = try TrustedProxies(trustedProxy)
+        } catch let error as WireError {
+            throw ValidationError("--trusted-proxy: \(error.message)")
+        }
+        guard loginTimeout.isFinite, loginTimeout > 0, loginTimeout <= 86_400 else {
+            throw ValidationError("--login-timeout must be a number of seconds between 0 and 86400")
+        }
+        guard requestTimeout.isFinite, requestTimeout > 0, requestTimeout <= 86_400 else {
+            throw ValidationError("--request-timeout must be between 0 and 86400 seconds")
+        }
+        for (name, value) in [("--idle-timeout", idleTimeout), ("--shutdown-grace", shutdownGrace), ("--held-save-lifetime", heldSaveLifetime),
+                              ("--statement-timeout", statementTimeout ?? 1)] {
+            guard value.isFinite, value >= 0, value <= 86_400 else {
+                throw ValidationError("\(name) must be a number of seconds between 0 and 86400")
+            }
+        }
+        if let statementTimeout, statementTimeout <= 0 { throw ValidationError("--statement-timeout must be positive") }
+        guard maxResponseRows >= 1 else { throw ValidationError("--max-response-rows must be at least 1") }
+        guard maxResponseBytes >= 1024 else { throw ValidationError("--max-response-bytes must be at least 1024") }
+        guard maxSaveBytes >= 64 else { throw ValidationError("--max-save-bytes must be at least 64") }
+    }
+
+    func run() async throws {
+        // Every failure prints as `Error: <sentence> [code]`, argument checks included.
+        try await reportingFailures {
+            let environment = ProcessInfo.processInfo.environment
+            let host = host ?? environment["PGMODEL_HOST"].flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1"
+            let port: Int
+            if let explicit = self.port {
+                port = explicit
+            } else if let text = environment["PGMODEL_PORT"], !text.isEmpty {
+                guard let parsed = Int(text) else { throw ValidationError("PGMODEL_PORT '\(text)' is not a port number") }
+                port = parsed
+            } else {
+                port = WireProtocol.defaultPort
+            }
+            let databaseURL = try database.resolvedURL()
+            let nonEmpty: (String?) -> String? = { $0.flatMap { $0.isEmpty ? nil : $0 } }
+            let tlsCertificate = nonEmpty(tlsCertificate) ?? nonEmpty(environment["PGMODEL_TLS_CERTIFICATE"])
+            let tlsKey = nonEmpty(tlsKey) ?? nonEmpty(environment["PGMODEL_TLS_KEY"])
+            guard (tlsCertificate == nil) == (tlsKey == nil) else {
+                throw ValidationError("TLS needs both --tls-certificate and --tls-key (or $PGMODEL_TLS_CERTIFICATE and $PGMODEL_TLS_KEY)")
+            }
+            let level = Logger.Level(rawValue: logLevel) ?? .info
+            let trustedProxies = !trustedProxy.isEmpty ? trustedProxy
+                : (nonEmpty(environment["PGMODEL_TRUSTED_PROXIES"])?.split(separator: ",").map { String($0) } ?? [])
+
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            let logger = Logger(label: "pgmodel.server")
+
+            try await reportingFailures {
+                var configuration = LineServerConfiguration(
+                    databaseURL: databaseURL, host: host, port: port, schemaName: database.schema,
+                    maxLineBytes: maxLineBytes, maxConnections: maxConnections > 0 ? maxConnections : nil)
+                configuration.requestTimeout = Self.duration(requestTimeout)
+                configuration.loginTimeout = Self.duration(loginTimeout)
+                configuration.idleTimeout = idleTimeout > 0 ? Self.duration(idleTimeout) : nil
+                configuration.statementTimeout = statementTimeout.map(Self.duration)
+                configuration.maxResponseRows = maxResponseRows
+                configuration.maxResponseBytes = maxResponseBytes
+                configuration.maxSaveBytes = maxSaveBytes
+                // Several connections' saves at once, and never less than one save: held parts count at their
+                // decoded size, up to about three times their lines for ordinary rows.
+                // Each user may hold one whole save; the server, two users' worth.
+                let perUser = max(configuration.effectiveMaxHeldSaveBytesPerUserDefault, maxSaveBytes > Int.max / 3 ? .max : maxSaveBytes * 3)
+                configuration.maxHeldSaveBytesPerUser = perUser
+                configuration.maxHeldSaveBytes = max(configuration.maxHeldSaveBytes, perUser > Int.max / 2 ? .max : perUser * 2)
+                configuration.heldSaveLifetime = heldSaveLifetime > 0 ? Self.duration(heldSaveLifetime) : nil
+                configuration.maxHistoryTransactions = maxHistoryTransactions
+                configuration.trustedProxies = trustedProxies
+                configuration.shutdownGracePeriod = Self.duration(shutdownGrace)
+                configuration.tlsCertificatePath = tlsCertificate
+                configuration.tlsKeyPath = tlsKey
+                let server = try LineServer(configuration: configuration, logger: logger)
+                let group = ServiceGroup(
+                    services: [server], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
+                try await group.run()
+            }
+        }
+    }
+
+    /// Seconds from the command line (validated finite and at most a day), rounded up to milliseconds.
+    static func duration(_ seconds: Double) -> Duration {
+        .milliseconds(Int64((seconds * 1000).rounded(.up)))
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+@_spi(PGModelInternals) import PGModel
+import Testing
+import PGModelTesting
+
+/// Every supported predicate construct must select in PostgreSQL exactly the rows that
+/// `Predicate.evaluate` selects in Swift over the same data.
+@Suite("Predicate parity: SQL vs Predicate.evaluate")
+struct PredicateParityTests {
+    static let base = Date(timeIntervalSince1970: 1_750_000_000)
+
+    static func dataset(_ token: String) -> [Voyage] {
+        let destinations = ["Paris", "paris", "Páris", "Rome", "Oslo", "São Paulo", "100% Pure", "under_score", ""]
+        return destinations.enumerated().flatMap { index, destination in
+            (0..<2).map { j in
+                let n = index * 2 + j
+                return Voyage(name: "\(token)-\(n)", destination: destination,
+                              startDate: base + Double(n) * 86_400, endDate: base + Double(n + j + 1) * 86_400,
+                              budget: Double(n * 250) + 0.5, travelers: n % 5,
+                              kind: TripKind.allCases[n % 3], notes: n % 3 == 0 ? nil : "note \(n % 4)")
+            }
+        }
+    }
+
+    struct Case: CustomTestStringConvertible, @unchecked Sendable {
+        let name: String
+        let predicate: Predicate<Voyage>
+        var testDescription: String { name }
+    }
+
+    static let cases: [Case] = {
+        let paris = "Paris"
+        let cutoff = base + 5 * 86_400
+        let noNotes: String? = nil
+        let kinds = [TripKind.business, .family]
+        let wanted = ["Rome", "Oslo", "nowhere"]
+        let search = "PARIS"
+        let vacation = TripKind.vacation
+        let same = ComparisonResult.orderedSame
+        let ascending = ComparisonResult.orderedAscending
+        return [
+            Case(name: "==", predicate: #Predicate { $0.destination == paris }),
+            Case(name: "!=", predicate: #Predicate { $0.destination != paris }),
+            Case(name: "< on Date", predicate: #Predicate { $0.startDate < cutoff }),
+            Case(name: ">= on Double", predicate: #Predicate { $0.budget >= 1000.5 }),
+            Case(name: "<= on Int", predicate: #Predicate { $0.travelers <= 2 }),
+            Case(name: "> on Int", predicate: #Predicate { $0.travelers > 3 }),
+            Case(name: "&& ||", predicate: #Predicate { ($0.travelers == 1 || $0.travelers == 4) && $0.budget > 500 }),
+            Case(name: "!", predicate: #Predicate { !($0.travelers == 1) }),
+            Case(name: "== nil", predicate: #Predicate { $0.notes == nil }),
+            Case(name: "!= nil", predicate: #Predicate { $0.notes != nil }),
+            Case(name: "== captured nil", predicate: #Predicate { $0.notes == noNotes }),
+            Case(name: "optional == value", predicate: #Predicate { $0.notes == "note 1" }),
+            Case(name: "arithmetic", predicate: #Predicate { $0.travelers * 2 + 1 > 5 }),
+            Case(name: "remainder", predicate: #Predicate { $0.travelers % 2 == 0 }),
+            Case(name: "double arithmetic", predicate: #Predicate { $0.budget / 2 - 100 > 400 }),
+            Case(name: "Bool key path", predicate: #Predicate { $0.isFavorite }),
+            Case(name: "negated Bool", predicate: #Predicate { !$0.isFavorite }),
+            Case(name: "ternary", predicate: #Predicate { ($0.travelers > 2 ? $0.budget : 0) > 1000 }),
+            Case(name: "contains", predicate: #Predicate { $0.destination.contains("ar") }),
+            Case(name: "contains % literally", predicate: #Predicate { $0.destination.contains("%") }),
+            Case(name: "contains _ literally", predicate: #Predicate { $0.destination.contains("_") }),
+            Case(name: "starts(with:)", predicate: #Predicate { $0.destination.starts(with: "Pa") }),
+            Case(name: "localizedStandardContains", predicate: #Predicate { $0.destination.localizedStandardContains(search) }),
+            Case(name: "caseInsensitiveCompare", predicate: #Predicate { $0.destination.caseInsensitiveCompare("paris") == same }),
+            Case(name: "caseInsensitiveCompare ascending", predicate: #Predicate { $0.destination.caseInsensitiveCompare("p") == ascending }),
+            Case(name: "captured array contains", predicate: #Predicate { wanted.contains($0.destination) }),
+            Case(name: "enum ==", predicate: #Predicate { $0.kind == vacation }),
+            Case(name: "enum in captured array", predicate: #Predicate { kinds.contains($0.kind) }),
+            Case(name: "?? on optional", predicate: #Predicate { ($0.notes ?? "none") == "none" }),
+            Case(name: "always true", predicate: #Predicate { _ in true }),
+        ]
+    }()
+
+    @Test(arguments: StoreKind.tested)
+    func everyConstructSelectsTheSameRows(kind: StoreKind) async throws {
+        let f = try await StoreFixture.make(kind, [Voyage.self])
+        try await offCooperativePool {
+            let writer = f.newContext()
+            let data = Self.dataset(f.token)
+            data.enumerated().forEach { $1.isFavorite = $0 % 4 == 0; writer.insert($1) }
+            try writer.save()
+
+            let reader = f.newContext()
+            let all = try reader.fetch(FetchDescriptor<Voyage>())
+            #expect(all.count == data.count)
+            for c in Self.cases {
+                let expected = Set(try all.filter { try c.predicate.evaluate($0) }.map(\.name))
+                let actual = try reader.fetch(FetchDescriptor<Voyage>(predicate: c.predicate)).map(\.name)
+                #expect(Set(actual) == expected, "\(c.name)")
+                #expect(actual.count == expected.count, "\(c.name): no duplicates")
+                #expect(try reader.fetchCount(FetchDescriptor<Voyage>(predicate: c.predicate)) == expected.count, "\(c.name) count")
+            }
+        }
+    }
+}
