@@ -1,3 +1,4 @@
+import PGModelTestSupport
 import Testing
 
 @_spi(PGModelInternals) @testable import PGModelWire
@@ -26,7 +27,7 @@ struct UTF8ValidationTests {
 
     @Test("agrees with the standard library on 50,000 generated lines, mostly ASCII with UTF-8 and stray bytes mixed in")
     func generated() {
-        var generator = SplitMix(seed: 15)
+        var generator = SeededGenerator(state: 15)
         var disagreements: [[UInt8]] = []
         let pieces: [[UInt8]] = [Array("é".utf8), Array("日".utf8), Array("🎉".utf8), [0x80], [0xC3], [0xED, 0xA0, 0x80], [0xF4, 0x90], [0xE0, 0x80]]
         for _ in 0..<50_000 {
@@ -41,18 +42,5 @@ struct UTF8ValidationTests {
             if !Self.agrees(bytes) { disagreements.append(bytes) }
         }
         #expect(disagreements.isEmpty, "\(disagreements.prefix(5))")
-    }
-
-    /// A small deterministic generator, so a failure repeats.
-    private struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

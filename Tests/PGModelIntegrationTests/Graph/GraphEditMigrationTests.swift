@@ -1,5 +1,6 @@
 import Foundation
 @_spi(PGModelInternals) import PGModel
+import PGModelTestSupport
 import Testing
 import PGModelTesting
 

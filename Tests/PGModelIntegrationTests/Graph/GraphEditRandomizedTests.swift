@@ -1,5 +1,6 @@
 import Foundation
 @_spi(PGModelInternals) import PGModelCore
+import PGModelTestSupport
 import Testing
 
 @_spi(PGModelInternals) @testable import PGModel
@@ -88,18 +89,6 @@ struct GraphEditRandomizedTests {
 struct GraphEditFailure: Sendable, Error {
     var step: Int
     var message: String
-}
-
-/// A SplitMix64 generator: a seed repeats a run.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// How an edit reaches a to-many relationship.

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 @_spi(PGModelInternals) import PGModelPostgres
 @_spi(PGModelInternals) import PGModelServer
 import PostgresNIO
+import PGModelTestSupport
 import Testing
 
 /// Hostile users through the real service, at random: every user of two stores (two `pgmodel serve`

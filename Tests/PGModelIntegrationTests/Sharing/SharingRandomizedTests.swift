@@ -5,6 +5,7 @@ import Foundation
 @_spi(PGModelInternals) import PGModelIO
 @_spi(PGModelInternals) import PGModelPostgres
 @_spi(PGModelInternals) import PGModelServer
+import PGModelTestSupport
 import Testing
 
 /// Many random shares, revocations, inserts, deletes and forbidden attempts by several users; after
