@@ -196,7 +196,7 @@ let package = Package(
         .testTarget(
             name: "PGModelTests",
             dependencies: [
-                "PGModel", "PGModelClient", "PGModelIO", "PGModelPostgres", "PGModelWire", "PGModelCore",
+                "PGModel", "PGModelClient", "PGModelIO", "PGModelPostgres", "PGModelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fails when a module of Sources/ imports what its layer may not: the dependency graph of
-# docs/ARCHITECTURE.md ("Modules"), which points one way. Reads the import lines only; no build.
+# docs/ARCHITECTURE.md ("Modules"), which points one way; and when a unit-test target imports more than
+# the module it tests may. Reads the import lines only; no build.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -47,10 +48,36 @@ for directory in sorted(pathlib.Path("Sources").iterdir()):
             if name == module or name in system or name in layers or name in libraries:
                 continue
             problems.append(f"{path}:{number}: {module} may not import {name}")
+# Each unit-test target tests one module: it may import that module and what the module itself may
+# import, plus the test tools. The integration tests span the layers and are not checked.
+test_tools = {"Testing", "XCTest", "PGModelTestSupport", "NIOEmbedded", "SwiftSyntaxMacrosTestSupport",
+              "SwiftSyntaxMacrosGenericTestSupport", "SwiftSyntaxMacroExpansion", "SwiftParser"}
+support_allowed = {"PGModelCore", "PGModelWire", "NIOCore", "Testing"}
+for directory in sorted(pathlib.Path("Tests").iterdir()):
+    if not directory.is_dir() or directory.name == "PGModelIntegrationTests":
+        continue
+    if directory.name == "PGModelTestSupport":
+        module, permitted = None, support_allowed
+    else:
+        module = directory.name[:-len("Tests")] if directory.name.endswith("Tests") else directory.name
+        if module not in allowed:
+            problems.append(f"{directory}: a test target for no module of Sources/")
+            continue
+        layers, libraries = allowed[module]
+        permitted = {module} | set(layers) | set(libraries) | test_tools
+    for path in sorted(directory.rglob("*.swift")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            match = pattern.match(line)
+            if not match:
+                continue
+            name = match.group(1)
+            if name in system or name in permitted:
+                continue
+            problems.append(f"{path}:{number}: {directory.name} may not import {name} (test the module it imports in its own target)")
 if problems:
     print("== the module graph is broken:", file=sys.stderr)
     for problem in problems:
         print("   " + problem, file=sys.stderr)
     sys.exit(1)
-print(f"== the module graph holds ({len(allowed)} modules, imports point one way)")
+print(f"== the module graph holds ({len(allowed)} modules, imports point one way; each unit-test target imports its module's layers only)")
 PY

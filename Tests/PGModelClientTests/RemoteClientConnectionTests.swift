@@ -4,7 +4,6 @@ import NIOEmbedded
 @_spi(PGModelInternals) @testable import PGModelClient
 @_spi(PGModelInternals) import PGModelCore
 @_spi(PGModelInternals) @testable import PGModelIO
-@_spi(PGModelInternals) @testable import PGModelPostgres
 @_spi(PGModelInternals) import PGModelWire
 import Testing
 

@@ -1,8 +1,6 @@
 import Foundation
 import NIOCore
-@_spi(PGModelInternals) @testable import PGModelClient
 @_spi(PGModelInternals) @testable import PGModelIO
-@_spi(PGModelInternals) @testable import PGModelPostgres
 import Testing
 @_spi(PGModelInternals) import PGModelCore
 

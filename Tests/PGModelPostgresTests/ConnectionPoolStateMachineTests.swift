@@ -1,4 +1,3 @@
-@_spi(PGModelInternals) @testable import PGModelClient
 @_spi(PGModelInternals) @testable import PGModelIO
 @_spi(PGModelInternals) @testable import PGModelPostgres
 import Testing
