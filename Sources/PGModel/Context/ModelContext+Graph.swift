@@ -254,13 +254,13 @@ extension ModelContext {
     /// Builds a fetched row as its concrete class (a fetch of `Trip` returns `BusinessTrip`s as such).
     func materializeConcrete(_ row: StoreRow) throws -> any PersistentModel {
         // A fetch's rows are mostly of one class: its name compares equal without hashing.
-        if let last = lastConcreteClass, last.name == row.entity {
+        if let last = caches.lastConcreteClass, last.name == row.entity {
             return try materializeAny(row, as: last.type)
         }
         guard let entity = container.schema.entity(named: row.entity) else {
             throw PGModelError(.unknownEntity, "the store returned a \(row.entity), which is not in this container's schema", model: row.entity)
         }
-        lastConcreteClass = (entity.name, entity.type)
+        caches.lastConcreteClass = (entity.name, entity.type)
         return try materializeAny(row, as: entity.type)
     }
 
@@ -313,7 +313,7 @@ extension ModelContext {
 
     /// Link changes of join-table relationships of `model` (all current links for an insert).
     func linkChanges(of model: any PersistentModel, isInsert: Bool) -> [LinkChange] {
-        guard !relationshipsOfLastClass.relationships(of: model).isEmpty else { return [] }
+        guard !caches.relationshipsOfLastClass.relationships(of: model).isEmpty else { return [] }
         let data = model._$backingData
         let entity = ModelGraph.entity(for: type(of: model))
         var changes: [LinkChange] = []
@@ -336,7 +336,7 @@ extension ModelContext {
     /// Remembers the links just saved, so the next save diffs against them.
     func recordSavedLinks(of model: any PersistentModel) {
         // Most classes of a bulk save have no relationships.
-        guard !relationshipsOfLastClass.relationships(of: model).isEmpty else { return }
+        guard !caches.relationshipsOfLastClass.relationships(of: model).isEmpty else { return }
         let data = model._$backingData
         let entity = ModelGraph.entity(for: type(of: model))
         for property in entity.relationships where !data.faults.contains(property.name) {

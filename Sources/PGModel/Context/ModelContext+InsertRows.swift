@@ -113,7 +113,7 @@ extension ModelContext {
 
     /// The ``InsertShape`` of `type`, worked out once per class and context.
     private func insertShape(of type: any PersistentModel.Type, in schema: Schema) throws -> InsertShape {
-        if let known = insertShapes[ObjectIdentifier(type)] { return known }
+        if let known = caches.insertShapes[ObjectIdentifier(type)] { return known }
         guard let entity = schema.entity(for: type) else {
             throw PGModelError(.unknownEntity, "\(type._$entityName) is not in this container's schema; add it to the ModelContainer", model: type._$entityName)
         }
@@ -133,7 +133,7 @@ extension ModelContext {
         }
         let shape = InsertShape(properties: properties, isForeignKey: isForeignKey, entityName: type._$entityName,
                                 declared: type.schemaMetadata)
-        insertShapes[ObjectIdentifier(type)] = shape
+        caches.insertShapes[ObjectIdentifier(type)] = shape
         return shape
     }
 }

@@ -30,26 +30,17 @@ public final class ModelContext {
     var materializingPartialRows = false
     /// Partner rows fetched ahead for the models being built (see `partnerRequests(for:)`).
     var stagedRows: [UUID: StoreRow] = [:]
-    /// Per model class: what building a fetched instance needs to know about its properties.
-    var storageTraits: [ObjectIdentifier: StorageTraits] = [:]
-    /// The class whose traits were asked for last, and its traits.
-    var lastStorageTraits: (type: ObjectIdentifier, traits: StorageTraits)?
     /// Set while a fetch builds rows that no registered model can have (see `models(from:for:mergingPending:)`):
     /// each row's model is built without looking it up first.
     var buildsUnregisteredRows = false
-    /// The class of the last row built by its stored entity name (see `materializeConcrete(_:)`).
-    var lastConcreteClass: (name: String, type: any PersistentModel.Type)?
-    /// Per model class: the stored properties an insert writes (see ``insertedRow(of:in:)``).
-    var insertShapes: [ObjectIdentifier: InsertShape] = [:]
+    /// Per-class facts kept only for speed (see ``ContextCaches``).
+    var caches = ContextCaches()
 
     var isMainContext = false
     private var isAutosaveScheduled = false
 
     /// One weak entry per registered identifier: the context does not keep clean models alive.
     private var registry: [UUID: WeakModel] = [:]
-    /// The relationships of the class last asked about: a bulk insert or save looks them up once, not
-    /// once per model (a lock and a copy of the class's description each time).
-    var relationshipsOfLastClass = RelationshipsByClass()
     /// Pending changes, in the order they happened, keyed by row id.
     private(set) var inserted = OrderedModels()
     private(set) var changed = OrderedModels()
@@ -107,7 +98,7 @@ public final class ModelContext {
         // in: a relationship set in the model's initializer (`Note(doc: doc)`) bypassed the setter that
         // keeps them in step.
         var entity: Schema.Entity?
-        for property in relationshipsOfLastClass.relationships(of: model)
+        for property in caches.relationshipsOfLastClass.relationships(of: model)
         where !data.faults.contains(property.name) {
             let related = property.relationship?.models(model) ?? []
             guard !related.isEmpty else { continue }
@@ -626,15 +617,15 @@ public final class ModelContext {
     /// per class and context, and the last class's kept aside, since a fetch's rows are mostly of one.
     private func storageTraits<T: PersistentModel>(of type: T.Type) -> StorageTraits {
         let key = ObjectIdentifier(T.self)
-        if let last = lastStorageTraits, last.type == key { return last.traits }
+        if let last = caches.lastStorageTraits, last.type == key { return last.traits }
         let traits: StorageTraits
-        if let known = storageTraits[key] {
+        if let known = caches.storageTraits[key] {
             traits = known
         } else {
             traits = StorageTraits(ModelGraph.entity(for: T.self))
-            storageTraits[key] = traits
+            caches.storageTraits[key] = traits
         }
-        lastStorageTraits = (key, traits)
+        caches.lastStorageTraits = (key, traits)
         return traits
     }
 
