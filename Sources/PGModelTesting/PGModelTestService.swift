@@ -73,8 +73,8 @@ public final class PGModelTestService: Sendable {
             on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration.connection, id: 1, logger: logger)
         do {
             let engine = PostgresStoreEngine(schemaName: schemaName, logger: logger)
-            try await engine.bootstrap(on: connection)
-            _ = try await engine.createUser(name: unique, password: password, isAdmin: isAdmin, on: connection)
+            try await engine.bootstrap(on: EngineConnection(connection))
+            _ = try await engine.createUser(name: unique, password: password, isAdmin: isAdmin, on: EngineConnection(connection))
             try await connection.close()
         } catch {
             try? await connection.close()

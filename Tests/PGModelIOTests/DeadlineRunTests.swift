@@ -6,7 +6,7 @@ import Testing
 
 /// `Deadline` answers by its time limit whatever the work does, and the work it leaves behind is
 /// cancelled: a server request its client gave up on must not go on to change the database.
-@Suite("Deadline and the request budget", .timeLimit(.minutes(1)))
+@Suite("Deadline", .timeLimit(.minutes(1)))
 struct DeadlineRunTests {
     /// What the work saw: the stream gets one element when the work ends.
     private static func observedWork() -> (AsyncStream<String>, @Sendable () async -> Int) {
@@ -49,17 +49,5 @@ struct DeadlineRunTests {
         await #expect(throws: CancellationError.self) { try await caller.value }
         var iterator = ended.makeAsyncIterator()
         #expect(await iterator.next() == "cancelled")
-    }
-
-    @Test func theRequestBudgetShortensTheGatewaysDeadlinesButNeverBelowOneMillisecond() async {
-        #expect(RequestBudget.timeout(within: .seconds(30)) == .seconds(30))
-        await RequestBudget.$deadline.withValue(.now() + .seconds(2)) {
-            let timeout = RequestBudget.timeout(within: .seconds(30))
-            #expect(timeout <= .seconds(2) && timeout > .seconds(1))
-            #expect(RequestBudget.timeout(within: .milliseconds(100)) == .milliseconds(100))
-        }
-        await RequestBudget.$deadline.withValue(.now() - .seconds(1)) {
-            #expect(RequestBudget.timeout(within: .seconds(30)) == .milliseconds(1))
-        }
     }
 }

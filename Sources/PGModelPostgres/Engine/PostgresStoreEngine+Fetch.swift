@@ -9,7 +9,7 @@ import PostgresNIO
     /// Rows of `request` visible to `requester`, in the request's order.
     ///
     /// `templates`, when given, must belong to `schema` (see ``SelectTemplateCache``).
-    public func fetch(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection,
+    public func fetch(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: EngineConnection,
                       templates: SelectTemplateCache? = nil) async throws -> [RowValues] {
         try await fetchTable(request, in: schema, as: requester, on: connection, templates: templates).rowValues
     }
@@ -19,7 +19,7 @@ import PostgresNIO
     ///
     /// `templates`, when given, must belong to `schema`: a request of a shape rendered before is then
     /// filled into that shape's SQL instead of rendered again (``SelectTemplateCache``).
-    public func fetchTable(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection,
+    public func fetchTable(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: EngineConnection,
                            templates: SelectTemplateCache? = nil) async throws -> FetchedTable {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         let entity = try renderer.entity(request.entity)
@@ -28,18 +28,8 @@ import PostgresNIO
         let rows = try await scoped(requester, on: connection) {
             try await isSmall ? select(statement, on: connection, model: entity.name) : query(statement, on: connection, model: entity.name)
         }
-        return try await Self.table(of: rows, layout: layout, entity: entity.name)
+        return try await Self.table(of: rows, layout: layout, entity: entity.name, decodingOn: connection.budget.largeResultExecutor)
     }
-
-    /// The most bytes of rows one statement may bring in, counted as the rows arrive from PostgreSQL
-    /// (each cell's own bytes): past it the read stops with `result_too_large`, before the rest of the
-    /// result is read, decoded or encoded. The service sets it to its response-line limit around reads; a
-    /// row's cells never take more bytes than its JSON, so no answer that fits is refused. `nil`: no bound.
-    ///
-    /// ```swift
-    /// try await PostgresStoreEngine.$resultByteBudget.withValue(64 << 20) { try await gateway.fetch(request, as: requester) }
-    /// ```
-    @TaskLocal package static var resultByteBudget: Int?
 
     /// Appends `row` to `rows` after adding its cells' bytes to `bytes`; throws `result_too_large` when
     /// they pass `budget`.
@@ -56,27 +46,17 @@ import PostgresNIO
     /// The fewest rows whose decoding is split between this thread and another event loop.
     static let parallelDecodeRows = 8_192
 
-    /// The fewest rows decoded on ``largeResultExecutor`` when it is set.
+    /// The fewest rows decoded on the request's ``RequestBudget/largeResultExecutor`` when it has one.
     package static let largeResultRows = 257
 
-    /// Where a result of ``largeResultRows`` or more (rows or identifiers) is decoded; nil decodes it
-    /// where the fetch runs. The service runs short requests on their connection's event loop and sets
-    /// Swift's global executor here, so a large result's decoding does not hold up the other
-    /// connections' I/O on that loop.
-    ///
-    /// ```swift
-    /// try await PostgresStoreEngine.$largeResultExecutor.withValue(globalConcurrentExecutor) { … }
-    /// ```
-    @TaskLocal package static var largeResultExecutor: (any TaskExecutor)?
-
-    /// ``table(of:layout:entity:)``; a large result is decoded in two halves at once, the second on
-    /// another of the default group's event loops, when one is not this thread: decoding a 20,000-row
-    /// result took longer than reading it, all on the connection's loop while the other core idled.
-    static func table(of rows: [PostgresRow], layout: SelectLayout, entity: String) async throws -> FetchedTable {
-        if rows.count >= largeResultRows, let executor = largeResultExecutor {
-            return try await PostgresStoreEngine.$largeResultExecutor.withValue(nil) {
-                try await withTaskExecutorPreference(executor) { try await table(of: rows, layout: layout, entity: entity) }
-            }
+    /// ``table(of:layout:entity:)``, on `executor` when the result has ``largeResultRows`` or more; a
+    /// large result is decoded in two halves at once, the second on another of the default group's event
+    /// loops, when one is not this thread: decoding a large result takes longer than reading it, and all
+    /// on the connection's loop would leave the other cores idle.
+    static func table(of rows: [PostgresRow], layout: SelectLayout, entity: String,
+                      decodingOn executor: (any TaskExecutor)? = nil) async throws -> FetchedTable {
+        if rows.count >= largeResultRows, let executor {
+            return try await withTaskExecutorPreference(executor) { try await table(of: rows, layout: layout, entity: entity) }
         }
         guard rows.count >= parallelDecodeRows, let helper = helperLoop() else {
             return try table(of: rows[...], layout: layout, entity: entity)
@@ -224,7 +204,7 @@ import PostgresNIO
     }
 
     /// The number of rows of `request` visible to `requester`.
-    public func count(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection) async throws -> Int {
+    public func count(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: EngineConnection) async throws -> Int {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         let statement = try renderer.count(request)
         let rows = try await scoped(requester, on: connection) { try await query(statement, on: connection, model: request.entity) }
@@ -233,11 +213,11 @@ import PostgresNIO
     }
 
     /// The ids of rows of `request` visible to `requester`, in its order.
-    public func fetchIdentifiers(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection) async throws -> [RowReference] {
+    public func fetchIdentifiers(_ request: FetchRequest, in schema: SchemaDescription, as requester: Requester, on connection: EngineConnection) async throws -> [RowReference] {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         let statement = try renderer.selectIdentifiers(request)
         let rows = try await scoped(requester, on: connection) { try await query(statement, on: connection, model: request.entity) }
-        if rows.count >= Self.largeResultRows, let executor = Self.largeResultExecutor {
+        if rows.count >= Self.largeResultRows, let executor = connection.budget.largeResultExecutor {
             return try await withTaskExecutorPreference(executor) { try Self.references(of: rows) }
         }
         return try Self.references(of: rows)

@@ -8,7 +8,7 @@ import PostgresNIO
     /// transaction, so history commits (or rolls back) with the data. The transaction's position (its
     /// token) is assigned at COMMIT by the `pgmodel_assign_position` trigger, under the store's commit
     /// lock. A save that wrote nothing writes no history.
-    func writeHistory(_ log: HistoryLog, request: SaveRequest, as requester: Requester, on connection: PostgresConnection,
+    func writeHistory(_ log: HistoryLog, request: SaveRequest, as requester: Requester, on connection: EngineConnection,
                       _ pipeline: inout StatementPipeline) async throws {
         guard !log.isEmpty else { return try await pipeline.drain() }
         let sql = HistorySQL(schemaName: schemaName)
@@ -46,14 +46,14 @@ import PostgresNIO
     /// rows they may see. Positions become visible in order, so every page is complete and nothing
     /// (another database's transaction, a long save) holds a reader back. Throws `historyTokenExpired`
     /// when the request resumes from a token older than deleted history.
-    public func fetchHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> HistoryPage {
+    public func fetchHistory(_ request: HistoryRequest, as requester: Requester, on connection: EngineConnection) async throws -> HistoryPage {
         try request.validate()
         return try await readHistory(request, as: requester, on: connection)
     }
 
     /// Deletes the history transactions `request` matches and records the newest
     /// deleted token, so readers resuming from an older one get `historyTokenExpired`. Returns how many.
-    public func deleteHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> Int {
+    public func deleteHistory(_ request: HistoryRequest, as requester: Requester, on connection: EngineConnection) async throws -> Int {
         guard requester.isAdmin else {
             throw PGModelError(.forbidden, "deleting history removes other users' history too; it needs an admin or a direct connection")
         }
@@ -71,7 +71,7 @@ import PostgresNIO
 
     /// One consistent read: the deletion check, the transactions and their changes in one REPEATABLE
     /// READ snapshot.
-    private func readHistory(_ request: HistoryRequest, as requester: Requester, on connection: PostgresConnection) async throws -> HistoryPage {
+    private func readHistory(_ request: HistoryRequest, as requester: Requester, on connection: EngineConnection) async throws -> HistoryPage {
         let sql = HistorySQL(schemaName: schemaName)
         // Inside a migration the reads see the migration's own transaction.
         if !isEnclosed { try await execute(SQLStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), on: connection) }

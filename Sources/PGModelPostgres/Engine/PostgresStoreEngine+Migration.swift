@@ -52,7 +52,7 @@ import PostgresNIO
 
     /// Opens a migration's transaction: `BEGIN`, then the store's schema lock, which every registration
     /// also takes, so two processes starting a new version one after the other migrate once.
-    public func beginMigration(on connection: PostgresConnection) async throws {
+    public func beginMigration(on connection: EngineConnection) async throws {
         try await execute(SQLStatement(sql: "BEGIN"), on: connection)
         do {
             try await execute(SQLStatement(sql: "SELECT pg_advisory_xact_lock(\(Self.bootstrapLock))"), on: connection)
@@ -63,18 +63,18 @@ import PostgresNIO
     }
 
     /// Commits the migration's transaction.
-    public func commitMigration(on connection: PostgresConnection) async throws {
+    public func commitMigration(on connection: EngineConnection) async throws {
         try await execute(SQLStatement(sql: "COMMIT"), on: connection)
     }
 
     /// Rolls the migration's transaction back: the store is as it was before ``beginMigration(on:)``.
-    public func rollbackMigration(on connection: PostgresConnection) async {
+    public func rollbackMigration(on connection: EngineConnection) async {
         _ = try? await query(SQLStatement(sql: "ROLLBACK"), on: connection)
     }
 
     /// Runs `body` inside a savepoint of the enclosing migration, so a failed call inside `willMigrate`
     /// (which the app may catch with `try?`) does not leave the whole transaction aborted.
-    public func withSavepoint<T>(on connection: PostgresConnection, _ body: () async throws -> T) async throws -> T {
+    public func withSavepoint<T>(on connection: EngineConnection, _ body: () async throws -> T) async throws -> T {
         try await execute(SQLStatement(sql: "SAVEPOINT pgmodel_call"), on: connection)
         do {
             let result = try await body()
@@ -89,7 +89,7 @@ import PostgresNIO
 
     /// The newest version recorded with a fingerprint for any of `entities`: the version a migration
     /// (or a versioned container) last left them at.
-    public func recordedVersion(of entities: Set<String>, on connection: PostgresConnection) async throws -> String? {
+    public func recordedVersion(of entities: Set<String>, on connection: EngineConnection) async throws -> String? {
         let rows = try await query(SQLStatement(sql: """
             SELECT version FROM pgmodel.schema_versions \
             WHERE schema_name = $1 AND fingerprint IS NOT NULL AND entities && $2::text[] ORDER BY id DESC LIMIT 1
@@ -98,7 +98,7 @@ import PostgresNIO
     }
 
     /// The newest version recorded with a fingerprint for each entity of this engine's schema.
-    public func recordedVersions(on connection: PostgresConnection) async throws -> [String: String] {
+    public func recordedVersions(on connection: EngineConnection) async throws -> [String: String] {
         let rows = try await query(SQLStatement(sql: """
             SELECT DISTINCT ON (e) e, version FROM pgmodel.schema_versions, unnest(entities) AS e \
             WHERE schema_name = $1 AND fingerprint IS NOT NULL ORDER BY e, id DESC
@@ -113,7 +113,7 @@ import PostgresNIO
 
     /// Throws `schema_version_mismatch` when `schema`'s entities were migrated to a newer version than
     /// `schema.version`: an app older than its store gets an error, not wrong data.
-    public func checkVersion(of schema: SchemaDescription, on connection: PostgresConnection) async throws {
+    public func checkVersion(of schema: SchemaDescription, on connection: EngineConnection) async throws {
         let names = Set(schema.entities.map(\.name))
         guard let recorded = try await recordedVersion(of: names, on: connection),
               SchemaVersionOrder.less(schema.version, recorded) else { return }
@@ -135,7 +135,7 @@ import PostgresNIO
     /// data moves of ``SQLRenderer/migrationStatements(from:)``, row-level security for the new tables,
     /// and the registered entities. Returns the rows per entity afterwards.
     @discardableResult
-    public func applyMigration(from old: SchemaDescription, to new: SchemaDescription, on connection: PostgresConnection) async throws -> [String: Int] {
+    public func applyMigration(from old: SchemaDescription, to new: SchemaDescription, on connection: EngineConnection) async throws -> [String: Int] {
         try new.validate()
         let registered = try await loadSchema(on: connection)
         // A `willMigrate` save leaves its foreign keys' checks pending until commit, and PostgreSQL alters
@@ -162,12 +162,12 @@ import PostgresNIO
     }
 
     /// Creates `schema` in a store that holds none of its entities yet (a new store of a versioned app).
-    public func createVersion(_ schema: SchemaDescription, on connection: PostgresConnection) async throws {
+    public func createVersion(_ schema: SchemaDescription, on connection: EngineConnection) async throws {
         try await applyMigration(from: SchemaDescription(entities: []), to: schema, on: connection)
     }
 
     /// Rows per entity of `schema` (each class counted on its own).
-    public func rowCounts(of schema: SchemaDescription, on connection: PostgresConnection) async throws -> [String: Int] {
+    public func rowCounts(of schema: SchemaDescription, on connection: EngineConnection) async throws -> [String: Int] {
         var counts: [String: Int] = [:]
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         for root in schema.entities where root.superentity == nil {
@@ -183,7 +183,7 @@ import PostgresNIO
 
     /// Records that the plan's entities now have `schema`'s shape at `schema.version`.
     public func recordVersion(_ schema: SchemaDescription, entities: Set<String>, stages: [MigrationStageReport],
-                              on connection: PostgresConnection) async throws {
+                              on connection: EngineConnection) async throws {
         let description = String(decoding: try Self.encoder.encode(schema), as: UTF8.self)
         let shape = String(decoding: try Self.encoder.encode(schema.entities.map(\.shape).sorted { $0.name < $1.name }), as: UTF8.self)
         let stageJSON = String(decoding: try Self.encoder.encode(stages), as: UTF8.self)
@@ -195,7 +195,7 @@ import PostgresNIO
     }
 
     /// Every version row of this engine's schema, oldest first: what `pgmodel schema` shows.
-    public func schemaHistory(on connection: PostgresConnection) async throws -> [SchemaVersionRecord] {
+    public func schemaHistory(on connection: EngineConnection) async throws -> [SchemaVersionRecord] {
         let rows = try await query(SQLStatement(sql: """
             SELECT version, fingerprint, coalesce(entities, ARRAY(SELECT jsonb_array_elements(description->'entities')->>'name')), \
             stages::text, applied_at, applied_by FROM pgmodel.schema_versions WHERE schema_name = $1 ORDER BY id

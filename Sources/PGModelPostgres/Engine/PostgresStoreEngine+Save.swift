@@ -9,7 +9,7 @@ import PostgresNIO
     /// insert in the same save. An insert that meets a uniqueness constraint updates the existing row
     /// (SwiftData's upsert) and is reported in ``SaveResult/remappedIdentifiers``. Every deleted row,
     /// cascades included, is reported in ``SaveResult/deleted``. Any failure rolls back everything.
-    public func save(_ request: SaveRequest, in schema: SchemaDescription, as requester: Requester, on connection: PostgresConnection) async throws -> SaveResult {
+    public func save(_ request: SaveRequest, in schema: SchemaDescription, as requester: Requester, on connection: EngineConnection) async throws -> SaveResult {
         guard !request.isEmpty else { return SaveResult() }
         // Before BEGIN: a request the renderer cannot handle fails whole, with a code, and costs no transaction.
         try request.validate(against: schema)
@@ -184,7 +184,7 @@ import PostgresNIO
     /// A statement without RETURNING goes through `pipeline`: the next chunk is built while it runs, and
     /// the last one may still run when this returns.
     private func applyInserts(_ request: SaveRequest, _ owners: [RowKey: UUID?], _ renderer: SQLRenderer, _ requester: Requester,
-                              _ connection: PostgresConnection, _ pipeline: inout StatementPipeline) async throws -> InsertOutcomes {
+                              _ connection: EngineConnection, _ pipeline: inout StatementPipeline) async throws -> InsertOutcomes {
         let rows = request.inserts
         var rowOwners = [UUID?](repeating: nil, count: rows.count)
         var groups: [(key: InsertGroupKey, indices: [Int])] = []
@@ -276,7 +276,7 @@ import PostgresNIO
 
     /// The one-row insert: the statement a save of one model sends, then the upsert if it met a constraint.
     private func insertOne(_ row: RowValues, owner: UUID?, upserting: Bool, _ renderer: SQLRenderer,
-                           _ connection: PostgresConnection) async throws -> InsertOutcome {
+                           _ connection: EngineConnection) async throws -> InsertOutcome {
         guard upserting else {
             try await execute(try renderer.insert(row, owner: owner, upserting: false), on: connection, model: row.entity)
             return .inserted(owner: owner)
@@ -288,7 +288,7 @@ import PostgresNIO
 
     /// SwiftData's upsert of an inserted row that met a uniqueness constraint: the row of the same owner with
     /// its unique values takes its attributes.
-    private func upsert(_ row: RowValues, owner: UUID?, _ renderer: SQLRenderer, _ connection: PostgresConnection) async throws -> InsertOutcome {
+    private func upsert(_ row: RowValues, owner: UUID?, _ renderer: SQLRenderer, _ connection: EngineConnection) async throws -> InsertOutcome {
         guard let upsert = try renderer.upsertUpdate(row, owner: owner) else {
             throw PGModelError(.uniqueViolation, "an inserted \(row.entity) collides with an existing row's id", model: row.entity)
         }
@@ -304,7 +304,7 @@ import PostgresNIO
     /// save (a child's foreign key, a parent's to-one, a link): that record's owner, so a child a user
     /// adds to a record shared with them belongs to the record's owner and stays in the share.
     private func insertOwners(_ request: SaveRequest, _ renderer: SQLRenderer, _ requester: Requester,
-                              _ connection: PostgresConnection) async throws -> [RowKey: UUID?] {
+                              _ connection: EngineConnection) async throws -> [RowKey: UUID?] {
         let schema = renderer.schema
         let parents = schema.cascadeParents(in: request)
         guard !parents.isEmpty else { return [:] }
@@ -338,7 +338,7 @@ import PostgresNIO
 
     /// The owners of existing rows the connection can see, by hierarchy and id.
     private func existingOwners(_ references: [RowReference], _ renderer: SQLRenderer,
-                                _ connection: PostgresConnection) async throws -> [RowKey: UUID?] {
+                                _ connection: EngineConnection) async throws -> [RowKey: UUID?] {
         var byRoot: [String: [UUID]] = [:]
         for reference in references {
             guard let root = renderer.schema.rootEntity(of: reference.entity) else { continue }
@@ -357,7 +357,7 @@ import PostgresNIO
     /// Applies shares and revocations: each names a record the requester owns (or any, for an admin or
     /// the direct store) and an existing user; anything else fails the whole save.
     private func applyShares(_ changes: [ShareChange], _ renderer: SQLRenderer, _ requester: Requester,
-                             _ connection: PostgresConnection, _ history: inout HistoryLog) async throws {
+                             _ connection: EngineConnection, _ history: inout HistoryLog) async throws {
         let sql = ShareSQL(schemaName: schemaName)
         for change in changes {
             let entity = try renderer.entity(change.record.entity)
@@ -402,7 +402,7 @@ import PostgresNIO
     /// after checking `.deny` relationships, set-based: one statement per class and relationship per wave.
     /// Returns every deleted row.
     private func applyDeletes(_ request: SaveRequest, _ renderer: SQLRenderer,
-                              _ connection: PostgresConnection) async throws -> (deleted: [DeletedRow], nullified: [NullifiedRow]) {
+                              _ connection: EngineConnection) async throws -> (deleted: [DeletedRow], nullified: [NullifiedRow]) {
         let schema = renderer.schema
         // Rows are keyed by hierarchy and id: ids are the clients' and may repeat across hierarchies.
         let key = schema.rowKeyer()
@@ -561,7 +561,7 @@ import PostgresNIO
         return result
     }
 
-    func exists(_ reference: RowReference, _ renderer: SQLRenderer, _ connection: PostgresConnection) async throws -> Bool {
+    func exists(_ reference: RowReference, _ renderer: SQLRenderer, _ connection: EngineConnection) async throws -> Bool {
         !(try await query(try renderer.exists(reference), on: connection, model: reference.entity)).isEmpty
     }
 }

@@ -21,7 +21,7 @@ import PostgresNIO
     /// is replayed one row at a time in the request's order, and the error (or success) is exactly the
     /// one-row path's.
     func applyUpdates(_ rows: [RowValues], _ renderer: SQLRenderer,
-                      _ connection: PostgresConnection) async throws -> [RowKey: UUID?] {
+                      _ connection: EngineConnection) async throws -> [RowKey: UUID?] {
         var owners: [RowKey: UUID?] = [:]
         owners.reserveCapacity(rows.count)
         for batch in Self.batches(of: rows.indices, key: { rows[$0].entity }, id: { rows[$0].id }, limit: Self.updateChunkSize) {
@@ -51,7 +51,7 @@ import PostgresNIO
     }
 
     /// The one-row update: what a group of one row, and a replayed group, runs.
-    private func updateOne(_ row: RowValues, _ renderer: SQLRenderer, _ connection: PostgresConnection,
+    private func updateOne(_ row: RowValues, _ renderer: SQLRenderer, _ connection: EngineConnection,
                            root: String, into owners: inout [RowKey: UUID?]) async throws {
         try record(try await query(try renderer.update(row), on: connection, model: row.entity), root: root, into: &owners)
     }
@@ -80,7 +80,7 @@ import PostgresNIO
     /// Returns the changes that added or removed a link: adding one that exists, or removing one that is
     /// gone, changes nothing and goes into no one's history.
     @discardableResult
-    func applyLinks(_ changes: [LinkChange], _ renderer: SQLRenderer, _ connection: PostgresConnection) async throws -> Set<LinkChange> {
+    func applyLinks(_ changes: [LinkChange], _ renderer: SQLRenderer, _ connection: EngineConnection) async throws -> Set<LinkChange> {
         var applied = Set<LinkChange>()
         var keys: [LinkKey] = []
         keys.reserveCapacity(changes.count)

@@ -10,7 +10,7 @@ import PostgresNIO
     /// ```swift
     /// let bobs = try await engine.listShares(user: "bob", on: connection)
     /// ```
-    public func listShares(of record: RowReference? = nil, user: String? = nil, on connection: PostgresConnection) async throws -> [ShareListing] {
+    public func listShares(of record: RowReference? = nil, user: String? = nil, on connection: EngineConnection) async throws -> [ShareListing] {
         return try await query(ShareSQL(schemaName: schemaName).list(record: record, user: user), on: connection).map { row in
             let (schema, entity, id, owner, grantee, permission, grantedBy, createdAt) =
                 try row.decode((String, String, UUID, String?, String, String, String, Date).self)
@@ -23,7 +23,7 @@ import PostgresNIO
     /// Every share of `record` the requester may see: all of them for its owner or an admin, their own
     /// for a user it is shared with. `notFound` when the record is not visible.
     public func shares(of record: RowReference, in schema: SchemaDescription, as requester: Requester,
-                       on connection: PostgresConnection) async throws -> [ModelShare] {
+                       on connection: EngineConnection) async throws -> [ModelShare] {
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         let entity = try renderer.entity(record.entity)
         let root = schema.rootEntity(of: entity.name)?.name ?? entity.name

@@ -6,7 +6,7 @@ extension PostgresStoreEngine {
     /// Refuses a registration whose tables already exist with a shape the models cannot use (another app's
     /// `Trip` in the same schema, a hand-made table), naming each table and how it differs, before any
     /// DDL runs: otherwise the container opens and the first insert fails on a constraint's name.
-    func checkTableShapes(_ renderer: SQLRenderer, tablesOf entities: Set<String>, on connection: PostgresConnection) async throws {
+    func checkTableShapes(_ renderer: SQLRenderer, tablesOf entities: Set<String>, on connection: EngineConnection) async throws {
         let needed = renderer.requiredColumns(ofTablesOf: entities)
         let tables = Array(Set(needed.map(\.table))).sorted()
         guard !tables.isEmpty else { return }

@@ -12,7 +12,7 @@ import PostgresNIO
     /// password whose stored hash has a lower cost than ``passwordHashCost`` is hashed again at that
     /// cost, so old hashes are upgraded at their users' next login. The password travels only as a
     /// bind parameter, in a transaction that keeps the statement logs quiet (``withQuietLogs(on:_:)``).
-    public func authenticate(user: String, password: String, on connection: PostgresConnection) async throws -> AuthenticatedUser {
+    public func authenticate(user: String, password: String, on connection: EngineConnection) async throws -> AuthenticatedUser {
         try await withQuietLogs(on: connection) {
             let rows = try await query(SQLStatement(
                 sql: """
@@ -84,7 +84,7 @@ import PostgresNIO
     /// superuser or, from PostgreSQL 15, `GRANT SET ON PARAMETER … TO` the service's role, which
     /// scripts/docker-initdb.sh and the embedded cluster give). Returns how many settings were quieted
     /// through `quieted`, for tests.
-    package func withQuietLogs<T>(on connection: PostgresConnection, quieted: ((Int) -> Void)? = nil,
+    package func withQuietLogs<T>(on connection: EngineConnection, quieted: ((Int) -> Void)? = nil,
                                   _ body: () async throws -> T) async throws -> T {
         // Inside an enclosing transaction (a migration's) the settings hold until it ends.
         if !isEnclosed { try await execute(SQLStatement(sql: "BEGIN"), on: connection) }
@@ -109,7 +109,7 @@ import PostgresNIO
 
     /// Creates a user with a bcrypt password hash (pgcrypto, cost ``passwordHashCost``). Throws
     /// `uniqueViolation` if the name is taken.
-    public func createUser(name: String, password: String, isAdmin: Bool, on connection: PostgresConnection) async throws -> AuthenticatedUser {
+    public func createUser(name: String, password: String, isAdmin: Bool, on connection: EngineConnection) async throws -> AuthenticatedUser {
         guard !password.isEmpty else {
             throw PGModelError(.invalidField, "the password of user '\(name)' must not be empty")
         }
@@ -129,7 +129,7 @@ import PostgresNIO
     }
 
     /// Replaces a user's password (bcrypt, cost ``passwordHashCost``). Throws `notFound` for an unknown user.
-    public func setPassword(user: String, password: String, on connection: PostgresConnection) async throws {
+    public func setPassword(user: String, password: String, on connection: EngineConnection) async throws {
         guard !password.isEmpty else {
             throw PGModelError(.invalidField, "the password of user '\(user)' must not be empty")
         }
@@ -142,7 +142,7 @@ import PostgresNIO
     }
 
     /// Every user, by name.
-    public func listUsers(on connection: PostgresConnection) async throws -> [AuthenticatedUser] {
+    public func listUsers(on connection: EngineConnection) async throws -> [AuthenticatedUser] {
         let rows = try await query(SQLStatement(sql: "SELECT id, name, is_admin FROM pgmodel.users ORDER BY name"), on: connection)
         return try rows.map { row in
             let (id, name, isAdmin) = try row.decode((UUID, String, Bool).self)

@@ -45,7 +45,7 @@ import PostgresNIO
     /// A database where exactly these files were applied already, and whose roles are as they left them
     /// for the connecting role, costs one read instead (``isBootstrapped(on:)``): every container, CLI
     /// call and in-memory store starts with this, and the full script is some sixty statements.
-    public func bootstrap(on connection: PostgresConnection) async throws {
+    public func bootstrap(on connection: EngineConnection) async throws {
         if try await isBootstrapped(on: connection) { return }
         try await transaction(on: connection) {
             try await execute(SQLStatement(sql: "SELECT pg_advisory_xact_lock(\(Self.bootstrapLock))"), on: connection)
@@ -61,7 +61,7 @@ import PostgresNIO
     /// Whether the system SQL of this build is in place for the connecting role: the marker the last full
     /// bootstrap left on schema `pgmodel` names these exact files, and the role checks of the files' `DO`
     /// blocks (which depend on who connects, not on the files) would pass without changing anything.
-    public func isBootstrapped(on connection: PostgresConnection) async throws -> Bool {
+    public func isBootstrapped(on connection: EngineConnection) async throws -> Bool {
         let rows = try await query(SQLStatement(sql: SystemSQL.isAppliedQuery, binds: [.string(SystemSQL.marker)]), on: connection)
         guard let row = rows.first else { return false }
         return try row.decode(Bool?.self) ?? false
@@ -69,7 +69,7 @@ import PostgresNIO
 
     /// Validates `schema` and creates or extends its tables, constraints and indexes; records each entity
     /// in `pgmodel.entities` and a version row when anything changed.
-    public func prepare(_ schema: SchemaDescription, on connection: PostgresConnection) async throws {
+    public func prepare(_ schema: SchemaDescription, on connection: EngineConnection) async throws {
         try schema.validate()
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
         // DDL takes table locks while other clients save; PostgreSQL breaks a deadlock by failing one
@@ -86,7 +86,7 @@ import PostgresNIO
         }
     }
 
-    private func prepareOnce(_ schema: SchemaDescription, _ renderer: SQLRenderer, on connection: PostgresConnection) async throws {
+    private func prepareOnce(_ schema: SchemaDescription, _ renderer: SQLRenderer, on connection: EngineConnection) async throws {
         try await transaction(on: connection) {
             try await execute(SQLStatement(sql: "SELECT pg_advisory_xact_lock(\(Self.bootstrapLock))"), on: connection)
             // Re-registering a schema that is already in place (every client's start-up) must not run
@@ -132,7 +132,7 @@ import PostgresNIO
     /// version: the store-wide marker (``SQLRenderer/securityMarker``) is there, and every table is forced
     /// and has the newest per-table policy (`pgmodel_admin_all` with its fingerprint). Tables registered by
     /// an older PGModel (or whose row-level security an admin switched off) get their statements again.
-    private func isSecured(_ renderer: SQLRenderer, tablesOf entities: Set<String>, on connection: PostgresConnection) async throws -> Bool {
+    private func isSecured(_ renderer: SQLRenderer, tablesOf entities: Set<String>, on connection: EngineConnection) async throws -> Bool {
         let tables = renderer.securedTableNames(of: entities)
         let rows = try await query(SQLStatement(sql: """
             SELECT coalesce(obj_description(to_regprocedure($1), 'pg_proc') = $3, false) \
@@ -152,7 +152,7 @@ import PostgresNIO
     }
 
     /// Every entity registered in this engine's PostgreSQL schema.
-    public func loadSchema(on connection: PostgresConnection) async throws -> SchemaDescription {
+    public func loadSchema(on connection: EngineConnection) async throws -> SchemaDescription {
         let rows = try await query(SQLStatement(
             sql: "SELECT description::text FROM pgmodel.entities WHERE schema_name = $1 ORDER BY name",
             binds: [.string(schemaName)]), on: connection)
@@ -170,7 +170,7 @@ import PostgresNIO
 
     /// Drops this engine's PostgreSQL schema with every model table in it and forgets its registered
     /// entities: the end of an `isStoredInMemoryOnly` container.
-    public func dropSchema(on connection: PostgresConnection) async throws {
+    public func dropSchema(on connection: EngineConnection) async throws {
         try await transaction(on: connection) {
             try await execute(SQLStatement(sql: "DROP SCHEMA IF EXISTS \(Naming.quoted(schemaName)) CASCADE"), on: connection)
             try await execute(SQLStatement(sql: "DELETE FROM pgmodel.entities WHERE schema_name = $1", binds: [.string(schemaName)]), on: connection)
@@ -187,35 +187,23 @@ import PostgresNIO
 
     // MARK: Execution
 
-    /// Counts the statements this task sends while set: the round trips tests count.
-    @TaskLocal static var statementCounter: StatementCounter?
-
-    /// How many statements were sent (see ``statementCounter``).
-    final class StatementCounter: Sendable {
-        private let box = NIOLockedValueBox([String]())
-        init() {}
-        func record(_ sql: String) { box.withLockedValue { $0.append(sql) } }
-        /// Every statement's SQL, in the order sent.
-        var statements: [String] { box.withLockedValue { $0 } }
-        var count: Int { statements.count }
-    }
-
-    func query(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) async throws -> [PostgresRow] {
-        Self.statementCounter?.record(statement.sql)
+    func query(_ statement: SQLStatement, on connection: EngineConnection, model: String? = nil) async throws -> [PostgresRow] {
+        connection.statementLog?.record(statement.sql)
         do {
             let query = try PostgresValueCoding.query(statement)
-            if let budget = Self.resultByteBudget {
+            if let budget = connection.budget.maxResultBytes {
                 // Counted row by row as they arrive, so a result past the budget is never read whole.
                 let logger = logger
+                let postgres = connection.connection
                 let read: @Sendable () async throws -> [PostgresRow] = {
                     var rows: [PostgresRow] = []
                     var bytes = 0
-                    for try await row in try await connection.query(query, logger: logger) {
+                    for try await row in try await postgres.query(query, logger: logger) {
                         try Self.append(row, to: &rows, bytes: &bytes, budget: budget, model: model)
                     }
                     return rows
                 }
-                guard let watch = StatementWatch.current else { return try await read() }
+                guard let watch = connection.watch else { return try await read() }
                 // Under a deadline: awaited through its watch, as every statement (see StatementWatch).
                 let promise = connection.eventLoop.makePromise(of: [PostgresRow].self)
                 Task(executorPreference: EventLoopTaskExecutor(eventLoop: connection.eventLoop)) {
@@ -223,15 +211,15 @@ import PostgresNIO
                 }
                 return try await watch.await(promise.futureResult)
             }
-            guard let watch = StatementWatch.current else {
-                let sequence = try await connection.query(query, logger: logger)
+            guard let watch = connection.watch else {
+                let sequence = try await connection.connection.query(query, logger: logger)
                 var rows: [PostgresRow] = []
                 for try await row in sequence { rows.append(row) }
                 return rows
             }
             // Under a deadline: awaited through its watch, so a statement lost with a closed
             // connection still ends (see StatementWatch).
-            return try await watch.await(connection.query(query, logger: logger)).rows
+            return try await watch.await(connection.connection.query(query, logger: logger)).rows
         } catch {
             throw PostgresErrorMapping.map(error, model: model)
         }
@@ -240,28 +228,28 @@ import PostgresNIO
     /// Runs a fetch's select as a named prepared statement (``PreparedSelectRegistry``), parsed once per
     /// connection instead of on every call; unnamed, as ``query(_:on:model:)``, inside an enclosing
     /// transaction or once every slot is taken.
-    func select(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) async throws -> [PostgresRow] {
+    func select(_ statement: SQLStatement, on connection: EngineConnection, model: String? = nil) async throws -> [PostgresRow] {
         guard Self.usesPreparedSelects, !isEnclosed,
               let slot = PreparedSelectRegistry.shared.slot(sql: statement.sql, types: PostgresValueCoding.bindTypes(statement)) else {
             return try await query(statement, on: connection, model: model)
         }
-        Self.statementCounter?.record(statement.sql)
+        connection.statementLog?.record(statement.sql)
         let registry = PreparedSelectRegistry.shared
-        let wasPrepared = registry.isPrepared(slot, on: connection)
+        let wasPrepared = registry.isPrepared(slot, on: connection.connection)
         do {
             let bindings = try PostgresValueCoding.query(statement).binds
             let rows: [PostgresRow]
-            if let watch = StatementWatch.current {
+            if let watch = connection.watch {
                 // Under a deadline: awaited through its watch, as every statement (see StatementWatch).
-                rows = try await watch.await(PreparedSelectSlots.start(slot: slot, bindings: bindings, on: connection, logger: logger))
+                rows = try await watch.await(PreparedSelectSlots.start(slot: slot, bindings: bindings, budget: connection.budget.maxResultBytes, on: connection.connection, logger: logger))
             } else {
-                rows = try await PreparedSelectSlots.rows(slot: slot, bindings: bindings, on: connection, logger: logger)
+                rows = try await PreparedSelectSlots.rows(slot: slot, bindings: bindings, budget: connection.budget.maxResultBytes, on: connection.connection, logger: logger)
             }
-            if !wasPrepared { registry.markPrepared(slot, on: connection) }
+            if !wasPrepared { registry.markPrepared(slot, on: connection.connection) }
             return rows
         } catch {
             let mapped = PostgresErrorMapping.map(error, model: model)
-            if Self.leavesStatementUnusable(mapped, wasPrepared: wasPrepared) { try? await connection.close() }
+            if Self.leavesStatementUnusable(mapped, wasPrepared: wasPrepared) { try? await connection.connection.close() }
             throw mapped
         }
     }
@@ -291,11 +279,11 @@ import PostgresNIO
     }
 
     /// Runs `body` (reads) as `requester`. The direct store's statements and a service user's on a
-    /// pooled connection already in their scope (``SessionScope``) run as they are: under READ COMMITTED
+    /// pooled connection the pool vouches is already in their scope (``EngineConnection``) run as they are: under READ COMMITTED
     /// a transaction adds nothing to reads. On any other connection a service user's statements run inside
     /// a transaction of their own that takes on their identity with `set_config(…, true)`, which ends with it.
-    func scoped<T>(_ requester: Requester, on connection: PostgresConnection, _ body: () async throws -> T) async throws -> T {
-        guard case .user = requester, !SessionScope.holds(scope(for: requester), on: connection) else { return try await body() }
+    func scoped<T>(_ requester: Requester, on connection: EngineConnection, _ body: () async throws -> T) async throws -> T {
+        guard case .user = requester, !connection.holds(scope(for: requester)) else { return try await body() }
         return try await transaction(as: requester, on: connection, body)
     }
 
@@ -303,9 +291,9 @@ import PostgresNIO
     /// 'pgmodel_app', true)` (`pgmodel_admin` for an admin), `pgmodel.user_id` and `statement_timeout` for a
     /// service user, whatever role the service logged in as (a superuser included); nothing for the direct
     /// store, nor on a pooled connection whose session is already in the requester's scope.
-    func enterScope(of requester: Requester, on connection: PostgresConnection) async throws {
+    func enterScope(of requester: Requester, on connection: EngineConnection) async throws {
         let scope = scope(for: requester)
-        guard let userID = scope.userID, let role = scope.role, !SessionScope.holds(scope, on: connection) else { return }
+        guard let userID = scope.userID, let role = scope.role, !connection.holds(scope) else { return }
         var sql = "SELECT set_config('role', $1, true), set_config('pgmodel.user_id', $2, true)"
         var binds: [PGValue] = [.string(role), .string(userID.uuidString.lowercased())]
         if let timeout = scope.statementTimeout {
@@ -315,11 +303,11 @@ import PostgresNIO
         try await execute(SQLStatement(sql: sql, binds: binds), on: connection)
     }
 
-    /// Sends `statement` without waiting for it (``StatementPipeline``); ``finish(_:model:)`` awaits it.
-    func start(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) throws -> EventLoopFuture<PostgresQueryResult> {
-        Self.statementCounter?.record(statement.sql)
+    /// Sends `statement` without waiting for it (``StatementPipeline``); ``finish(_:watch:model:)`` awaits it.
+    func start(_ statement: SQLStatement, on connection: EngineConnection, model: String? = nil) throws -> EventLoopFuture<PostgresQueryResult> {
+        connection.statementLog?.record(statement.sql)
         do {
-            return connection.query(try PostgresValueCoding.query(statement), logger: logger)
+            return connection.connection.query(try PostgresValueCoding.query(statement), logger: logger)
         } catch {
             throw PostgresErrorMapping.map(error, model: model)
         }
@@ -327,9 +315,9 @@ import PostgresNIO
 
     /// Awaits a statement ``start(_:on:model:)`` sent: through the deadline's watch when there is one, as
     /// ``query(_:on:model:)`` does.
-    static func finish(_ result: EventLoopFuture<PostgresQueryResult>, model: String?) async throws {
+    static func finish(_ result: EventLoopFuture<PostgresQueryResult>, watch: StatementWatch?, model: String?) async throws {
         do {
-            if let watch = StatementWatch.current {
+            if let watch {
                 _ = try await watch.await(result)
             } else {
                 _ = try await result.get()
@@ -339,14 +327,14 @@ import PostgresNIO
         }
     }
 
-    func execute(_ statement: SQLStatement, on connection: PostgresConnection, model: String? = nil) async throws {
+    func execute(_ statement: SQLStatement, on connection: EngineConnection, model: String? = nil) async throws {
         _ = try await query(statement, on: connection, model: model)
     }
 
     /// Runs `body` between BEGIN and COMMIT; any error rolls back and is rethrown as PGModelError, and so
     /// does a task cancelled by the time `body` is done (`timeout`: the service's deadline gave up on it).
     /// For a service user the transaction first takes on their identity (``enterScope(of:on:)``).
-    func transaction<T>(as requester: Requester = .trusted, on connection: PostgresConnection,
+    func transaction<T>(as requester: Requester = .trusted, on connection: EngineConnection,
                         _ body: () async throws -> T) async throws -> T {
         if isEnclosed {
             try await execute(SQLStatement(sql: "SAVEPOINT pgmodel_enclosed"), on: connection)
@@ -379,11 +367,11 @@ import PostgresNIO
     /// Ends a failed transaction. A connection whose ROLLBACK fails is in an unknown state (perhaps still
     /// inside the transaction, where a later session-level `set_config` would be undone with it), so it
     /// is closed and the pool never hands it out again.
-    func rollback(on connection: PostgresConnection) async {
+    func rollback(on connection: EngineConnection) async {
         do {
             try await execute(SQLStatement(sql: "ROLLBACK"), on: connection)
         } catch {
-            try? await connection.close()
+            try? await connection.connection.close()
         }
     }
 }

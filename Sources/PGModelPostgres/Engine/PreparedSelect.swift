@@ -7,7 +7,7 @@ import PostgresNIO
 /// one Swift type per slot, as PostgresNIO names prepared statements by type.
 ///
 /// ```swift
-/// let rows = try await PreparedSelectSlots.rows(slot: 3, bindings: binds, on: connection, logger: logger)
+/// let rows = try await PreparedSelectSlots.rows(slot: 3, bindings: binds, budget: nil, on: connection, logger: logger)
 /// ```
 struct PreparedSelect<High: PreparedSelectDigit, Low: PreparedSelectDigit>: PostgresPreparedStatement {
     typealias Row = PostgresRow
@@ -55,13 +55,13 @@ extension PreparedSelect where High == PreparedSelectDigit0, Low == PreparedSele
 
     /// Starts slot `slot`'s statement with `bindings` on `connection`; the future has every row.
     /// PostgresNIO prepares it on the connection first if it has not yet.
-    static func start(slot: Int, bindings: PostgresBindings, on connection: PostgresConnection, logger: Logger) -> EventLoopFuture<[PostgresRow]> {
+    static func start(slot: Int, bindings: PostgresBindings, budget: Int?, on connection: PostgresConnection, logger: Logger) -> EventLoopFuture<[PostgresRow]> {
         let promise = connection.eventLoop.makePromise(of: [PostgresRow].self)
         // On the connection's event loop: no hop to another thread, and nothing that needs the cooperative
         // pool, which threads waiting in synchronous calls may fill.
         Task(executorPreference: EventLoopTaskExecutor(eventLoop: connection.eventLoop)) {
             do {
-                promise.succeed(try await rows(slot: slot, bindings: bindings, on: connection, logger: logger))
+                promise.succeed(try await rows(slot: slot, bindings: bindings, budget: budget, on: connection, logger: logger))
             } catch {
                 promise.fail(error)
             }
@@ -70,22 +70,21 @@ extension PreparedSelect where High == PreparedSelectDigit0, Low == PreparedSele
     }
 
     /// Runs slot `slot`'s statement with `bindings` on `connection` and returns every row.
-    static func rows(slot: Int, bindings: PostgresBindings, on connection: PostgresConnection, logger: Logger) async throws -> [PostgresRow] {
+    static func rows(slot: Int, bindings: PostgresBindings, budget: Int?, on connection: PostgresConnection, logger: Logger) async throws -> [PostgresRow] {
         // Each call on an existential metatype opens it: the high digit's type, then the low one's.
-        try await digits[(slot / 16) & 15].rows(low: digits[slot & 15], bindings, connection, logger)
+        try await digits[(slot / 16) & 15].rows(low: digits[slot & 15], bindings, budget, connection, logger)
     }
 }
 
 extension PreparedSelectDigit {
-    fileprivate static func rows(low: any PreparedSelectDigit.Type, _ bindings: PostgresBindings, _ connection: PostgresConnection,
-                                 _ logger: Logger) async throws -> [PostgresRow] {
-        try await low.rows(high: Self.self, bindings, connection, logger)
+    fileprivate static func rows(low: any PreparedSelectDigit.Type, _ bindings: PostgresBindings, _ budget: Int?,
+                                 _ connection: PostgresConnection, _ logger: Logger) async throws -> [PostgresRow] {
+        try await low.rows(high: Self.self, bindings, budget, connection, logger)
     }
 
-    fileprivate static func rows<High: PreparedSelectDigit>(high: High.Type, _ bindings: PostgresBindings, _ connection: PostgresConnection,
-                                                           _ logger: Logger) async throws -> [PostgresRow] {
+    fileprivate static func rows<High: PreparedSelectDigit>(high: High.Type, _ bindings: PostgresBindings, _ budget: Int?,
+                                                           _ connection: PostgresConnection, _ logger: Logger) async throws -> [PostgresRow] {
         var rows: [PostgresRow] = []
-        let budget = PostgresStoreEngine.resultByteBudget
         var bytes = 0
         for try await row in try await connection.execute(PreparedSelect<High, Self>(bindings: bindings), logger: logger) {
             if let budget {

@@ -20,7 +20,7 @@ import PostgresNIO
 /// process full of blocking SwiftData calls may have none of to spare (a task there once left saves
 /// "idle in transaction" until their deadline).
 struct StatementPipeline {
-    private var inFlight: (result: EventLoopFuture<PostgresQueryResult>, model: String?)?
+    private var inFlight: (result: EventLoopFuture<PostgresQueryResult>, watch: StatementWatch?, model: String?)?
 
     /// Starts `statement` — its binds encoded and the query queued behind the one in flight — then waits
     /// for the statement in flight (rethrowing its error). PostgresNIO sends a connection's queries one
@@ -28,7 +28,7 @@ struct StatementPipeline {
     /// after this task has woken up and encoded it (a bulk save's chunks would each leave the server idle).
     /// Should the earlier statement fail, this one fails too, with "current transaction is aborted",
     /// and only the earlier error is reported.
-    mutating func send(_ statement: SQLStatement, _ engine: PostgresStoreEngine, on connection: PostgresConnection,
+    mutating func send(_ statement: SQLStatement, _ engine: PostgresStoreEngine, on connection: EngineConnection,
                        model: String? = nil) async throws {
         let started: EventLoopFuture<PostgresQueryResult>
         do {
@@ -39,14 +39,14 @@ struct StatementPipeline {
             throw error
         }
         try await drain()
-        inFlight = (started, model)
+        inFlight = (started, connection.watch, model)
     }
 
     /// Waits for the statement in flight, if any, and rethrows its error.
     mutating func drain() async throws {
-        guard let (result, model) = inFlight else { return }
+        guard let (result, watch, model) = inFlight else { return }
         inFlight = nil
-        try await PostgresStoreEngine.finish(result, model: model)
+        try await PostgresStoreEngine.finish(result, watch: watch, model: model)
     }
 
     /// After `error` ended the caller's work: waits for the statement in flight and returns the error to

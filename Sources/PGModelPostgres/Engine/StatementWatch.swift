@@ -9,11 +9,12 @@ import PostgresNIO
 /// Closing a connection fails the statements PostgresNIO has started on it, but not one whose request
 /// reached the channel after it closed: PostgresNIO drops that write, and its result never comes. A
 /// server whose database restarts mid-request would then hold that pooled connection forever. The
-/// engine therefore awaits each statement through the watch of the deadline it runs under, and the
-/// deadline, after closing the connection, fails whatever statement is still waiting.
+/// engine therefore awaits each statement through the watch of the deadline it runs under (the pool
+/// hands it over in each lease's ``EngineConnection``), and the deadline, after closing the connection,
+/// fails whatever statement is still waiting.
 ///
 /// ```swift
-/// let rows = try await StatementWatch.$current.withValue(watch) { try await engine.fetch(...) }
+/// let rows = try await watch.await(connection.query(query, logger: logger)).rows
 /// ```
 package final class StatementWatch: Sendable {
     private struct State {
@@ -21,8 +22,6 @@ package final class StatementWatch: Sendable {
         var waiting: (@Sendable (PGModelError) -> Void)?
         var abort: PGModelError?
     }
-
-    @TaskLocal package static var current: StatementWatch?
 
     private let state = NIOLockedValueBox(State())
 

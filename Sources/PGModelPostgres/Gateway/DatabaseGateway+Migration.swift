@@ -11,7 +11,8 @@ extension DatabaseGateway {
     /// ```swift
     /// try await gateway.migrate(to: v2, plan: plan, as: requester)
     /// ```
-    package func migrate(to schema: SchemaDescription, plan: MigrationPlanDescription, as requester: Requester) async throws {
+    package func migrate(to schema: SchemaDescription, plan: MigrationPlanDescription, as requester: Requester,
+                         budget: RequestBudget = RequestBudget()) async throws {
         try plan.validate()
         for version in plan.schemas { try version.validate() }
         guard let target = plan.schema(schema.version), target.entities.map(\.shape) == schema.entities.map(\.shape) else {
@@ -21,7 +22,7 @@ extension DatabaseGateway {
         // pooled connection, without opening a connection of their own or waiting for the store-wide lock.
         guard requester.isAdmin else {
             let engine = engine
-            let recorded = try await pool.withConnection(scope: .trusted, deadline: callTimeout, operation: "schema version check") {
+            let recorded = try await pool.withConnection(scope: .trusted, deadline: callTimeout(budget), operation: "schema version check") {
                 try await engine.recordedVersion(of: plan.entityNames, on: $0)
             }
             guard recorded == schema.version else {
@@ -31,7 +32,7 @@ extension DatabaseGateway {
             }
             return
         }
-        let session = try await openMigrationSession()
+        let session = try await openMigrationSession(budget: budget)
         do {
             let registered = try await session.registered()
             let recorded = try await session.recordedVersion(of: plan.entityNames)

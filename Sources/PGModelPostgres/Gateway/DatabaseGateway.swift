@@ -28,18 +28,20 @@ package final class DatabaseGateway: Sendable {
     private let loginPool: ConnectionPool?
     package let registry = SchemaRegistry()
     /// Every call's deadline, waiting for a connection included (shortened by a client's own deadline,
-    /// ``RequestBudget``).
+    /// ``RequestBudget/deadline``).
     package let requestTimeout: TimeAmount
     let eventLoopGroup: any EventLoopGroup
     let logger: Logger
     private let isBootstrapped = NIOLockedValueBox(false)
 
     package init(configuration: PostgresStoreConfiguration, maximumConnections: Int, maximumLoginConnections: Int = 0,
-                 requestTimeout: TimeAmount, statementTimeout: Duration? = nil, eventLoopGroup: any EventLoopGroup, logger: Logger) {
+                 requestTimeout: TimeAmount, statementTimeout: Duration? = nil, eventLoopGroup: any EventLoopGroup,
+                 statementLog: StatementLog? = nil, logger: Logger) {
         self.configuration = configuration
         self.engine = PostgresStoreEngine(schemaName: configuration.schemaName, statementTimeout: statementTimeout, logger: logger)
         self.pool = ConnectionPool(configuration: configuration, maximumConnections: maximumConnections,
-                                   maximumIdleConnections: min(maximumConnections, 4), eventLoopGroup: eventLoopGroup, logger: logger)
+                                   maximumIdleConnections: min(maximumConnections, 4), eventLoopGroup: eventLoopGroup,
+                                   statementLog: statementLog, logger: logger)
         self.loginPool = maximumLoginConnections > 0
             ? ConnectionPool(configuration: configuration, maximumConnections: maximumLoginConnections,
                              maximumIdleConnections: maximumLoginConnections, eventLoopGroup: eventLoopGroup, logger: logger)
@@ -49,16 +51,19 @@ package final class DatabaseGateway: Sendable {
         self.logger = logger
     }
 
-    /// The deadline of schema work, which may take longer than a request.
-    package var schemaTimeout: TimeAmount { RequestBudget.timeout(within: ConnectionDeadline.schemaTimeout(for: requestTimeout)) }
+    /// The deadline of schema work, which may take longer than a request: within what is left of the
+    /// client's.
+    func schemaTimeout(_ budget: RequestBudget) -> TimeAmount {
+        budget.timeout(within: ConnectionDeadline.schemaTimeout(for: requestTimeout))
+    }
 
-    /// The deadline of the call being made: ``requestTimeout``, or what is left of the client's.
-    var callTimeout: TimeAmount { RequestBudget.timeout(within: requestTimeout) }
+    /// The deadline of a call: ``requestTimeout``, or what is left of the client's when that ends sooner.
+    func callTimeout(_ budget: RequestBudget) -> TimeAmount { budget.timeout(within: requestTimeout) }
 
     /// Applies the system SQL once, then loads the registered entities: what a server does at start.
     @discardableResult
-    package func loadRegisteredSchema() async throws -> SchemaDescription {
-        try await pool.withConnection(scope: .trusted, deadline: schemaTimeout, operation: "loading the schema") { connection in
+    package func loadRegisteredSchema(budget: RequestBudget = RequestBudget()) async throws -> SchemaDescription {
+        try await pool.withConnection(scope: .trusted, deadline: schemaTimeout(budget), operation: "loading the schema") { connection in
             try await self.bootstrapIfNeeded(on: connection)
             let schema = try await self.engine.loadSchema(on: connection)
             self.registry.replace(versions: try await self.engine.recordedVersions(on: connection))
@@ -72,9 +77,9 @@ package final class DatabaseGateway: Sendable {
     /// Only admins (and the direct store) create or change tables. A user's registration succeeds when
     /// everything it names is registered with the same shape, as every client's start-up does, and
     /// otherwise fails with `forbidden` naming the first difference; nothing is altered.
-    package func prepare(_ schema: SchemaDescription, as requester: Requester) async throws -> SchemaDescription {
+    package func prepare(_ schema: SchemaDescription, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> SchemaDescription {
         try schema.validate()
-        return try await pool.withConnection(scope: .trusted, deadline: schemaTimeout, operation: "creating the schema") { connection in
+        return try await pool.withConnection(scope: .trusted, deadline: schemaTimeout(budget), operation: "creating the schema") { connection in
             try await self.bootstrapIfNeeded(on: connection)
             guard requester.isAdmin else {
                 try await self.engine.checkVersion(of: schema, on: connection)
@@ -92,71 +97,71 @@ package final class DatabaseGateway: Sendable {
         }
     }
 
-    package func fetch(_ request: FetchRequest, as requester: Requester) async throws -> [FetchedRow] {
-        let (schema, templates) = try await registry.schemaAndTemplates(covering: [request.entity]) { [self] in try await loadRegisteredSchema() }
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "fetch of \(request.entity)") {
+    package func fetch(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> [FetchedRow] {
+        let (schema, templates) = try await registry.schemaAndTemplates(covering: [request.entity]) { [self] in try await loadRegisteredSchema(budget: budget) }
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "fetch of \(request.entity)") {
             try await self.engine.fetch(request, in: schema, as: requester, on: $0, templates: templates)
         }
     }
 
-    package func fetchTable(_ request: FetchRequest, as requester: Requester) async throws -> FetchedTable {
-        let (schema, templates) = try await registry.schemaAndTemplates(covering: [request.entity]) { [self] in try await loadRegisteredSchema() }
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "fetch of \(request.entity)") {
+    package func fetchTable(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> FetchedTable {
+        let (schema, templates) = try await registry.schemaAndTemplates(covering: [request.entity]) { [self] in try await loadRegisteredSchema(budget: budget) }
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "fetch of \(request.entity)") {
             try await self.engine.fetchTable(request, in: schema, as: requester, on: $0, templates: templates)
         }
     }
 
-    package func count(_ request: FetchRequest, as requester: Requester) async throws -> Int {
-        let schema = try await schema(covering: [request.entity])
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "count of \(request.entity)") {
+    package func count(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> Int {
+        let schema = try await schema(covering: [request.entity], budget: budget)
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "count of \(request.entity)") {
             try await self.engine.count(request, in: schema, as: requester, on: $0)
         }
     }
 
-    package func fetchIdentifiers(_ request: FetchRequest, as requester: Requester) async throws -> [RowReference] {
-        let schema = try await schema(covering: [request.entity])
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "identifiers of \(request.entity)") {
+    package func fetchIdentifiers(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> [RowReference] {
+        let schema = try await schema(covering: [request.entity], budget: budget)
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "identifiers of \(request.entity)") {
             try await self.engine.fetchIdentifiers(request, in: schema, as: requester, on: $0)
         }
     }
 
-    package func save(_ request: SaveRequest, as requester: Requester) async throws -> SaveResult {
-        let schema = try await schema(covering: request.entityNames)
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "save") {
+    package func save(_ request: SaveRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> SaveResult {
+        let schema = try await schema(covering: request.entityNames, budget: budget)
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "save") {
             try await self.engine.save(request, in: schema, as: requester, on: $0)
         }
     }
 
     /// The shares of `record` the requester may see.
-    package func shares(of record: RowReference, as requester: Requester) async throws -> [ModelShare] {
-        let schema = try await schema(covering: [record.entity])
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "shares of \(record.entity)") {
+    package func shares(of record: RowReference, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> [ModelShare] {
+        let schema = try await schema(covering: [record.entity], budget: budget)
+        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "shares of \(record.entity)") {
             try await self.engine.shares(of: record, in: schema, as: requester, on: $0)
         }
     }
 
-    package func fetchHistory(_ request: HistoryRequest, as requester: Requester) async throws -> HistoryPage {
-        try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "history fetch") {
+    package func fetchHistory(_ request: HistoryRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> HistoryPage {
+        try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "history fetch") {
             try await self.engine.fetchHistory(request, as: requester, on: $0)
         }
     }
 
-    package func deleteHistory(_ request: HistoryRequest, as requester: Requester) async throws -> Int {
-        try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout, operation: "history delete") {
+    package func deleteHistory(_ request: HistoryRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> Int {
+        try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "history delete") {
             try await self.engine.deleteHistory(request, as: requester, on: $0)
         }
     }
 
     /// Checks a service user's credentials.
     package func authenticate(user: String, password: String) async throws -> AuthenticatedUser {
-        try await (loginPool ?? pool).withConnection(scope: .trusted, deadline: callTimeout, operation: "login") {
+        try await (loginPool ?? pool).withConnection(scope: .trusted, deadline: requestTimeout, operation: "login") {
             try await self.engine.authenticate(user: user, password: password, on: $0)
         }
     }
 
     /// Drops the gateway's PostgreSQL schema and its registered entities (an in-memory store's end).
     package func dropSchema() async throws {
-        try await pool.withConnection(scope: .trusted, deadline: schemaTimeout, operation: "dropping the schema") {
+        try await pool.withConnection(scope: .trusted, deadline: schemaTimeout(RequestBudget()), operation: "dropping the schema") {
             try await self.engine.dropSchema(on: $0)
         }
     }
@@ -167,13 +172,13 @@ package final class DatabaseGateway: Sendable {
         await pool.close()
     }
 
-    private func bootstrapIfNeeded(on connection: PostgresConnection) async throws {
+    private func bootstrapIfNeeded(on connection: EngineConnection) async throws {
         if isBootstrapped.withLockedValue({ $0 }) { return }
         try await engine.bootstrap(on: connection)
         isBootstrapped.withLockedValue { $0 = true }
     }
 
-    private func schema(covering names: Set<String>) async throws -> SchemaDescription {
-        try await registry.schema(covering: names) { [self] in try await loadRegisteredSchema() }
+    private func schema(covering names: Set<String>, budget: RequestBudget) async throws -> SchemaDescription {
+        try await registry.schema(covering: names) { [self] in try await loadRegisteredSchema(budget: budget) }
     }
 }

@@ -17,13 +17,13 @@ import PostgresNIO
 /// } catch { await session.rollback(); throw error }
 /// ```
 package final class SchemaMigrationSession: Sendable {
-    let connection: PostgresConnection
+    let connection: EngineConnection
     /// The gateway's engine in savepoint mode (see `PostgresStoreEngine.enclosed()`).
     package let engine: PostgresStoreEngine
     let gateway: DatabaseGateway
 
     init(connection: PostgresConnection, gateway: DatabaseGateway) {
-        self.connection = connection
+        self.connection = EngineConnection(connection)
         self.engine = gateway.engine.enclosed()
         self.gateway = gateway
     }
@@ -65,21 +65,21 @@ package final class SchemaMigrationSession: Sendable {
         do {
             try await engine.commitMigration(on: connection)
         } catch {
-            try? await connection.close()
+            try? await connection.connection.close()
             throw error
         }
-        try? await connection.close()
+        try? await connection.connection.close()
         try await gateway.loadRegisteredSchema()
     }
 
     /// Rolls everything back and closes the connection. Safe after a failed commit.
     package func rollback() async {
         await engine.rollbackMigration(on: connection)
-        try? await connection.close()
+        try? await connection.connection.close()
     }
 
     /// Runs `body` on the session's connection inside a savepoint.
-    func call<T: Sendable>(_ body: @Sendable (PostgresStoreEngine, PostgresConnection) async throws -> T) async throws -> T {
+    func call<T: Sendable>(_ body: @Sendable (PostgresStoreEngine, EngineConnection) async throws -> T) async throws -> T {
         try await engine.withSavepoint(on: connection) { try await body(engine, connection) }
     }
 }
@@ -87,8 +87,8 @@ package final class SchemaMigrationSession: Sendable {
 extension DatabaseGateway {
     /// Opens a migration: a connection of its own (a long migration must not hold a pooled one against
     /// a request deadline), `BEGIN`, and the store's schema lock.
-    package func openMigrationSession() async throws -> SchemaMigrationSession {
-        try await loadRegisteredSchema()
+    package func openMigrationSession(budget: RequestBudget = RequestBudget()) async throws -> SchemaMigrationSession {
+        try await loadRegisteredSchema(budget: budget)
         let connection: PostgresConnection
         do {
             connection = try await PostgresConnection.connect(
@@ -100,7 +100,7 @@ extension DatabaseGateway {
                 "cannot connect to PostgreSQL at \(configuration.host):\(configuration.port) to migrate: \(mapped.message)", sqlState: mapped.sqlState)
         }
         do {
-            try await engine.beginMigration(on: connection)
+            try await engine.beginMigration(on: EngineConnection(connection))
         } catch {
             try? await connection.close()
             throw error

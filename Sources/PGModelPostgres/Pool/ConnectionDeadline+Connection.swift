@@ -10,8 +10,9 @@ import PostgresNIO
 /// connection's own event loop, so a deadline needs no thread of Swift's cooperative pool.
 @_spi(PGModelInternals) extension ConnectionDeadline {
     /// Runs `body` on `connection`; throws `timeout` (and closes the connection) if it is not done in time.
-    public func run<T: Sendable>(on connection: PostgresConnection,
-                                 _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    /// `body` gets the deadline's watch, through which every statement it sends must be awaited.
+    package func run<T: Sendable>(on connection: PostgresConnection,
+                                  _ body: (StatementWatch) async throws -> T) async throws -> T {
         let expired = NIOLockedValueBox(false)
         let watch = StatementWatch()
         let deadline = self
@@ -24,7 +25,7 @@ import PostgresNIO
             watch.abort(error)
         }
         do {
-            let result = try await StatementWatch.$current.withValue(watch) { try await body(connection) }
+            let result = try await body(watch)
             timer.cancel()
             return result
         } catch {

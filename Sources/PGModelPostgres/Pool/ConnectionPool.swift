@@ -65,10 +65,13 @@ package final class ConnectionPool: Sendable {
     private let localLimit: Int
     private let logger: Logger
     private let state: NIOLockedValueBox<State>
+    /// Given to every lease's ``EngineConnection``: the statements tests count.
+    private let statementLog: StatementLog?
 
     package init(configuration: PostgresStoreConfiguration, maximumConnections: Int, maximumIdleConnections: Int? = nil,
-                 eventLoopGroup: any EventLoopGroup, logger: Logger) {
+                 eventLoopGroup: any EventLoopGroup, statementLog: StatementLog? = nil, logger: Logger) {
         self.configuration = configuration
+        self.statementLog = statementLog
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         let machine = ConnectionPoolStateMachine<ObjectIdentifier>(
@@ -81,9 +84,11 @@ package final class ConnectionPool: Sendable {
 
     /// Runs `body` on a pooled connection in `scope` within `deadline`: waiting for a connection counts
     /// against it, and past it the connection is closed (failing the statement in flight) and the call
-    /// throws `timeout`.
-    package func withConnection<T: Sendable>(scope: ConnectionScope, deadline timeout: TimeAmount, operation: String,
-                                             _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    /// throws `timeout`. `body` gets the connection with the scope vouched for, the deadline's watch and
+    /// `budget`.
+    package func withConnection<T: Sendable>(scope: ConnectionScope, deadline timeout: TimeAmount,
+                                             budget: RequestBudget = RequestBudget(), operation: String,
+                                             _ body: @Sendable (EngineConnection) async throws -> T) async throws -> T {
         let started = NIODeadline.now()
         let connection = try await lease(scope: scope, until: started + timeout, operation: operation)
         let key = ObjectIdentifier(connection)
@@ -94,15 +99,17 @@ package final class ConnectionPool: Sendable {
         let remaining = max(.milliseconds(1), (started + timeout) - NIODeadline.now())
         let logger = logger
         do {
-            let result = try await ConnectionDeadline(remaining, operation: operation).run(on: connection) { connection in
+            let statementLog = statementLog
+            let result = try await ConnectionDeadline(remaining, operation: operation).run(on: connection) { watch in
                 if current != scope {
                     do {
-                        try await scope.apply(on: connection, logger: logger)
+                        try await scope.apply(on: EngineConnection(connection, sessionScope: nil, watch: watch, budget: RequestBudget(),
+                                                                   statementLog: statementLog), logger: logger)
                     } catch {
                         throw ScopeNotSet(underlying: error)
                     }
                 }
-                return try await SessionScope.$current.withValue(SessionScope(scope, of: connection)) { try await body(connection) }
+                return try await body(EngineConnection(connection, sessionScope: scope, watch: watch, budget: budget, statementLog: statementLog))
             }
             release(connection, scope: scope, isUsable: !connection.isClosed)
             return result

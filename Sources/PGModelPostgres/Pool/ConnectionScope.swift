@@ -56,7 +56,7 @@ import PostgresNIO
     /// Going back to ``trusted`` resets the role (`'none'` is the login role), clears the user id
     /// (`pgmodel.current_user_id()` reads `''` as NULL) and restores the connection's own
     /// `statement_timeout` (`pg_settings.reset_val`: what `RESET` would give).
-    public func apply(on connection: PostgresConnection, logger: Logger) async throws {
+    func apply(on connection: EngineConnection, logger: Logger) async throws {
         try await PostgresStoreEngine(logger: logger).execute(statement, on: connection)
     }
 

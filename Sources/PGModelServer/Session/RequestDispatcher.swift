@@ -57,12 +57,12 @@ package struct RequestDispatcher: Sendable {
         let result: Result<ResponseResult, WireError>
         do {
             let operation = request.operation
-            let budget = Self.clientDeadline(of: request, received: received)
-            if let budget, budget <= .now() {
+            let clientDeadline = Self.clientDeadline(of: request, received: received)
+            if let clientDeadline, clientDeadline <= .now() {
                 // It waited behind the connection's earlier requests until its client stopped waiting.
                 throw PGModelError(.timeout, "'\(operation.name.rawValue)' was not started: its client's deadline (timeoutMs) passed while it waited behind earlier requests")
             }
-            let timeout = Self.timeout(of: request, serverTimeout: requestTimeout, clientDeadline: budget)
+            let timeout = Self.timeout(of: request, serverTimeout: requestTimeout, clientDeadline: clientDeadline)
             if let versions { try Self.checkVersions(of: operation, versions, against: gateway.registry.recordedVersions) }
             // The gateway's connection waits and transactions end by the client's deadline too: a request
             // answered `timeout` must not commit afterwards, when its client has moved on. A read runs in
@@ -71,15 +71,15 @@ package struct RequestDispatcher: Sendable {
             // when the client gave none; the rest keeps the backstop, whose second task and hand-off cost a
             // short read about a tenth of its time.
             let isRead = Self.isBoundedBelow(operation)
-            let bound = isRead ? budget ?? .now() + ConnectionDeadline.timeAmount(timeout) : budget
-            result = .success(try await RequestBudget.$deadline.withValue(bound) {
-                try await PostgresStoreEngine.$largeResultExecutor.withValue(executor == nil ? nil : globalConcurrentExecutor) {
-                    if isRead { return try await run(operation, as: requester) }
-                    return try await Deadline(timeout, operation: "'\(operation.name.rawValue)'", executor: executor).run { [self] in
-                        try await run(operation, as: requester)
-                    }
-                }
-            })
+            let bound = isRead ? clientDeadline ?? .now() + ConnectionDeadline.timeAmount(timeout) : clientDeadline
+            let budget = RequestBudget(deadline: bound, largeResultExecutor: executor == nil ? nil : globalConcurrentExecutor)
+            if isRead {
+                result = .success(try await run(operation, as: requester, budget: budget))
+            } else {
+                result = .success(try await Deadline(timeout, operation: "'\(operation.name.rawValue)'", executor: executor).run { [self] in
+                    try await run(operation, as: requester, budget: budget)
+                })
+            }
             switch operation {
             case .register(let schema), .migrate(let schema, _): versions?.record(schema)
             default: break
@@ -162,56 +162,58 @@ package struct RequestDispatcher: Sendable {
         }
     }
 
-    private func run(_ operation: Request.Operation, as requester: Requester) async throws -> ResponseResult {
+    private func run(_ operation: Request.Operation, as requester: Requester, budget: RequestBudget) async throws -> ResponseResult {
+        // What a read may bring back: counted row by row as PostgreSQL sends them, so an answer past the
+        // response limit is refused before it is read whole.
+        var bounded = budget
+        bounded.maxResultBytes = maxResponseBytes
         switch operation {
         case .register(let schema):
-            _ = try await gateway.prepare(schema, as: requester)
+            _ = try await gateway.prepare(schema, as: requester, budget: budget)
             return .registered(entities: schema.entities.map(\.name))
         case .migrate(let schema, let plan):
-            try await gateway.migrate(to: schema, plan: plan, as: requester)
-            _ = try await gateway.prepare(schema, as: requester)
+            try await gateway.migrate(to: schema, plan: plan, as: requester, budget: budget)
+            _ = try await gateway.prepare(schema, as: requester, budget: budget)
             return .registered(entities: schema.entities.map(\.name))
         case .fetch(let request):
-            return .rows(try await capped(request) { try await gateway.fetch($0, as: requester) })
+            return .rows(try await capped(request) { try await gateway.fetch($0, as: requester, budget: bounded) })
         case .fetchTable(let request):
             let gateway = gateway
             let fetched = try await capped(request) { request in
-                let fetched = try await gateway.fetchTable(request, as: requester)
+                let fetched = try await gateway.fetchTable(request, as: requester, budget: bounded)
                 return [fetched]
             } count: { $0.first?.rows.count ?? 0 }
             return .table(fetched.first ?? FetchedTable())
         case .count(let request):
-            return .count(try await gateway.count(request, as: requester))
+            return .count(try await gateway.count(request, as: requester, budget: budget))
         case .ids(let request):
-            return .ids(try await capped(request) { try await gateway.fetchIdentifiers($0, as: requester) })
+            return .ids(try await capped(request) { try await gateway.fetchIdentifiers($0, as: requester, budget: bounded) })
         case .save(let request):
-            return .saved(try await gateway.save(request, as: requester))
+            return .saved(try await gateway.save(request, as: requester, budget: budget))
         case .history(let request):
             // Row-level security filters: a user gets only changes of rows they may see. As a fetch, at
             // most one transaction more than the cap is read: its presence is the refusal.
-            var bounded = request
+            var capped = request
             let cap = maxHistoryTransactions
-            if (request.limit ?? .max) > cap { bounded.limit = cap + 1 }
-            let page = try await PostgresStoreEngine.$resultByteBudget.withValue(maxResponseBytes) {
-                try await gateway.fetchHistory(bounded, as: requester)
-            }
+            if (request.limit ?? .max) > cap { capped.limit = cap + 1 }
+            let page = try await gateway.fetchHistory(capped, as: requester, budget: bounded)
             guard page.transactions.count <= cap else {
                 throw PGModelError(.resultTooLarge,
                                    "more than \(cap) history transactions match; page with 'limit' (at most \(cap)) and a token condition (token greater than the last one read)")
             }
             return .history(page)
         case .share(let change), .unshare(let change):
-            _ = try await gateway.save(SaveRequest(shares: [change]), as: requester)
+            _ = try await gateway.save(SaveRequest(shares: [change]), as: requester, budget: budget)
             return .acknowledged
         case .shares(let record):
-            return .shares(try await gateway.shares(of: record, as: requester))
+            return .shares(try await gateway.shares(of: record, as: requester, budget: budget))
         case .deleteHistory(let request):
             // History is shared by every user of the schema: a transaction may hold several users'
             // changes, so no per-user delete leaves the log consistent for the others. Admins only.
             guard requester.isAdmin else {
                 throw PGModelError(.forbidden, "only an admin may delete history")
             }
-            return .count(try await gateway.deleteHistory(request, as: requester))
+            return .count(try await gateway.deleteHistory(request, as: requester, budget: budget))
         case .hello, .ping, .bye, .subscribe, .unsubscribe:
             // The session (state machine and subscriptions) answers these itself.
             throw PGModelError(.internalError, "'\(operation.name.rawValue)' reached the store dispatcher")
@@ -220,14 +222,14 @@ package struct RequestDispatcher: Sendable {
 
     /// Runs `request` asking for at most one row more than ``maxResponseRows``: that row's presence is
     /// the refusal, and the database never produces the rest. The rows' bytes are counted as they are
-    /// read (``PostgresStoreEngine/resultByteBudget``): past ``maxResponseBytes`` the read stops with
+    /// read (`run` passes ``RequestBudget/maxResultBytes``): past ``maxResponseBytes`` the read stops with
     /// `result_too_large`.
     private func capped<Row>(_ request: FetchRequest, _ run: (FetchRequest) async throws -> [Row],
                              count: ([Row]) -> Int = { $0.count }) async throws -> [Row] {
         var bounded = request
         let cap = maxResponseRows
         if (request.limit ?? .max) > cap { bounded.limit = cap + 1 }
-        let rows = try await PostgresStoreEngine.$resultByteBudget.withValue(maxResponseBytes) { try await run(bounded) }
+        let rows = try await run(bounded)
         guard count(rows) <= cap else {
             throw PGModelError(.resultTooLarge,
                                "more than \(cap) \(request.entity) rows match; page with 'limit' and 'offset'", model: request.entity)

@@ -16,7 +16,7 @@ import PostgresNIO
 enum DatabaseSession {
     static func run<T: Sendable>(
         _ configuration: PostgresStoreConfiguration, bootstrap: Bool = true,
-        _ body: (PostgresStoreEngine, PostgresConnection) async throws -> T
+        _ body: (PostgresStoreEngine, EngineConnection) async throws -> T
     ) async throws -> T {
         let logger = Logger(label: "pgmodel.cli")
         let connection: PostgresConnection
@@ -28,8 +28,8 @@ enum DatabaseSession {
         }
         let engine = PostgresStoreEngine(schemaName: configuration.schemaName, logger: logger)
         do {
-            if bootstrap { try await engine.bootstrap(on: connection) }
-            let result = try await body(engine, connection)
+            if bootstrap { try await engine.bootstrap(on: EngineConnection(connection)) }
+            let result = try await body(engine, EngineConnection(connection))
             try? await connection.close()
             return result
         } catch {

@@ -39,25 +39,26 @@ struct BulkSaveTests {
 
     let schema = SchemaDescription(entities: GraphTestSchema.schema.entities + [Self.sample])
 
-    func withStore(_ body: (PostgresStoreEngine, PostgresConnection, String) async throws -> Void) async throws {
+    func withStore(_ body: (PostgresStoreEngine, EngineConnection, String) async throws -> Void) async throws {
         var logger = Logger(label: "pgmodel.test.bulk")
         logger.logLevel = .warning
         try await EngineTestStore.with(schema, prefix: "b", logger: logger, body)
     }
 
-    func save(_ engine: PostgresStoreEngine, _ c: PostgresConnection, _ request: SaveRequest, as requester: Requester = .trusted) async throws -> SaveResult {
+    func save(_ engine: PostgresStoreEngine, _ c: EngineConnection, _ request: SaveRequest, as requester: Requester = .trusted) async throws -> SaveResult {
         try await engine.save(request, in: schema, as: requester, on: c)
     }
 
-    func fetch(_ engine: PostgresStoreEngine, _ c: PostgresConnection, _ request: FetchRequest, as requester: Requester = .trusted) async throws -> [RowValues] {
+    func fetch(_ engine: PostgresStoreEngine, _ c: EngineConnection, _ request: FetchRequest, as requester: Requester = .trusted) async throws -> [RowValues] {
         try await engine.fetch(request, in: schema, as: requester, on: c)
     }
 
-    /// The statements `body` sends.
-    func statements(_ body: () async throws -> Void) async throws -> [String] {
-        let counter = PostgresStoreEngine.StatementCounter()
-        try await PostgresStoreEngine.$statementCounter.withValue(counter) { try await body() }
-        return counter.statements
+    /// The statements `body` sends on `connection` (given to it with a log).
+    func statements(on connection: EngineConnection, _ body: (EngineConnection) async throws -> Void) async throws -> [String] {
+        var logged = connection
+        logged.statementLog = StatementLog()
+        try await body(logged)
+        return logged.statementLog?.statements ?? []
     }
 
     func row(_ entity: String, _ values: [String: PGValue]) -> RowValues {
@@ -77,7 +78,7 @@ struct BulkSaveTests {
                 let parent = album("A\(n)")
                 // Children before their parent: foreign keys are checked at commit.
                 let request = SaveRequest(inserts: tracks(n, of: parent.id) + [parent])
-                let sent = try await statements { _ = try await save(engine, c, request) }
+                let sent = try await statements(on: c) { c in _ = try await save(engine, c, request) }
                 // A long stretch of tracks is a history run of its own; a short one goes with its album.
                 let history = sent.filter { $0.hasPrefix("INSERT INTO \"pgmodel\".\"changes\"") }.count
                 #expect(history == (n >= PostgresStoreEngine.historyMinimumRun ? 2 : 1), "\(n) tracks")
@@ -89,7 +90,7 @@ struct BulkSaveTests {
             }
             #expect(Set(counts).count == 1, "statements per save: \(counts)")
             // One model: the one-row statement, as before.
-            let one = try await statements { _ = try await save(engine, c, SaveRequest(inserts: [album("solo")])) }
+            let one = try await statements(on: c) { c in _ = try await save(engine, c, SaveRequest(inserts: [album("solo")])) }
             #expect(one.filter { $0.contains("unnest(") && !$0.contains("\"pgmodel\".\"changes\"") }.isEmpty)
             #expect(one.filter { $0.hasPrefix("INSERT INTO \"\(s)\"") && $0.contains(" VALUES (") }.count == 1)
             // One statement fewer than a save of tracks and their album, history's one included.
@@ -137,7 +138,7 @@ struct BulkSaveTests {
             let single = (0..<count).map { row("Sample", values($0)) }
             let bulk = (0..<count).map { row("Sample", values($0)) }
             for r in single { _ = try await save(engine, c, SaveRequest(inserts: [r])) }
-            let sent = try await statements { _ = try await save(engine, c, SaveRequest(inserts: bulk)) }
+            let sent = try await statements(on: c) { c in _ = try await save(engine, c, SaveRequest(inserts: bulk)) }
             #expect(sent.contains { $0.contains("unnest(") })
             let stored = try await fetch(engine, c, FetchRequest(entity: "Sample"))
             let byID = Dictionary(uniqueKeysWithValues: stored.map { ($0.id, $0.values) })
@@ -193,7 +194,7 @@ struct BulkSaveTests {
             let count = PostgresStoreEngine.insertChunkSize * 2 + 7
             let parent = album("many")
             let rows = tracks(count, of: parent.id) + [parent]
-            let sent = try await statements { _ = try await save(engine, c, SaveRequest(inserts: rows)) }
+            let sent = try await statements(on: c) { c in _ = try await save(engine, c, SaveRequest(inserts: rows)) }
             let chunks = (count + PostgresStoreEngine.insertChunkSize - 1) / PostgresStoreEngine.insertChunkSize
             #expect(sent.filter { $0.hasPrefix("INSERT INTO \"\(s)\"") && $0.contains("unnest(") }.count == chunks)
             // The tracks as runs of a chunk each, the last few with their album.
@@ -241,11 +242,11 @@ struct BulkSaveTests {
             let mine = album("mine")
             let added = tracks(3, of: shared.id)
             let own = tracks(2, of: mine.id)
-            let sent = try await statements { _ = try await save(engine, c, SaveRequest(inserts: added + [mine] + own), as: .user(bob)) }
+            let sent = try await statements(on: c) { c in _ = try await save(engine, c, SaveRequest(inserts: added + [mine] + own), as: .user(bob)) }
             #expect(sent.filter { $0.hasPrefix("INSERT INTO") && $0.contains("unnest(") && !$0.contains("\"pgmodel\".\"changes\"") }.count == 2)
             let aliceTracks = try await fetch(engine, c, FetchRequest(entity: "Track", predicate: .compare(.equal, .key("album.title"), .value(.string("shared")))), as: .user(alice))
             #expect(aliceTracks.count == 5)
-            let owners = try await c.query(PostgresQuery(unsafeSQL: "SELECT owner_id FROM \(engine.schemaName).track WHERE id = ANY('{\((added + own).map(\.id.uuidString).joined(separator: ","))}'::uuid[]) ORDER BY owner_id = '\(alice.id)' DESC"), logger: Logger(label: "q"))
+            let owners = try await c.connection.query(PostgresQuery(unsafeSQL: "SELECT owner_id FROM \(engine.schemaName).track WHERE id = ANY('{\((added + own).map(\.id.uuidString).joined(separator: ","))}'::uuid[]) ORDER BY owner_id = '\(alice.id)' DESC"), logger: Logger(label: "q"))
             var ownerIDs: [UUID] = []
             for try await r in owners { ownerIDs.append(try r.decode(UUID.self)) }
             #expect(ownerIDs == [alice.id, alice.id, alice.id, bob.id, bob.id])

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(PGModelInternals) import PGModel
+@_spi(PGModelInternals) import PGModelPostgres
 import PostgresNIO
 import Testing
 import PGModelTesting
@@ -9,7 +10,7 @@ import PGModelTesting
 struct InMemoryStoreTests {
     func temporarySchemas() async throws -> Set<String> {
         try await ServerTestHarness.withDatabase { _, connection in
-            let rows = try await connection.query("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'pgmodel_mem_%'", logger: ServerTestHarness.logger)
+            let rows = try await connection.connection.query("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'pgmodel_mem_%'", logger: ServerTestHarness.logger)
             var names = Set<String>()
             for try await name in rows.decode(String.self) { names.insert(name) }
             return names

@@ -20,26 +20,27 @@ struct SetWriteTests {
 
     let schema = SchemaDescription(entities: GraphTestSchema.schema.entities + [Self.note])
 
-    func withStore(_ body: (PostgresStoreEngine, PostgresConnection, String) async throws -> Void) async throws {
+    func withStore(_ body: (PostgresStoreEngine, EngineConnection, String) async throws -> Void) async throws {
         var logger = Logger(label: "pgmodel.test.setwrites")
         logger.logLevel = .warning
         try await EngineTestStore.with(schema, prefix: "w", logger: logger, body)
     }
 
     @discardableResult
-    func save(_ engine: PostgresStoreEngine, _ c: PostgresConnection, _ request: SaveRequest, as requester: Requester = .trusted) async throws -> SaveResult {
+    func save(_ engine: PostgresStoreEngine, _ c: EngineConnection, _ request: SaveRequest, as requester: Requester = .trusted) async throws -> SaveResult {
         try await engine.save(request, in: schema, as: requester, on: c)
     }
 
-    func fetch(_ engine: PostgresStoreEngine, _ c: PostgresConnection, _ request: FetchRequest, as requester: Requester = .trusted) async throws -> [RowValues] {
+    func fetch(_ engine: PostgresStoreEngine, _ c: EngineConnection, _ request: FetchRequest, as requester: Requester = .trusted) async throws -> [RowValues] {
         try await engine.fetch(request, in: schema, as: requester, on: c)
     }
 
-    /// The statements `body` sends.
-    func statements(_ body: () async throws -> Void) async throws -> [String] {
-        let counter = PostgresStoreEngine.StatementCounter()
-        try await PostgresStoreEngine.$statementCounter.withValue(counter) { try await body() }
-        return counter.statements
+    /// The statements `body` sends on `connection` (given to it with a log).
+    func statements(on connection: EngineConnection, _ body: (EngineConnection) async throws -> Void) async throws -> [String] {
+        var logged = connection
+        logged.statementLog = StatementLog()
+        try await body(logged)
+        return logged.statementLog?.statements ?? []
     }
 
     func row(_ entity: String, _ values: [String: PGValue]) -> RowValues {
@@ -51,9 +52,9 @@ struct SetWriteTests {
     }
 
     /// How many rows `sql` (a `count(*)`) counts.
-    func count(_ c: PostgresConnection, _ sql: String) async throws -> Int64 {
+    func count(_ c: EngineConnection, _ sql: String) async throws -> Int64 {
         var result: Int64 = -1
-        for try await r in try await c.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "pgmodel.test.count")) { result = try r.decode(Int64.self) }
+        for try await r in try await c.connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "pgmodel.test.count")) { result = try r.decode(Int64.self) }
         return result
     }
 
@@ -84,7 +85,7 @@ struct SetWriteTests {
             for n in [2, 40, 900] {
                 let bulk = tracks(n, of: a.id)
                 try await save(engine, c, SaveRequest(inserts: bulk))
-                let sent = try await statements { try await save(engine, c, SaveRequest(updates: updates(of: bulk, to: b.id))) }
+                let sent = try await statements(on: c) { c in try await save(engine, c, SaveRequest(updates: updates(of: bulk, to: b.id))) }
                 counts.append(sent.count)
                 #expect(sent.filter { $0.hasPrefix("UPDATE \"\(s)\"") && $0.contains("unnest(") }.count == 1, "\(sent)")
             }
@@ -94,7 +95,7 @@ struct SetWriteTests {
             let single = tracks(12, of: a.id), bulk = tracks(12, of: a.id)
             try await save(engine, c, SaveRequest(inserts: single + bulk))
             for update in updates(of: single, to: b.id) {
-                let sent = try await statements { try await save(engine, c, SaveRequest(updates: [update])) }
+                let sent = try await statements(on: c) { c in try await save(engine, c, SaveRequest(updates: [update])) }
                 #expect(sent.filter { $0.contains("unnest(") && !$0.contains("\"pgmodel\".\"changes\"") }.isEmpty)
                 #expect(sent.count == counts[0], "one model costs what the set-based save costs: \(sent)")
             }
@@ -152,7 +153,7 @@ struct SetWriteTests {
             try await save(engine, c, SaveRequest(inserts: [x, y, z]))
             func rename(_ trip: RowValues, _ name: String) -> RowValues { RowValues(entity: "Trip", id: trip.id, values: ["name": .string(name)]) }
             // Freed first, then taken: one row at a time this succeeds, so the set-based save does too.
-            let sent = try await statements { try await save(engine, c, SaveRequest(updates: [rename(z, "w"), rename(y, "z"), rename(x, "y")])) }
+            let sent = try await statements(on: c) { c in try await save(engine, c, SaveRequest(updates: [rename(z, "w"), rename(y, "z"), rename(x, "y")])) }
             #expect(sent.contains { $0.hasPrefix("SAVEPOINT") })
             let names = try await fetch(engine, c, FetchRequest(entity: "Trip", sort: [SortKey("destination")])).map(\.values["name"])
             #expect(names == [.string("y"), .string("z"), .string("w")])
@@ -162,7 +163,7 @@ struct SetWriteTests {
             let after = try await fetch(engine, c, FetchRequest(entity: "Trip", sort: [SortKey("destination")])).map(\.values["name"])
             #expect(after == names)
             // Columns outside every uniqueness constraint: no savepoint.
-            let plain = try await statements { try await save(engine, c, SaveRequest(updates: [x, y].map {
+            let plain = try await statements(on: c) { c in try await save(engine, c, SaveRequest(updates: [x, y].map {
                 RowValues(entity: "Trip", id: $0.id, values: ["destination": .string("D")]) })) }
             #expect(!plain.contains { $0.hasPrefix("SAVEPOINT") })
         }
@@ -208,7 +209,7 @@ struct SetWriteTests {
                 let playlist = row("Playlist", ["name": .string("p\(n)")])
                 let links = children.map { LinkChange(entity: "Playlist", relationship: "tracks", source: playlist.id, destination: $0.id, isAdded: true) }
                 try await save(engine, c, SaveRequest(inserts: albums + children + [playlist], links: links))
-                let sent = try await statements {
+                let sent = try await statements(on: c) { c in
                     let result = try await save(engine, c, SaveRequest(deletes: albums.map { RowReference(entity: "Album", id: $0.id) }))
                     #expect(result.deleted.count == 3 * n)
                 }
@@ -265,11 +266,11 @@ struct SetWriteTests {
                     i % 2 == 0 ? LinkChange(entity: "User", relationship: "following", source: users[0].id, destination: other.id, isAdded: true)
                                : LinkChange(entity: "User", relationship: "followers", source: other.id, destination: users[0].id, isAdded: true)
                 }
-                let sent = try await statements { try await save(engine, c, SaveRequest(links: follows)) }
+                let sent = try await statements(on: c) { c in try await save(engine, c, SaveRequest(links: follows)) }
                 counts.append(sent.count)
                 #expect(sent.filter { $0.hasPrefix("INSERT INTO \"\(s)\"") && $0.contains("unnest(") }.count == 2, "\(sent)")
                 let removals = follows.map { LinkChange(entity: $0.entity, relationship: $0.relationship, source: $0.source, destination: $0.destination, isAdded: false) }
-                let removed = try await statements { try await save(engine, c, SaveRequest(links: removals)) }
+                let removed = try await statements(on: c) { c in try await save(engine, c, SaveRequest(links: removals)) }
                 #expect(removed.count == sent.count)
                 let following = "SELECT count(*) FROM \(s).user_followers WHERE followers_id = '\(users[0].id)' OR user_id = '\(users[0].id)'"
                 #expect(try await count(c, following) == 0)
@@ -301,7 +302,7 @@ extension SetWriteTests {
     /// The changes each of `writes` stores in one history transaction, written in turn and compared as text
     /// one per change (`pgmodel.change_rows`, whichever way they are stored); rolled back afterwards, so
     /// nothing is left behind.
-    static func storedChanges(_ engine: PostgresStoreEngine, _ c: PostgresConnection,
+    static func storedChanges(_ engine: PostgresStoreEngine, _ c: EngineConnection,
                               _ writes: [(Int64) throws -> SQLStatement]) async throws -> [[String]] {
         let sql = HistorySQL(schemaName: engine.schemaName)
         var stored: [[String]] = []

@@ -26,7 +26,7 @@ struct EngineHistoryTests {
     }
 
     /// A fresh PostgreSQL schema with the graph schema prepared in it, dropped afterwards.
-    func withStore(_ body: (PostgresStoreEngine, PostgresConnection, String) async throws -> Void) async throws {
+    func withStore(_ body: (PostgresStoreEngine, EngineConnection, String) async throws -> Void) async throws {
         try await EngineTestStore.with(schema, prefix: "h", logger: logger, body)
     }
 
@@ -34,12 +34,12 @@ struct EngineHistoryTests {
         RowValues(entity: "Track", id: id, values: ["title": .string(title), "duration": .int(200), "album": album.map(PGValue.uuid) ?? .null])
     }
 
-    func exec(_ c: PostgresConnection, _ sql: String, _ binds: [PGValue] = []) async throws {
+    func exec(_ c: EngineConnection, _ sql: String, _ binds: [PGValue] = []) async throws {
         var bindings = PostgresBindings()
         for bind in binds {
             if case .string(let s) = bind { bindings.append(s) }
         }
-        _ = try await c.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).collect()
+        _ = try await c.connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).collect()
     }
 
     @Test func savesRecordTheirChangesAndAuthor() async throws {
@@ -127,7 +127,7 @@ struct EngineHistoryTests {
             let start = before.transactions.first?.token ?? 0
             let slow = try await connect(2)
             defer { Task { try? await slow.close() } }
-            try await exec(slow, "BEGIN")
+            try await exec(EngineConnection(slow), "BEGIN")
             let rows = try await slow.query(PostgresQuery(unsafeSQL: "INSERT INTO pgmodel.transactions (schema_name, author) VALUES ($1, 'slow') RETURNING id",
                                                           binds: { var b = PostgresBindings(); b.append(name); return b }()), logger: logger).collect()
             let slowID = try #require(try rows.first?.decode(Int64.self))
@@ -138,7 +138,7 @@ struct EngineHistoryTests {
             let fastToken = try #require(whileSlowRuns.transactions.last?.token)
 
             // A's position is assigned at its COMMIT, as every save's.
-            try await exec(slow, "COMMIT")
+            try await exec(EngineConnection(slow), "COMMIT")
             #expect(slowID > 0)
             let resumed = try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, fastToken)), as: .trusted, on: reader)
             #expect(resumed.transactions.map(\.author) == ["slow"], "the late commit comes after B, not skipped")
@@ -152,12 +152,12 @@ struct EngineHistoryTests {
         try await withStore { engine, c, _ in
             let other = try await connect(3)
             defer { Task { try? await other.close() } }
-            try await exec(other, "BEGIN")
-            try await exec(other, "SELECT pg_current_xact_id()")   // a write transaction's xid, as an INSERT takes
+            try await exec(EngineConnection(other), "BEGIN")
+            try await exec(EngineConnection(other), "SELECT pg_current_xact_id()")   // a write transaction's xid, as an INSERT takes
             _ = try await engine.save(SaveRequest(inserts: [track(UUID.v7(), "now")], author: "now"), in: schema, as: .trusted, on: c)
             let page = try await engine.fetchHistory(HistoryRequest(newestFirst: true, limit: 1), as: .trusted, on: c)
             #expect(page.transactions.first?.author == "now", "read-your-writes with another transaction open")
-            try await exec(other, "ROLLBACK")
+            try await exec(EngineConnection(other), "ROLLBACK")
         }
     }
 

@@ -42,23 +42,18 @@ struct LargeResultExecutorTests {
             let all = FetchRequest(entity: "Reading", sort: [SortKey("rank")])
             let few = FetchRequest(entity: "Reading", sort: [SortKey("rank")], limit: 10)
 
-            let (small, smallIDs, jobsAfterSmall) = try await PostgresStoreEngine.$largeResultExecutor.withValue(executor) {
-                let table = try await engine.fetchTable(few, in: Self.schema, as: .trusted, on: connection)
-                let ids = try await engine.fetchIdentifiers(few, in: Self.schema, as: .trusted, on: connection)
-                return (table, ids, executor.jobs)
-            }
+            let offloading = connection.with(budget: RequestBudget(largeResultExecutor: executor))
+            let small = try await engine.fetchTable(few, in: Self.schema, as: .trusted, on: offloading)
+            let smallIDs = try await engine.fetchIdentifiers(few, in: Self.schema, as: .trusted, on: offloading)
+            let jobsAfterSmall = executor.jobs
             #expect(small.rows.count == 10)
             #expect(smallIDs.count == 10)
             #expect(jobsAfterSmall == 0)
 
-            let large = try await PostgresStoreEngine.$largeResultExecutor.withValue(executor) {
-                try await engine.fetchTable(all, in: Self.schema, as: .trusted, on: connection)
-            }
+            let large = try await engine.fetchTable(all, in: Self.schema, as: .trusted, on: offloading)
             let jobsAfterRows = executor.jobs
             #expect(jobsAfterRows > 0)
-            let largeIDs = try await PostgresStoreEngine.$largeResultExecutor.withValue(executor) {
-                try await engine.fetchIdentifiers(all, in: Self.schema, as: .trusted, on: connection)
-            }
+            let largeIDs = try await engine.fetchIdentifiers(all, in: Self.schema, as: .trusted, on: offloading)
             #expect(executor.jobs > jobsAfterRows)
 
             // The same rows as without the executor, in order.

@@ -94,7 +94,7 @@ struct PostgresTLSTests {
         let configuration = try PostgresStoreConfiguration.parse(try Self.url("sslmode=require"))
         let pool = ConnectionPool(configuration: configuration, maximumConnections: 1,
                                   eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: ServerTestHarness.logger)
-        let pooled = try await pool.withConnection(scope: .trusted, deadline: .seconds(10), operation: "test") { try await Self.encrypted(on: $0) }
+        let pooled = try await pool.withConnection(scope: .trusted, deadline: .seconds(10), operation: "test") { try await Self.encrypted(on: $0.connection) }
         #expect(pooled)
         await pool.close()
 
@@ -105,7 +105,7 @@ struct PostgresTLSTests {
         #expect(await signals.next()?.kind == .reconnected)
         let name = ChangeListener.applicationName(schemaName)
         let listening = try await ServerTestHarness.withDatabase { _, connection in
-            let rows = try await connection.query(
+            let rows = try await connection.connection.query(
                 "SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = \(name)",
                 logger: ServerTestHarness.logger)
             var values: [Bool] = []

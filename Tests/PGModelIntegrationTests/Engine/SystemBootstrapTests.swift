@@ -19,10 +19,12 @@ struct SystemBootstrapTests {
         return logger
     }()
 
-    func statements(_ body: () async throws -> Void) async throws -> [String] {
-        let counter = PostgresStoreEngine.StatementCounter()
-        try await PostgresStoreEngine.$statementCounter.withValue(counter) { try await body() }
-        return counter.statements
+    /// The statements `body` sends on `connection` (given to it with a log).
+    func statements(on connection: EngineConnection, _ body: (EngineConnection) async throws -> Void) async throws -> [String] {
+        var logged = connection
+        logged.statementLog = StatementLog()
+        try await body(logged)
+        return logged.statementLog?.statements ?? []
     }
 
     func schemaComment(_ connection: PostgresConnection) async throws -> String? {
@@ -44,10 +46,10 @@ struct SystemBootstrapTests {
     func appliedSystemSQLIsOneRead() async throws {
         try await withConnection { connection in
             let engine = PostgresStoreEngine(logger: Self.logger)
-            try await engine.bootstrap(on: connection)
+            try await engine.bootstrap(on: EngineConnection(connection))
             #expect(try await schemaComment(connection) == SystemSQL.marker)
-            #expect(try await engine.isBootstrapped(on: connection))
-            let again = try await statements { try await engine.bootstrap(on: connection) }
+            #expect(try await engine.isBootstrapped(on: EngineConnection(connection)))
+            let again = try await statements(on: EngineConnection(connection)) { try await engine.bootstrap(on: $0) }
             #expect(again.count == 1, "\(again)")
             #expect(SystemSQL.fingerprint.count == 16)
             #expect(SystemSQL.marker.contains(SystemSQL.fingerprint))
@@ -58,11 +60,11 @@ struct SystemBootstrapTests {
     func anotherMarkerRunsTheFiles() async throws {
         try await withConnection { connection in
             let engine = PostgresStoreEngine(logger: Self.logger)
-            try await engine.bootstrap(on: connection)
+            try await engine.bootstrap(on: EngineConnection(connection))
             for stale in ["'PGModel system objects (system SQL 0000000000000000)'", "NULL"] {
                 try await connection.query(PostgresQuery(unsafeSQL: "COMMENT ON SCHEMA pgmodel IS \(stale)"), logger: Self.logger)
-                #expect(try await engine.isBootstrapped(on: connection) == false)
-                let full = try await statements { try await engine.bootstrap(on: connection) }
+                #expect(try await engine.isBootstrapped(on: EngineConnection(connection)) == false)
+                let full = try await statements(on: EngineConnection(connection)) { try await engine.bootstrap(on: $0) }
                 #expect(full.count > SystemSQL.files.count, "\(full.count) statements")
                 #expect(try await schemaComment(connection) == SystemSQL.marker)
             }

@@ -17,24 +17,24 @@ struct EngineGraphTests {
     static let long: QueryExpression = .compare(.greater, .key("duration"), .value(.int(150)))
 
     /// A fresh PostgreSQL schema with the graph schema prepared in it, dropped afterwards.
-    func withStore(_ body: (PostgresStoreEngine, PostgresConnection, String) async throws -> Void) async throws {
+    func withStore(_ body: (PostgresStoreEngine, EngineConnection, String) async throws -> Void) async throws {
         var logger = Logger(label: "pgmodel.test.graph")
         logger.logLevel = .warning
         try await EngineTestStore.with(schema, prefix: "g", logger: logger, body)
     }
 
-    func save(_ engine: PostgresStoreEngine, _ c: PostgresConnection, _ request: SaveRequest, as requester: Requester = .trusted) async throws -> SaveResult {
+    func save(_ engine: PostgresStoreEngine, _ c: EngineConnection, _ request: SaveRequest, as requester: Requester = .trusted) async throws -> SaveResult {
         try await engine.save(request, in: schema, as: requester, on: c)
     }
 
-    func fetch(_ engine: PostgresStoreEngine, _ c: PostgresConnection, _ request: FetchRequest, as requester: Requester = .trusted) async throws -> [RowValues] {
+    func fetch(_ engine: PostgresStoreEngine, _ c: EngineConnection, _ request: FetchRequest, as requester: Requester = .trusted) async throws -> [RowValues] {
         try await engine.fetch(request, in: schema, as: requester, on: c)
     }
 
-    func strings(_ c: PostgresConnection, _ sql: String) async throws -> [String] {
+    func strings(_ c: EngineConnection, _ sql: String) async throws -> [String] {
         var result: [String] = []
         do {
-            for try await row in try await c.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "q")) {
+            for try await row in try await c.connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "q")) {
                 result.append(try row.decode(String.self))
             }
         } catch {
@@ -83,9 +83,9 @@ struct EngineGraphTests {
             #expect(checks == ["trip_perdiem_check"])
             // A BusinessTrip row without perdiem breaks the check; a plain Trip row is fine.
             await #expect(throws: (any Error).self) {
-                _ = try await c.query(PostgresQuery(unsafeSQL: "INSERT INTO \(s).trip (id, entity, name, destination) VALUES (gen_random_uuid(), 'BusinessTrip', 'b', 'x')"), logger: Logger(label: "q"))
+                _ = try await c.connection.query(PostgresQuery(unsafeSQL: "INSERT INTO \(s).trip (id, entity, name, destination) VALUES (gen_random_uuid(), 'BusinessTrip', 'b', 'x')"), logger: Logger(label: "q"))
             }
-            _ = try await c.query(PostgresQuery(unsafeSQL: "INSERT INTO \(s).trip (id, entity, name, destination) VALUES (gen_random_uuid(), 'Trip', 't', 'x')"), logger: Logger(label: "q"))
+            _ = try await c.connection.query(PostgresQuery(unsafeSQL: "INSERT INTO \(s).trip (id, entity, name, destination) VALUES (gen_random_uuid(), 'Trip', 't', 'x')"), logger: Logger(label: "q"))
             // Preparing again changes nothing.
             let before = try await strings(c, "SELECT count(*)::text FROM pg_constraint WHERE connamespace = '\(s)'::regnamespace")
             try await engine.prepare(schema, on: c)
@@ -364,7 +364,7 @@ struct EngineGraphTests {
             // Read on a connection of its own: the cancelled one may have been closed (the pool drops such).
             let other = try await EngineTestStore.connect(id: 2, logger: Logger(label: "pgmodel.test.graph"))
             let trips: Result<[RowValues], any Error>
-            do { trips = .success(try await fetch(engine, other, FetchRequest(entity: "Trip"))) } catch { trips = .failure(error) }
+            do { trips = .success(try await fetch(engine, EngineConnection(other), FetchRequest(entity: "Trip"))) } catch { trips = .failure(error) }
             try await other.close()
             #expect(try trips.get().isEmpty, "nothing committed")
         }

@@ -25,7 +25,7 @@ struct HistoryIntegrityTests {
         return logger
     }()
 
-    func withStore(_ body: (PostgresStoreEngine, PostgresConnection, String) async throws -> Void) async throws {
+    func withStore(_ body: (PostgresStoreEngine, EngineConnection, String) async throws -> Void) async throws {
         try await EngineTestStore.with(schema, prefix: "hi", logger: logger, body)
     }
 
@@ -33,7 +33,7 @@ struct HistoryIntegrityTests {
         RowValues(entity: "Memo", id: .v7(), values: ["text": .string("m\(i)"), "rank": .int(Int64(i))])
     }
 
-    func count(_ engine: PostgresStoreEngine, _ c: PostgresConnection, changesOf ids: [Int64]) async throws -> Int64 {
+    func count(_ engine: PostgresStoreEngine, _ c: EngineConnection, changesOf ids: [Int64]) async throws -> Int64 {
         let rows = try await engine.query(SQLStatement(sql: "SELECT count(*) FROM pgmodel.change_rows WHERE transaction_id = ANY ($1::text::bigint[])",
                                                        binds: [.string("{" + ids.map(String.init).joined(separator: ",") + "}")]), on: c)
         return try rows.first?.decode(Int64.self) ?? -1
@@ -64,10 +64,8 @@ struct HistoryIntegrityTests {
     @Test func aPipelinedBulkSaveSendsItsChunksInOrderAndReportsTheFirstFailure() async throws {
         try await withStore { engine, c, _ in
             let rows = (0..<25_000).map(memo)
-            let counter = PostgresStoreEngine.StatementCounter()
-            try await PostgresStoreEngine.$statementCounter.withValue(counter) {
-                _ = try await engine.save(SaveRequest(inserts: rows), in: schema, as: .trusted, on: c)
-            }
+            let counter = StatementLog()
+            _ = try await engine.save(SaveRequest(inserts: rows), in: schema, as: .trusted, on: EngineConnection(c.connection, statementLog: counter))
             let kinds = counter.statements.map { sql -> String in
                 if sql.hasPrefix("INSERT INTO \"pgmodel\".\"changes\"") { return "changes" }
                 if sql.hasPrefix("INSERT INTO \"pgmodel\".\"transactions\"") { return "transaction" }
@@ -306,7 +304,7 @@ struct HistoryIntegrityUpgradeTests {
             #expect(old.count == 3)
             // This build starts, twice: the second start finds everything in place.
             let engine = PostgresStoreEngine(schemaName: "public", logger: logger)
-            try await engine.bootstrap(on: c)
+            try await engine.bootstrap(on: EngineConnection(c))
             #expect(try await strings(foreignKeys).isEmpty)
             let installed = try await strings(triggers)
             #expect(installed == ["pgmodel_assign_position", "pgmodel_changes_transaction", "pgmodel_changes_transaction_update",
@@ -318,14 +316,14 @@ struct HistoryIntegrityUpgradeTests {
             #expect(appSelect.count == 1 && appSelect.allSatisfy { $0.contains("row_ids") }, "\(appSelect)")
             #expect(try await strings("SELECT attname::text FROM pg_attribute WHERE attrelid = 'pgmodel.changes'::regclass AND attname = 'row_ids'") == ["row_ids"])
             #expect(try await strings("SELECT increment_by::text FROM pg_sequences WHERE schemaname = 'pgmodel' AND sequencename = 'changes_id_seq'") == ["8192"])
-            try await engine.bootstrap(on: c)
+            try await engine.bootstrap(on: EngineConnection(c))
             #expect(try await strings(triggers) == installed)
             // The old history is readable, and deleting it deletes its changes.
             let schema = SchemaDescription(entities: [HistoryIntegrityTests.memo])
-            try await engine.prepare(schema, on: c)
-            let history = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions
+            try await engine.prepare(schema, on: EngineConnection(c))
+            let history = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: EngineConnection(c)).transactions
             #expect(history.map(\.author) == ["old"] && history.first?.changes.count == 3)
-            #expect(try await engine.deleteHistory(HistoryRequest(), as: .trusted, on: c) == 1)
+            #expect(try await engine.deleteHistory(HistoryRequest(), as: .trusted, on: EngineConnection(c)) == 1)
             #expect(try await strings("SELECT count(*)::text FROM pgmodel.changes") == ["0"])
         }
     }

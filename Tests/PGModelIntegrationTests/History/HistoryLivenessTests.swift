@@ -162,16 +162,16 @@ struct HistoryPositionUpgradeTests {
             }
             // This build starts: the whole system SQL, then a save.
             let engine = PostgresStoreEngine(schemaName: "public", logger: logger)
-            try await engine.bootstrap(on: c)
+            try await engine.bootstrap(on: EngineConnection(c))
             let schema = SchemaDescription(entities: [EntityDescription(name: "Memo", attributes: [AttributeDescription(name: "text", type: .string)])])
-            try await engine.prepare(schema, on: c)
+            try await engine.prepare(schema, on: EngineConnection(c))
             _ = try await engine.save(SaveRequest(inserts: [RowValues(entity: "Memo", id: UUID.v7(), values: ["text": .string("new")])], author: "new"),
-                                      in: schema, as: .trusted, on: c)
-            let all = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions
+                                      in: schema, as: .trusted, on: EngineConnection(c))
+            let all = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: EngineConnection(c)).transactions
             #expect(all.map(\.author) == ["old-1", "old-2", "new"])
             #expect(Array(all.prefix(2).map(\.token)) == oldTokens, "an old transaction's position is its old token")
             // A reader holding the first old token resumes with the second and the new save, nothing skipped.
-            let resumed = try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, oldTokens[0])), as: .trusted, on: c).transactions
+            let resumed = try await engine.fetchHistory(HistoryRequest(filter: .token(.greater, oldTokens[0])), as: .trusted, on: EngineConnection(c)).transactions
             #expect(resumed.map(\.author) == ["old-2", "new"])
         }
     }

@@ -233,13 +233,13 @@ enum LoginTestDatabase {
             if let existing { return existing }
             let task = Task {
                 try await ServerTestHarness.withDatabase { _, connection in
-                    let rows = try await connection.query("SELECT 1 FROM pg_database WHERE datname = \(name)", logger: ServerTestHarness.logger)
+                    let rows = try await connection.connection.query("SELECT 1 FROM pg_database WHERE datname = \(name)", logger: ServerTestHarness.logger)
                     if try await rows.collect().isEmpty {
-                        _ = try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: ServerTestHarness.logger)
+                        _ = try await connection.connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: ServerTestHarness.logger)
                     }
                 }
                 try await withConnection { connection in
-                    try await PostgresStoreEngine(schemaName: "public", logger: ServerTestHarness.logger).bootstrap(on: connection)
+                    try await PostgresStoreEngine(schemaName: "public", logger: ServerTestHarness.logger).bootstrap(on: EngineConnection(connection))
                 }
             }
             existing = task
@@ -266,7 +266,7 @@ enum LoginTestDatabase {
         try await prepare()
         return try await withConnection { connection in
             try await PostgresStoreEngine(schemaName: "public", logger: ServerTestHarness.logger)
-                .createUser(name: "\(prefix)_\(ServerTestHarness.uniqueSuffix())", password: "secret", isAdmin: false, on: connection)
+                .createUser(name: "\(prefix)_\(ServerTestHarness.uniqueSuffix())", password: "secret", isAdmin: false, on: EngineConnection(connection))
         }
     }
 

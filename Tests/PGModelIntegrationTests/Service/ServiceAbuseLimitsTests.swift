@@ -145,10 +145,10 @@ struct ServiceAbuseLimitsTests {
             defer { Task { await store.close() } }
             try await ServerTestHarness.withDatabase { _, connection in
                 // PostgresStoreEngine.bootstrapLock: what a migration takes first.
-                _ = try await connection.query("SELECT pg_advisory_lock(\(unescaped: "\(0x7067_6d6f_6465_6c as Int64)"))", logger: ServerTestHarness.logger).collect()
+                _ = try await connection.connection.query("SELECT pg_advisory_lock(\(unescaped: "\(0x7067_6d6f_6465_6c as Int64)"))", logger: ServerTestHarness.logger).collect()
                 let refused = await #expect(throws: PGModelError.self) { try await store.migrate(to: v2, plan: plan) }
                 #expect(refused?.code == .schemaVersionMismatch, "\(String(describing: refused))")
-                _ = try await connection.query("SELECT pg_advisory_unlock_all()", logger: ServerTestHarness.logger).collect()
+                _ = try await connection.connection.query("SELECT pg_advisory_unlock_all()", logger: ServerTestHarness.logger).collect()
             }
         }
     }
@@ -361,13 +361,13 @@ struct ServiceAbuseLimitsTests {
         let user = try await ServerTestHarness.makeUser("bcrypt")
         @Sendable func hash() async throws -> String {
             try await ServerTestHarness.withDatabase { _, connection in
-                let rows = try await connection.query("SELECT password_hash FROM pgmodel.users WHERE name = \(user.name)", logger: ServerTestHarness.logger).collect()
+                let rows = try await connection.connection.query("SELECT password_hash FROM pgmodel.users WHERE name = \(user.name)", logger: ServerTestHarness.logger).collect()
                 return try rows.first?.decode(String.self) ?? ""
             }
         }
         @Sendable func weaken() async throws {
             try await ServerTestHarness.withDatabase { _, connection in
-                _ = try await connection.query("UPDATE pgmodel.users SET password_hash = crypt('secret', gen_salt('bf', 4)) WHERE name = \(user.name)",
+                _ = try await connection.connection.query("UPDATE pgmodel.users SET password_hash = crypt('secret', gen_salt('bf', 4)) WHERE name = \(user.name)",
                                                logger: ServerTestHarness.logger).collect()
             }
         }
@@ -392,11 +392,11 @@ struct ServiceAbuseLimitsTests {
     @Test("statements that carry a password run with PostgreSQL's statement and parameter logging off, as far as the role may set it")
     func passwordsOutOfLogs() async throws {
         try await ServerTestHarness.withDatabase { engine, connection in
-            let privileged = try await connection.query("SELECT has_parameter_privilege('log_statement', 'SET')", logger: ServerTestHarness.logger)
+            let privileged = try await connection.connection.query("SELECT has_parameter_privilege('log_statement', 'SET')", logger: ServerTestHarness.logger)
                 .collect().first?.decode(Bool.self) ?? false
             var quieted = 0
             let settings = try await engine.withQuietLogs(on: connection, quieted: { quieted = $0 }) {
-                try await connection.query(
+                try await connection.connection.query(
                     "SELECT current_setting('log_statement'), current_setting('log_min_duration_statement'), current_setting('log_parameter_max_length_on_error')",
                     logger: ServerTestHarness.logger).collect().first?.decode((String, String, String).self)
             }
@@ -409,7 +409,7 @@ struct ServiceAbuseLimitsTests {
                 #expect(quieted >= 1)
             }
             // Local to the transaction: the session's own settings are back afterwards.
-            let after = try await connection.query("SELECT current_setting('log_parameter_max_length_on_error')", logger: ServerTestHarness.logger)
+            let after = try await connection.connection.query("SELECT current_setting('log_parameter_max_length_on_error')", logger: ServerTestHarness.logger)
                 .collect().first?.decode(String.self)
             #expect(after != nil)
         }

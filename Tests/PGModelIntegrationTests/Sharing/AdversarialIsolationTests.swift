@@ -41,7 +41,7 @@ struct AdversarialIsolationTests {
             for store in stores { try await ServerTestHarness.register(EntityIsolationTests.schema, schemaName: store) }
             let failure: String? = try await ServerTestHarness.withDatabase { _, trusted in
                 try await Self.withServices(stores) { ports in
-                    var run = try await AdversarialRun(seed: seed, users: users, stores: stores, ports: ports, trusted: trusted)
+                    var run = try await AdversarialRun(seed: seed, users: users, stores: stores, ports: ports, trusted: trusted.connection)
                     do {
                         let failure = try await run.play(steps: Self.steps)
                         print("adversarial seed \(seed): \(run.summary)")

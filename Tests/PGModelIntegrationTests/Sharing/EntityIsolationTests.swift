@@ -641,14 +641,14 @@ struct EntityIsolationTests {
                 EntityDescription(name: "Memo", attributes: [AttributeDescription(name: "name", type: .string)]),
             ])
             let engine = PostgresStoreEngine(schemaName: "public", logger: logger)
-            try await engine.bootstrap(on: c)
-            try await engine.prepare(schema, on: c)
-            let alice = try await engine.createUser(name: "alice", password: "x", isAdmin: false, on: c)
-            let rita = try await engine.createUser(name: "rita", password: "x", isAdmin: false, on: c)
+            try await engine.bootstrap(on: EngineConnection(c))
+            try await engine.prepare(schema, on: EngineConnection(c))
+            let alice = try await engine.createUser(name: "alice", password: "x", isAdmin: false, on: EngineConnection(c))
+            let rita = try await engine.createUser(name: "rita", password: "x", isAdmin: false, on: EngineConnection(c))
             let id = UUID.v7()
             _ = try await engine.save(SaveRequest(inserts: [RowValues(entity: "Cruise", id: id, values: ["name": .string("C"), "ship": .string("S")]),
                                                             RowValues(entity: "Memo", id: id, values: ["name": .string("M")])]),
-                                      in: schema, as: .user(alice), on: c)
+                                      in: schema, as: .user(alice), on: EngineConnection(c))
             // The layout before: no root class, a key of id and grantee, and a share of the cruise as the
             // service made it (its own class recorded in entity).
             try await run("DROP VIEW pgmodel.share_list")
@@ -662,13 +662,13 @@ struct EntityIsolationTests {
             try await run("COMMENT ON SCHEMA pgmodel IS NULL")
             try await run("COMMENT ON FUNCTION public.pgmodel_share_audience(text[], uuid[]) IS NULL")
             // This build starts again and the schema is registered.
-            try await engine.bootstrap(on: c)
-            try await engine.prepare(schema, on: c)
+            try await engine.bootstrap(on: EngineConnection(c))
+            try await engine.prepare(schema, on: EngineConnection(c))
             let roots = try await c.query(PostgresQuery(unsafeSQL: "SELECT root_entity FROM pgmodel.shares WHERE row_id = '\(id)'"), logger: logger).collect()
             #expect(try roots.map { try $0.decode(String.self) } == ["Voyage"])
             let renderer = try SQLRenderer(schema: schema, schemaName: "public")
-            #expect(await SharingSafetyTests.asUser(rita.id, c, try renderer.select(FetchRequest(entity: "Voyage"))) == .success(1))
-            #expect(await SharingSafetyTests.asUser(rita.id, c, try renderer.select(FetchRequest(entity: "Memo"))) == .success(0))
+            #expect(await SharingSafetyTests.asUser(rita.id, EngineConnection(c), try renderer.select(FetchRequest(entity: "Voyage"))) == .success(1))
+            #expect(await SharingSafetyTests.asUser(rita.id, EngineConnection(c), try renderer.select(FetchRequest(entity: "Memo"))) == .success(0))
         }
     }
 }

@@ -21,7 +21,7 @@ struct PolicyFunctionTests {
         return logger
     }()
 
-    func language(of function: String, _ engine: PostgresStoreEngine, _ c: PostgresConnection) async throws -> String? {
+    func language(of function: String, _ engine: PostgresStoreEngine, _ c: EngineConnection) async throws -> String? {
         let rows = try await engine.query(SQLStatement(
             sql: "SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang WHERE p.oid = to_regprocedure($1)",
             binds: [.string(function)]), on: c)

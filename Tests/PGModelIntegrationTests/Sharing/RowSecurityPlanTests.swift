@@ -92,7 +92,7 @@ struct RowSecurityPlanTests {
     }
 
     /// Runs `body` in a transaction as `role` with `pgmodel.user_id` set, as the service does; rolled back.
-    static func asUser<T>(_ user: UUID, role: String, on connection: PostgresConnection, _ body: () async throws -> T) async throws -> T {
+    static func asUser<T>(_ user: UUID, role: String, on connection: EngineConnection, _ body: () async throws -> T) async throws -> T {
         try await Self.run(connection, "BEGIN")
         do {
             try await Self.run(connection,
@@ -101,14 +101,14 @@ struct RowSecurityPlanTests {
             try await Self.run(connection, "ROLLBACK")
             return result
         } catch {
-            _ = try? await connection.query("ROLLBACK", logger: ServerTestHarness.logger)
+            _ = try? await connection.connection.query("ROLLBACK", logger: ServerTestHarness.logger)
             throw error
         }
     }
 
     /// The plan PostgreSQL picks for `sql` as a prepared statement's generic plan (what the service's
     /// repeated statements get), as text.
-    static func explain(_ sql: String, on connection: PostgresConnection) async throws -> String {
+    static func explain(_ sql: String, on connection: EngineConnection) async throws -> String {
         try await Self.run(connection, "SET LOCAL plan_cache_mode = force_generic_plan")
         let rows = try await Self.run(connection, "EXPLAIN \(unescaped: sql)")
         var lines: [String] = []
@@ -120,15 +120,15 @@ struct RowSecurityPlanTests {
 
     /// `query` on `connection`; a failure names PostgreSQL's message (PSQLError hides it by default).
     @discardableResult
-    static func run(_ connection: PostgresConnection, _ query: PostgresQuery) async throws -> PostgresRowSequence {
+    static func run(_ connection: EngineConnection, _ query: PostgresQuery) async throws -> PostgresRowSequence {
         do {
-            return try await connection.query(query, logger: ServerTestHarness.logger)
+            return try await connection.connection.query(query, logger: ServerTestHarness.logger)
         } catch let error as PSQLError {
             throw QueryFailed(description: "\(error.serverInfo?[.sqlState] ?? "") \(error.serverInfo?[.message] ?? String(reflecting: error))")
         }
     }
 
-    static func count(_ table: String, on connection: PostgresConnection) async throws -> Int {
+    static func count(_ table: String, on connection: EngineConnection) async throws -> Int {
         let rows = try await Self.run(connection, "SELECT count(*)::int8 FROM \(unescaped: table)")
         for try await n in rows.decode(Int64.self) { return Int(n) }
         return -1

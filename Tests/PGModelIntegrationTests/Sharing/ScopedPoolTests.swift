@@ -30,7 +30,7 @@ struct ScopedPoolTests {
         configuration.schemaName = TestDatabase.uniqueSchema("scope")
         let gateway = DatabaseGateway(configuration: configuration, maximumConnections: 1, requestTimeout: .seconds(30),
                                       statementTimeout: statementTimeout, eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-                                      logger: Self.logger)
+                                      statementLog: statementLog, logger: Self.logger)
         let alice = try await ServerTestHarness.makeUser("alice")
         let bob = try await ServerTestHarness.makeUser("bob")
         do {
@@ -67,7 +67,7 @@ struct ScopedPoolTests {
 
     func trustedSession(_ gateway: DatabaseGateway) async throws -> Session {
         try await gateway.pool.withConnection(scope: .trusted, deadline: .seconds(10), operation: "test") { connection in
-            let rows = try await connection.query(
+            let rows = try await connection.connection.query(
                 "SELECT current_user::text, current_setting('pgmodel.user_id', true), current_setting('statement_timeout'), pg_backend_pid()",
                 logger: Self.logger)
             for try await (user, userID, timeout, backend) in rows.decode((String, String?, String, Int32).self) {
@@ -81,18 +81,21 @@ struct ScopedPoolTests {
     /// A new connection's statement timeout, what trusted work must find again.
     func defaultStatementTimeout() async throws -> String {
         try await ServerTestHarness.withDatabase { _, connection in
-            for try await timeout in try await connection.query("SELECT current_setting('statement_timeout')", logger: Self.logger).decode(String.self) {
+            for try await timeout in try await connection.connection.query("SELECT current_setting('statement_timeout')", logger: Self.logger).decode(String.self) {
                 return timeout
             }
             throw PGModelError(.internalError, "no row")
         }
     }
 
+    /// Every statement the gateway of ``withGateway(statementTimeout:_:)`` sends.
+    let statementLog = StatementLog()
+
     /// The statements `body` sends.
     func statements(_ body: () async throws -> Void) async throws -> [String] {
-        let counter = PostgresStoreEngine.StatementCounter()
-        try await PostgresStoreEngine.$statementCounter.withValue(counter) { try await body() }
-        return counter.statements
+        let before = statementLog.count
+        try await body()
+        return Array(statementLog.statements.dropFirst(before))
     }
 
     @Test("two users alternating on a pool of one connection each see only their own rows; trusted work then sees all as the login role")
@@ -192,7 +195,7 @@ struct ScopedPoolTests {
             let session = try await trustedSession(gateway)
             #expect(session.statementTimeout == defaultTimeout)
             let slept = try await gateway.pool.withConnection(scope: .trusted, deadline: .seconds(20), operation: "test") { connection in
-                try await connection.query("SELECT pg_sleep(0.5)", logger: Self.logger).collect().count
+                try await connection.connection.query("SELECT pg_sleep(0.5)", logger: Self.logger).collect().count
             }
             #expect(slept == 1, "trusted work is not held to the user's 300 ms")
         }
@@ -209,7 +212,7 @@ struct ScopedPoolTests {
         func lease(on loop: (any EventLoop)?) async throws -> (connection: ObjectIdentifier, isLocal: Bool) {
             try await withTaskExecutorPreference(loop.map { EventLoopTaskExecutor(eventLoop: $0) }) {
                 try await pool.withConnection(scope: .trusted, deadline: .seconds(10), operation: "test") { connection in
-                    (ObjectIdentifier(connection), loop.map { connection.eventLoop === $0 } ?? false)
+                    (ObjectIdentifier(connection.connection), loop.map { connection.eventLoop === $0 } ?? false)
                 }
             }
         }

@@ -20,7 +20,7 @@ struct SharingSafetyTests {
 
     /// The result of running `statement` inside a transaction as `user` (pgmodel_app, their id), or the
     /// error's SQLSTATE. Rolled back: nothing a probe does stays.
-    static func asUser(_ user: UUID?, _ connection: PostgresConnection, _ statement: SQLStatement) async -> Result<Int, PGModelError> {
+    static func asUser(_ user: UUID?, _ connection: EngineConnection, _ statement: SQLStatement) async -> Result<Int, PGModelError> {
         let result: Result<Int, PGModelError>
         do {
             try await run(connection, SQLStatement(sql: "BEGIN"))
@@ -42,10 +42,10 @@ struct SharingSafetyTests {
     }
 
     @discardableResult
-    static func run(_ connection: PostgresConnection, _ statement: SQLStatement) async throws -> Int {
+    static func run(_ connection: EngineConnection, _ statement: SQLStatement) async throws -> Int {
         do {
             var count = 0
-            for try await _ in try await connection.query(try PostgresValueCoding.query(statement), logger: logger) { count += 1 }
+            for try await _ in try await connection.connection.query(try PostgresValueCoding.query(statement), logger: logger) { count += 1 }
             return count
         } catch {
             throw PostgresErrorMapping.map(error)

@@ -105,7 +105,7 @@ struct SharingTests {
     static func trusted(_ schemaName: String, _ sql: String) async throws -> [String] {
         try await ServerTestHarness.withDatabase(schemaName: schemaName) { _, connection in
             var values: [String] = []
-            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: ServerTestHarness.logger) {
+            for try await row in try await connection.connection.query(PostgresQuery(unsafeSQL: sql), logger: ServerTestHarness.logger) {
                 values.append((try? row.decode(String?.self)) ?? nil ?? "NULL")
             }
             return values

@@ -14,8 +14,9 @@ enum EngineTestStore {
     }
 
     static func with(_ schema: SchemaDescription, prefix: String, logger: Logger,
-                     _ body: (PostgresStoreEngine, PostgresConnection, String) async throws -> Void) async throws {
-        let connection = try await connect(logger: logger)
+                     _ body: (PostgresStoreEngine, EngineConnection, String) async throws -> Void) async throws {
+        let postgres = try await connect(logger: logger)
+        let connection = EngineConnection(postgres)
         let name = TestDatabase.uniqueSchema(prefix)
         let engine = PostgresStoreEngine(schemaName: name, logger: logger)
         do {
@@ -23,10 +24,10 @@ enum EngineTestStore {
             try await engine.prepare(schema, on: connection)
             try await body(engine, connection, name)
             try await engine.dropSchema(on: connection)
-            try await connection.close()
+            try await postgres.close()
         } catch {
             try? await engine.dropSchema(on: connection)
-            try? await connection.close()
+            try? await postgres.close()
             throw error
         }
     }

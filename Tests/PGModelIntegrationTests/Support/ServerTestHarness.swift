@@ -100,19 +100,20 @@ enum ServerTestHarness {
 
     /// Runs `body` on a connection of its own, after bootstrapping the system tables.
     static func withDatabase<T: Sendable>(
-        schemaName: String = "public", _ body: (PostgresStoreEngine, PostgresConnection) async throws -> T
+        schemaName: String = "public", _ body: (PostgresStoreEngine, EngineConnection) async throws -> T
     ) async throws -> T {
         let configuration = try PostgresStoreConfiguration.parse(try ServerTestHarness.databaseURL())
-        let connection = try await PostgresConnection.connect(
+        let postgres = try await PostgresConnection.connect(
             on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration.connection, id: 1, logger: logger)
+        let connection = EngineConnection(postgres)
         let engine = PostgresStoreEngine(schemaName: schemaName, logger: logger)
         do {
             try await engine.bootstrap(on: connection)
             let result = try await body(engine, connection)
-            try await connection.close()
+            try await postgres.close()
             return result
         } catch {
-            try? await connection.close()
+            try? await postgres.close()
             throw error
         }
     }
