@@ -1942,6 +1942,13 @@ def t_sharing(ctx):
                    for ch in t["changes"]) if is_ok(r) else None
     check("history: sharing shows the record and what it owns as inserts in the grantee's history",
           kinds is not None and ("insert", T, ctx.paris) in kinds and ("insert", S, ctx.stay1) in kinds, short(r))
+    if ev and is_ok(r):
+        # The event carries what the server read for bob before it rang: exactly what his history shows.
+        carried = [t["token"] for t in ev.get("transactions", [])]
+        read = [t["token"] for t in r["history"]["transactions"]]
+        check("events: a changes event carries the history it announces, as the grantee's history shows it",
+              ev.get("after") == tok and carried == read and ev.get("transactions") == r["history"]["transactions"],
+              short(ev))
     expect_ok("visibility: grantee sees the shared record", b.req({"op": "count", "entity": T}), None,
               lambda r: r.get("count") == 2)
     expect_ok("visibility: grantee sees what the record owns through cascade",
@@ -2270,6 +2277,11 @@ def t_subscribe(ctx):
     ev = s.wait_event(lambda e: e.get("subscription") == 7 and e.get("event") == "changes", timeout=5)
     check("events: another connection's save of the same user rings with entities",
           ev is not None and (ev.get("entities") == [T] or ev.get("entities") == []), short(ev))
+    if ev:
+        changes = [ch for t in ev.get("transactions", []) for ch in t["changes"]]
+        check("events: the event's transactions hold the save it announces (after: the token they follow)",
+              isinstance(ev.get("after"), int) and len(changes) == 1 and changes[0]["entity"] == T
+              and changes[0]["id"] == ctx.rome and changes[0]["kind"] == "update", short(ev))
     if ev:
         check("events: event line has event, subscription, no ok", "ok" not in ev and "id" not in ev, short(ev))
     ev8 = s.wait_event(lambda e: e.get("subscription") == 8, timeout=1.5)

@@ -147,6 +147,31 @@ struct HistoryWireTests {
         #expect(throws: PGModelError.self) { try ServerMessage.decode(line: Data(#"{"event":7}"#.utf8)) }
     }
 
+    @Test("a changes event carries its history as a history answer gives it, and decodes to a signal with it")
+    func eventWithHistory() throws {
+        let record = HistoryRecord(token: 4712, transactionIdentifier: 13, author: "App", userName: "alice",
+                                   timestamp: Date(timeIntervalSince1970: 1_714_557_600.25), changes: [
+                                       HistoryChangeRecord(changeIdentifier: 88, kind: .insert, entity: "Trip",
+                                                           id: UUID(uuidString: "0193A7C4-0000-7000-8000-000000000001") ?? UUID()),
+                                   ])
+        let history = ChangeSignal.VisibleHistory(after: 4711, transactions: [record])
+        let event = Event.changes(subscription: 7, entities: ["Trip"], history: history)
+        let line = try WireTest.text(WireJSON.encodeLine(event))
+        #expect(line.hasPrefix(#"{"after":4711,"entities":["Trip"],"event":"changes","subscription":7,"transactions":[{"#))
+        #expect(line.contains(#""id":"0193a7c4-0000-7000-8000-000000000001""#), "ids in lowercase, as in a history answer")
+        let answer = try WireJSON.encodeLine(Response(id: 1, .history(HistoryPage(transactions: [record]))))
+        let eventObject = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        let answerObject = try JSONSerialization.jsonObject(with: Data(WireTest.text(answer).utf8)) as? [String: Any]
+        let carried = try #require(eventObject?["transactions"] as? NSArray)
+        let answered = try #require((answerObject?["history"] as? [String: Any])?["transactions"] as? NSArray)
+        #expect(carried == answered, "the event's transactions are the history answer's")
+        guard case .event(let decoded) = try ServerMessage.decode(line: Data(line.utf8)) else {
+            Issue.record("not an event: \(line)")
+            return
+        }
+        #expect(decoded.changeSignal == ChangeSignal(.committed, entities: ["Trip"], history: history))
+    }
+
     @Test("the session state machine refuses history and subscriptions before hello")
     func gatedByLogin() {
         var session = SessionStateMachine()

@@ -1,3 +1,4 @@
+import Foundation
 @_spi(PGModelInternals) import PGModelCore
 import Testing
 
@@ -100,5 +101,33 @@ struct SubscriptionStateMachineTests {
         }
         try machine.unsubscribe(id: 2).get()
         #expect(machine.isEmpty)
+    }
+
+    static func history(after: UInt64, _ tokens: [UInt64]) -> ChangeSignal.VisibleHistory {
+        ChangeSignal.VisibleHistory(after: after, transactions: tokens.map {
+            HistoryRecord(token: $0, transactionIdentifier: Int64($0), timestamp: Date(timeIntervalSince1970: 0))
+        })
+    }
+
+    @Test("coalesced signals keep their history while each continues the one before, and drop it at a gap")
+    func coalescesHistory() throws {
+        var machine = SubscriptionStateMachine()
+        try machine.subscribe(id: 7, entities: nil).get()
+        try machine.subscribe(id: 8, entities: ["Stay"]).get()
+        machine.activate(id: 7)
+        machine.activate(id: 8)
+        machine.receive(ChangeSignal(.committed, entities: ["Trip"], history: Self.history(after: 10, [11, 12])))
+        machine.receive(ChangeSignal(.committed, entities: ["Stay"], history: Self.history(after: 12, [14])))
+        // Subscription 8 missed the Trip signal: its pending history starts at 12, not where its client is.
+        #expect(machine.takeEvents() == [
+            .changes(subscription: 7, entities: ["Stay", "Trip"], history: Self.history(after: 10, [11, 12, 14])),
+            .changes(subscription: 8, entities: ["Stay"], history: Self.history(after: 12, [14])),
+        ])
+        machine.receive(ChangeSignal(.committed, entities: ["Trip"], history: Self.history(after: 14, [15])))
+        machine.receive(ChangeSignal(.committed, entities: ["Trip"], history: Self.history(after: 16, [17])))
+        machine.receive(ChangeSignal(.committed, entities: ["Stay"]))
+        #expect(machine.takeEvents() == [.changes(subscription: 7, entities: ["Trip", "Stay"].sorted()),
+                                         .changes(subscription: 8, entities: ["Stay"])],
+                "a gap (15 to 16) or a signal without history leaves the event without one")
     }
 }

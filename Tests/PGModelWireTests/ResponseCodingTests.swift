@@ -68,9 +68,10 @@ struct ResponseCodingTests {
 
     @Test("events: exact line, round trip, told apart from responses")
     func events() throws {
-        let event = Event(name: "changes", subscription: 9, entities: ["Trip"], token: "4711:12")
+        let event = Event(name: "changes", subscription: 9, entities: ["Trip"],
+                          history: ChangeSignal.VisibleHistory(after: 4711, transactions: []))
         let data = try WireJSON.encodeLine(event)
-        #expect(try WireTest.text(data) == #"{"entities":["Trip"],"event":"changes","subscription":9,"token":"4711:12"}"#)
+        #expect(try WireTest.text(data) == #"{"after":4711,"entities":["Trip"],"event":"changes","subscription":9,"transactions":[]}"#)
         #expect(try ServerMessage.decode(line: data.dropLast()) == .event(event))
     }
 

@@ -8,9 +8,10 @@ import NIOConcurrencyHelpers
 
 /// The one reader of a container's history log that every observer shares.
 ///
-/// The store's doorbell (LISTEN/NOTIFY, or `event` lines from the service) only says "something
-/// committed"; the feed then reads the history log from its token, hands each new transaction to the
-/// registered observers and advances the token. After a reconnect the store rings `.reconnected` and the
+/// The store's doorbell (LISTEN/NOTIFY, or `event` lines from the service) says "something committed";
+/// the feed then reads the history log from its token, hands each new transaction to the registered
+/// observers and advances the token. A ring through the service may carry the history the server read
+/// for this user before it rang; when it covers the feed's token the feed takes it instead of reading. After a reconnect the store rings `.reconnected` and the
 /// feed reads from the same token again, so nothing committed while disconnected is missed and nothing
 /// is delivered twice. Positions become visible in commit order, so a read never misses one that a
 /// later read could find.
@@ -138,8 +139,11 @@ private final class HistoryFeedLoop: @unchecked Sendable {
     func run(_ stream: AsyncStream<HistoryFeed.Command>) async {
         for await command in stream {
             switch command {
-            case .signal, .retry:
-                if case .retry = command { retryScheduled = false }
+            case .signal(let signal):
+                if let history = signal.history, take(history) { continue }
+                await catchUp()
+            case .retry:
+                retryScheduled = false
                 await catchUp()
             case .register(let id, let after, let deliver, let done):
                 do {
@@ -188,6 +192,30 @@ private final class HistoryFeedLoop: @unchecked Sendable {
         }
     }
 
+    /// Delivers the part of `history` past the feed's token, when `history` covers it: every transaction
+    /// the user may see after `history.after`, so with `after` at or before the token nothing between is
+    /// missing. Returns false when it does not, and the feed must read.
+    private func take(_ history: ChangeSignal.VisibleHistory) -> Bool {
+        guard let current = token, history.after <= current else { return false }
+        deliver(history.transactions.filter { $0.token > current })
+        return true
+    }
+
+    /// Hands `transactions` (newer than the feed's token, in order) to every subscriber that has not
+    /// had them, and moves the token to the last.
+    private func deliver(_ transactions: [HistoryRecord]) {
+        guard let last = transactions.last?.token else { return }
+        token = last
+        // In registration order (ids grow), so observers hear a page in the same order every run.
+        for id in subscribers.keys.sorted() {
+            guard let subscriber = subscribers[id] else { continue }
+            let fresh = transactions.filter { $0.token > subscriber.after }
+            guard !fresh.isEmpty else { continue }
+            subscribers[id]?.after = last
+            subscriber.deliver(fresh)
+        }
+    }
+
     private func catchUp() async {
         guard let start = token else { return }
         var current = start
@@ -196,15 +224,7 @@ private final class HistoryFeedLoop: @unchecked Sendable {
                 let page = try await store.fetchHistory(HistoryRequest(filter: .token(.greater, current), limit: Self.pageSize))
                 if let last = page.transactions.last {
                     current = last.token
-                    token = current
-                    // In registration order (ids grow), so observers hear a page in the same order every run.
-                    for id in subscribers.keys.sorted() {
-                        guard let subscriber = subscribers[id] else { continue }
-                        let fresh = page.transactions.filter { $0.token > subscriber.after }
-                        guard !fresh.isEmpty else { continue }
-                        subscribers[id]?.after = current
-                        subscriber.deliver(fresh)
-                    }
+                    deliver(page.transactions)
                 }
                 if page.transactions.count == Self.pageSize { continue }
                 retryDelay = .milliseconds(10)

@@ -23,7 +23,8 @@
     /// What a subscription has waiting to be written.
     private enum Pending: Hashable, Sendable {
         /// Saves touched these entities; `nil` when a signal did not say which (anything may have changed).
-        case changes(Set<String>?)
+        /// With the history the signals carried, while each continued where the one before ended.
+        case changes(Set<String>?, history: ChangeSignal.VisibleHistory?)
         /// The listener reconnected: the client must catch up, which also covers any pending changes.
         case reconnected
     }
@@ -116,8 +117,8 @@
             switch pending {
             case .reconnected:
                 events.append(.reconnected(subscription: id))
-            case .changes(let entities):
-                events.append(.changes(subscription: id, entities: (entities ?? []).sorted()))
+            case .changes(let entities, let history):
+                events.append(.changes(subscription: id, entities: (entities ?? []).sorted(), history: history))
             }
             subscription.pending = nil
             subscriptions[id] = subscription
@@ -131,6 +132,8 @@
             return .reconnected
         case .committed:
             // A signal naming no entity may concern any, so it reaches filtered subscriptions too.
+            // A signal a filter drops leaves a gap in the history pending here: what follows it no longer
+            // continues that history, so the merge below drops it, and the client reads for itself.
             var touched: Set<String>? = signal.entities.isEmpty ? nil : Set(signal.entities)
             if let names = touched, let filter {
                 touched = names.intersection(filter)
@@ -140,10 +143,11 @@
             case .reconnected:
                 return .reconnected
             case nil:
-                return .changes(touched)
-            case .changes(let existing):
-                guard let existing, let touched else { return .changes(nil) }
-                return .changes(existing.union(touched))
+                return .changes(touched, history: signal.history)
+            case .changes(let existing, let history):
+                let merged = history.flatMap { earlier in signal.history.flatMap { earlier.followed(by: $0) } }
+                guard let existing, let touched else { return .changes(nil, history: merged) }
+                return .changes(existing.union(touched), history: merged)
             }
         }
     }

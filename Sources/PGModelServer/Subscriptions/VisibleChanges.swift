@@ -25,6 +25,10 @@ final class VisibleChanges: Sendable {
     /// The newest history token this connection was told about; nil until ``start()`` read it.
     private let told = NIOLockedValueBox<UInt64?>(nil)
     private static let pageSize = 500
+    /// The most transactions and changes an event carries: a longer page stays on the server, and its
+    /// client reads it in pages of its own rather than receive one long line it did not ask for.
+    static let maxEventTransactions = 100
+    static let maxEventChanges = 1_000
 
     init(gateway: DatabaseGateway, requester: Requester, reads: ServerCounter, logger: Logger) {
         self.gateway = gateway
@@ -54,7 +58,11 @@ final class VisibleChanges: Sendable {
             }
             if page.transactions.count == Self.pageSize { return ChangeSignal(.committed) }
             let entities = Set(page.transactions.flatMap { $0.changes.map(\.entity) })
-            return entities.isEmpty ? nil : ChangeSignal(.committed, entities: entities.sorted())
+            guard !entities.isEmpty else { return nil }
+            let changes = page.transactions.reduce(0) { $0 + $1.changes.count }
+            let carried = page.transactions.count <= Self.maxEventTransactions && changes <= Self.maxEventChanges
+            return ChangeSignal(.committed, entities: entities.sorted(),
+                                history: carried ? ChangeSignal.VisibleHistory(after: after, transactions: page.transactions) : nil)
         } catch {
             logger.debug("reading history for a change event failed", metadata: ["error": "\(LogText("\(error)"))"])
             return ChangeSignal(.committed)

@@ -3,9 +3,10 @@
 /// A line the server pushes without a request, for a `subscribe`d connection. Events have an `"event"`
 /// key and no `"ok"` key, so clients tell them from responses at a glance.
 ///
-/// Events are doorbells, never data: on `changes` (a save committed) or `reconnected` (the server's
-/// listener lost and regained the database, so saves may have gone unannounced) a client fetches
-/// `history` from its last token.
+/// Events are doorbells: on `changes` (a save committed) or `reconnected` (the server's listener lost and
+/// regained the database, so saves may have gone unannounced) a client fetches `history` from its last
+/// token — unless a `changes` event carries that history already (`after` and `transactions`: what the
+/// server read for this user before it rang, every transaction they may see after `after`).
 ///
 /// ```swift
 /// let event = Event.changes(subscription: 7, entities: ["Trip"])
@@ -18,16 +19,16 @@
     public var name: String
     /// The id of the `subscribe` request this event belongs to.
     public var subscription: RequestID?
-    /// The entities whose rows changed; a doorbell, never the data itself.
+    /// The entities whose rows changed.
     public var entities: [String]
-    /// The history position to resume from, when the event carries one.
-    public var token: String?
+    /// The history the event announces, as the subscriber may see it; nil: fetch it.
+    public var history: ChangeSignal.VisibleHistory?
 
-    public init(name: String, subscription: RequestID? = nil, entities: [String] = [], token: String? = nil) {
+    public init(name: String, subscription: RequestID? = nil, entities: [String] = [], history: ChangeSignal.VisibleHistory? = nil) {
         self.name = name
         self.subscription = subscription
         self.entities = entities
-        self.token = token
+        self.history = history
     }
 
     /// The event names the server sends.
@@ -38,9 +39,10 @@
         public static let reconnected = "reconnected"
     }
 
-    /// `{"event":"changes","subscription":…,"entities":[…]}`.
-    public static func changes(subscription: RequestID, entities: [String]) -> Event {
-        Event(name: Name.changes, subscription: subscription, entities: entities)
+    /// `{"event":"changes","subscription":…,"entities":[…]}`, with `"after"` and `"transactions"` when it
+    /// carries `history`.
+    public static func changes(subscription: RequestID, entities: [String], history: ChangeSignal.VisibleHistory? = nil) -> Event {
+        Event(name: Name.changes, subscription: subscription, entities: entities, history: history)
     }
 
     /// `{"event":"reconnected","subscription":…}`.
@@ -56,14 +58,14 @@
     /// ```
     public var changeSignal: ChangeSignal? {
         switch name {
-        case Name.changes: return ChangeSignal(.committed, entities: entities)
+        case Name.changes: return ChangeSignal(.committed, entities: entities, history: history)
         case Name.reconnected: return ChangeSignal(.reconnected)
         default: return nil
         }
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name = "event", subscription, entities, token
+        case name = "event", subscription, entities, after, transactions
     }
 
     public init(from decoder: any Decoder) throws {
@@ -71,7 +73,12 @@
         name = try c.decode(String.self, forKey: .name)
         subscription = try c.decodeIfPresent(RequestID.self, forKey: .subscription)
         entities = try c.decodeIfPresent([String].self, forKey: .entities) ?? []
-        token = try c.decodeIfPresent(String.self, forKey: .token)
+        if let after = try c.decodeIfPresent(UInt64.self, forKey: .after) {
+            let transactions = try c.decodeIfPresent([HistoryRecord].self, forKey: .transactions) ?? []
+            history = ChangeSignal.VisibleHistory(after: after, transactions: transactions)
+        } else {
+            history = nil
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -82,6 +89,10 @@
         if !(name == Name.reconnected && entities.isEmpty) {
             try c.encode(entities, forKey: .entities)
         }
-        try c.encodeIfPresent(token, forKey: .token)
+        if let history {
+            try c.encode(history.after, forKey: .after)
+            var records = c.nestedUnkeyedContainer(forKey: .transactions) as any UnkeyedEncodingContainer
+            try WireHistoryPage.encode(history.transactions, into: &records)
+        }
     }
 }

@@ -25,7 +25,12 @@ struct WireHistoryPage: Encodable {
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: PageKeys.self)
         var records = c.nestedUnkeyedContainer(forKey: .transactions)
-        for record in page.transactions {
+        try Self.encode(page.transactions, into: &records)
+    }
+
+    /// Appends `transactions` to `records` in the `history` answer's form (a `changes` event carries them too).
+    static func encode(_ transactions: [HistoryRecord], into records: inout any UnkeyedEncodingContainer) throws {
+        for record in transactions {
             var r = records.nestedContainer(keyedBy: RecordKeys.self)
             try r.encode(record.token, forKey: .token)
             try r.encode(record.transactionIdentifier, forKey: .transactionIdentifier)

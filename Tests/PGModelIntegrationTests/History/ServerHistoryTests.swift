@@ -280,6 +280,30 @@ struct ServerHistoryTests {
         }
     }
 
+    @Test("a ring through the service carries the history its user may see, exactly what a read from its start returns")
+    func ringCarriesVisibleHistory() async throws {
+        let alice = try await ServerTestHarness.makeUser("carry")
+        let bob = try await ServerTestHarness.makeUser("carry")
+        let entity = ServerTestHarness.uniqueEntity("Carried")
+        try await ServerTestHarness.withRunningServer { server, port in
+            let store = try RemoteModelStore(url: try ServerRemoteStoreTests.url(alice, port: port))
+            let signals = store.changeSignals()
+            try await Self.eventually("the stream subscribing") { server.signalForwarderCount == 1 }
+
+            _ = try await Self.save(entity, as: bob, port: port)     // not hers: never in her ring
+            let id = try await Self.save(entity, as: alice, port: port)
+            let signal = try await Self.firstSignal(signals) { signal in
+                signal.history?.transactions.contains { $0.changes.contains { $0.id == id } } == true
+            }
+            let history = try #require(signal.history)
+            let read = try await store.fetchHistory(HistoryRequest(filter: .token(.greater, history.after)))
+            #expect(history.transactions.map(\.token) == read.transactions.prefix(history.transactions.count).map(\.token))
+            #expect(history.transactions == Array(read.transactions.prefix(history.transactions.count)))
+            #expect(history.transactions.allSatisfy { $0.userName == alice.name }, "only her own saves are visible to her")
+            await store.close()
+        }
+    }
+
     @Test("a stream that is dropped unsubscribes on the server")
     func droppedStreamUnsubscribes() async throws {
         let alice = try await ServerTestHarness.makeUser("drop")
