@@ -9,11 +9,12 @@ import Observation
 // history log. Prints a Markdown table.
 //
 //   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick]
-//       [--point | --rls | --isolation | --history | --fetch | --phases | --migration | --compare | --writes insert|update|delete N
+//       [--point | --rls | --isolation | --history [--service] | --fetch | --phases | --migration | --compare | --writes insert|update|delete N
 //        | --wire | --service-table [--remote-only]
 //        | --service-point [--remote-only | --direct-only] [--models] [--service-binary PATH]]
 //   env -u DATABASE_URL swift run -c release PGModelBenchmarks --in-memory [N]
 //
+// --history --service measures the latency with both containers clients of a service run in this process.
 // --compare runs the side-by-side suite instead (SuiteCommand.swift); scripts/benchmark.sh runs
 // it and writes docs/PERFORMANCE.md. --migration runs the seed's migration plan over 100,000 trips.
 // --writes times one save of N inserts, updates or deletes (run it under /usr/bin/time -v for memory).
@@ -101,6 +102,11 @@ func measureLatency(observers count: Int, commits: Int) throws -> LatencyResult 
     let url = freshURL()
     let observing = try ModelContainer(for: BenchNote.self, configurations: ModelConfiguration(url: url))
     let writing = try ModelContainer(for: BenchNote.self, configurations: ModelConfiguration(url: url))
+    return try measureLatency(observers: count, commits: commits, observing: observing, writing: writing)
+}
+
+/// The latency of `commits` saves of `writing`'s context as seen by `count` ResultsObservers of `observing`.
+func measureLatency(observers count: Int, commits: Int, observing: ModelContainer, writing: ModelContainer) throws -> LatencyResult {
     let context = ModelContext(observing)
     let observers = try (0..<count).map { _ in try ResultsObserver<BenchNote, Never>(modelContext: context) }
     let writer = ModelContext(writing)
@@ -259,15 +265,28 @@ let rlsOnly = CommandLine.arguments.contains("--rls")
 let historyOnly = CommandLine.arguments.contains("--history")
 if !pointOnly && !rlsOnly {
 let configurations = quick ? [(1, 20), (100, 10), (1000, 3)] : [(1, 200), (100, 100), (1000, 20)]
-print("## Commit-to-observer latency (ResultsObserver, writer in another container)\n")
+let throughService = CommandLine.arguments.contains("--service")
+print("## Commit-to-observer latency (ResultsObserver, writer in another container\(throughService ? ", both through the service" : ""))\n")
 print("| observers | commits | commit→notified p50 | p99 | save start→notified p50 | p99 | save p50 |")
 print("|---:|---:|---:|---:|---:|---:|---:|")
 for (observers, commits) in configurations {
-    let r = try measureLatency(observers: observers, commits: commits)
+    let r: LatencyResult
+    if throughService, let databaseURL = URL(string: base) {
+        let (observing, writing, service) = try serviceContainers(databaseURL: databaseURL)
+        r = try measureLatency(observers: observers, commits: commits, observing: observing, writing: writing)
+        runDetached("service stop") {
+            await observing.close()
+            await writing.close()
+            await service.stop()
+        }
+    } else {
+        r = try measureLatency(observers: observers, commits: commits)
+    }
     print("| \(observers) | \(commits) | \(ms(percentile(r.commitToNotified, 0.5))) | \(ms(percentile(r.commitToNotified, 0.99))) | "
         + "\(ms(percentile(r.saveToNotified, 0.5))) | \(ms(percentile(r.saveToNotified, 0.99))) | \(ms(percentile(r.saveDurations, 0.5))) |")
 }
 
+if throughService { exit(0) }
 let saves = quick ? 100 : 1000
 print("\n## Writer throughput (\(saves) one-row saves, each with its history and NOTIFY)\n")
 print("| writers | observers | saves/s |")
