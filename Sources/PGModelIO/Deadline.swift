@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOPosix
 @_spi(PGModelInternals) import PGModelCore
 
 /// A time limit on an async operation that does not itself stop in time (a pooled connection that
@@ -21,12 +23,9 @@ import Foundation
     /// Where the operation runs after its first suspension; nil is the global concurrent executor. The
     /// service passes its connection's event loop, so a short request stays on the thread its bytes
     /// arrived on.
-    public var executor: (any TaskExecutor)?
+    public var executor: EventLoopTaskExecutor?
 
-    /// The thread that keeps the time; tests give their own to count what it holds.
-    var timer: DeadlineTimer = .shared
-
-    public init(_ timeout: Duration, operation: String, executor: (any TaskExecutor)? = nil) {
+    public init(_ timeout: Duration, operation: String, executor: EventLoopTaskExecutor? = nil) {
         self.timeout = timeout
         self.operation = operation
         self.executor = executor
@@ -35,24 +34,25 @@ import Foundation
     /// Runs `body`; throws `timeout` when it has not finished in time.
     ///
     /// `body` starts at once on the caller's thread (`Task.immediate`) and runs there until it first
-    /// suspends; the deadline counts from before it starts, and is kept by one shared timer thread
-    /// (``DeadlineTimer``) rather than a sleeping task: a service request no longer costs two extra jobs on
-    /// Swift's thread pool and their thread hops.
+    /// suspends; the deadline counts from before it starts. Its time is kept as every deadline of
+    /// PGModel's is, by a task scheduled on an event loop — the executor's own when there is one, so a
+    /// short request schedules and cancels it without waking another thread — never by a sleeping task,
+    /// which would cost two more jobs on Swift's thread pool.
     public func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let outcome = OnceOutcome<T>()
         let deadline = self
-        let clock = timer
+        let loop = executor?.eventLoop ?? MultiThreadedEventLoopGroup.singleton.any()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 outcome.install(continuation)
                 // Cancelled before it began: the work never starts (`Task.immediate` would run it
                 // before it could be told).
                 guard !outcome.isResolved else { return }
-                let timer = clock.schedule(after: timeout) {
+                let timer = loop.scheduleTask(in: ConnectionDeadline.timeAmount(timeout)) {
                     // Formatted only when needed: a Duration's description costs microseconds.
                     if outcome.resume(.failure(deadline.timeoutError)) { outcome.cancelWork() }
                 }
-                outcome.onResolve { clock.cancel(timer) }
+                outcome.onResolve { timer.cancel() }
                 let work = Task.immediate(executorPreference: deadline.executor) {
                     do { outcome.resume(.success(try await body())) } catch { outcome.resume(.failure(error)) }
                 }
@@ -116,7 +116,7 @@ private final class OnceOutcome<T: Sendable>: @unchecked Sendable {
         resolved = []
         lock.unlock()
         // The timer is cancelled before the caller resumes: once it has its answer, nothing of the call
-        // is left scheduled (a caller that counts the timer's entries sees none).
+        // is left scheduled.
         for callback in callbacks { callback() }
         continuation?.resume(with: result)
         return true

@@ -6,15 +6,15 @@ import NIOCore
 /// ```swift
 /// Task(executorPreference: EventLoopTaskExecutor(eventLoop: connection.eventLoop)) { … }
 /// ```
-package final class EventLoopTaskExecutor: TaskExecutor, @unchecked Sendable {
+@_spi(PGModelInternals) public final class EventLoopTaskExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: the only state is the event loop, which is thread-safe.
-    package let eventLoop: any EventLoop
+    public let eventLoop: any EventLoop
 
-    package init(eventLoop: any EventLoop) {
+    public init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
     }
 
-    package func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         eventLoop.execute {
             job.runSynchronously(on: self.asUnownedTaskExecutor())

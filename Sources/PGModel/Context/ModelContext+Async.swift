@@ -39,9 +39,7 @@ extension ModelContext {
     public nonisolated(nonsending) func fetchAsync<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) async throws -> [T] {
         let (_, request, pending) = try prepare(descriptor)
         let rows = try await fetchRowsAsync(pending ? Self.unpaged(request) : request)
-        materializingPartialRows = request.properties != nil
-        defer { materializingPartialRows = false }
-        let models = try models(from: rows, for: descriptor, mergingPending: pending)
+        let models = try models(from: rows, for: descriptor, of: request, mergingPending: pending)
         for keyPath in descriptor.relationshipKeyPathsForPrefetching {
             guard let load = try prefetchLoad(keyPath, for: models) else { continue }
             var rows: [StoreRow] = []

@@ -17,11 +17,9 @@ extension ModelContext {
     /// read, whose values position the next page of an enumeration.
     func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, request: FetchRequest,
                                    pending: Bool) throws -> (models: [T], last: StoreRow?) {
-        materializingPartialRows = request.properties != nil
-        defer { materializingPartialRows = false }
         let rows = try fetchRows(pending ? Self.unpaged(request) : request)
         let last = rows.last
-        let models = try models(from: rows, for: descriptor, mergingPending: pending)
+        let models = try models(from: rows, for: descriptor, of: request, mergingPending: pending)
         for keyPath in descriptor.relationshipKeyPathsForPrefetching {
             guard let load = try prefetchLoad(keyPath, for: models) else { continue }
             try apply(load, rows: try load.request.map { try fetchRows($0) } ?? [])
@@ -37,10 +35,12 @@ extension ModelContext {
         return unpaged
     }
 
-    /// The fetch's models from its rows: as they are, or merged with the context's unsaved changes and
-    /// then sorted and paged in memory.
-    func models<T: PersistentModel>(from rows: [StoreRow], for descriptor: FetchDescriptor<T>, mergingPending pending: Bool) throws -> [T] {
+    /// The fetch's models from the rows `request` read: as they are, or merged with the context's unsaved
+    /// changes and then sorted and paged in memory.
+    func models<T: PersistentModel>(from rows: [StoreRow], for descriptor: FetchDescriptor<T>, of request: FetchRequest,
+                                    mergingPending pending: Bool) throws -> [T] {
         defer { stagedRows = [:] }
+        var materialization = RowMaterialization(isPartial: request.properties != nil)
         guard pending else {
             // Most rows are new to the identity map: grow it once, not by doubling as they arrive.
             reserveRegistryCapacity(rows.count)
@@ -48,15 +48,14 @@ extension ModelContext {
             // as a server has) cannot have a model of any of these rows, whose ids are distinct (one
             // select by primary key); nothing building them registers one of them either, since partners
             // are staged first. Each model is then built without a lookup: half the hashing per row.
-            buildsUnregisteredRows = isRegistryEmpty && stagedRows.isEmpty
-            defer { buildsUnregisteredRows = false }
-            return try rows.map { try typed($0, as: T.self) }
+            materialization.rowsAreUnregistered = isRegistryEmpty && stagedRows.isEmpty
+            return try rows.map { try typed($0, as: T.self, materialization) }
         }
         let changes = pendingModels(of: T.self)
         var seen = Set<UUID>()
         var candidates: [T] = []
         for row in rows where !changes.deleted.contains(row.id) {
-            let model = try typed(row, as: T.self)
+            let model = try typed(row, as: T.self, materialization)
             if model.hasChanges, let predicate = descriptor.predicate, !(try predicate.evaluate(model)) { continue }
             if seen.insert(model._$backingData.id).inserted { candidates.append(model) }
         }
@@ -94,8 +93,8 @@ extension ModelContext {
     }
 
     /// A fetched row as its concrete class, which must be `T` or a subclass.
-    func typed<T: PersistentModel>(_ row: StoreRow, as type: T.Type) throws -> T {
-        let model = try materializeConcrete(row)
+    func typed<T: PersistentModel>(_ row: StoreRow, as type: T.Type, _ materialization: RowMaterialization) throws -> T {
+        let model = try materializeConcrete(row, materialization)
         guard let typed = model as? T else {
             throw PGModelError(.typeMismatch, "row \(row.id) is a \(Swift.type(of: model)), not a \(T.self)", model: T._$entityName)
         }

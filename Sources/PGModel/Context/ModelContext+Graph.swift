@@ -252,16 +252,16 @@ extension ModelContext {
     }
 
     /// Builds a fetched row as its concrete class (a fetch of `Trip` returns `BusinessTrip`s as such).
-    func materializeConcrete(_ row: StoreRow) throws -> any PersistentModel {
+    func materializeConcrete(_ row: StoreRow, _ materialization: RowMaterialization = .standard) throws -> any PersistentModel {
         // A fetch's rows are mostly of one class: its name compares equal without hashing.
         if let last = caches.lastConcreteClass, last.name == row.entity {
-            return try materializeAny(row, as: last.type)
+            return try materializeAny(row, as: last.type, materialization)
         }
         guard let entity = container.schema.entity(named: row.entity) else {
             throw PGModelError(.unknownEntity, "the store returned a \(row.entity), which is not in this container's schema", model: row.entity)
         }
         caches.lastConcreteClass = (entity.name, entity.type)
-        return try materializeAny(row, as: entity.type)
+        return try materializeAny(row, as: entity.type, materialization)
     }
 
     /// Inserts every detached model reachable through loaded relationships of pending models.

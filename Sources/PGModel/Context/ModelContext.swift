@@ -26,13 +26,8 @@ public final class ModelContext {
     public internal(set) var lastFaultError: PGModelError?
     /// Store round trips made by this context (tests assert query counts with it).
     var storeRoundTrips = 0
-    /// Set while rows of a `propertiesToFetch` fetch are turned into models.
-    var materializingPartialRows = false
     /// Partner rows fetched ahead for the models being built (see `partnerRequests(for:)`).
     var stagedRows: [UUID: StoreRow] = [:]
-    /// Set while a fetch builds rows that no registered model can have (see `models(from:for:mergingPending:)`):
-    /// each row's model is built without looking it up first.
-    var buildsUnregisteredRows = false
     /// Per-class facts kept only for speed (see ``ContextCaches``).
     var caches = ContextCaches()
 
@@ -440,11 +435,8 @@ public final class ModelContext {
     /// a non-optional to-one), gets a stand-in (``UnavailableModel``).
     func goneRowFault(for persistentModelID: PersistentIdentifier) -> any PersistentModel {
         if let entity = container.schema.entity(named: persistentModelID.entityName) {
-            let wasPartial = materializingPartialRows
-            materializingPartialRows = true
-            defer { materializingPartialRows = wasPartial }
             let row = StoreRow(entity: entity.name, id: persistentModelID.id, values: StoredValues(), via: nil)
-            if let model = try? materializeAny(row, as: entity.type) { return model }
+            if let model = try? materializeAny(row, as: entity.type, RowMaterialization(isPartial: true)) { return model }
         }
         return UnavailableModel(id: persistentModelID.id)
     }
@@ -591,8 +583,8 @@ public final class ModelContext {
         data.storedValues.merge(row.values)
     }
 
-    func materialize<T: PersistentModel>(_ row: StoreRow, as type: T.Type) throws -> T {
-        if buildsUnregisteredRows { return try build(row, as: T.self) }
+    func materialize<T: PersistentModel>(_ row: StoreRow, as type: T.Type, _ materialization: RowMaterialization = .standard) throws -> T {
+        if materialization.rowsAreUnregistered { return try build(row, as: T.self, materialization) }
         if let existing = registry[row.id]?.model {
             guard let typed = existing as? T else {
                 throw PGModelError(.typeMismatch, "row \(row.id) is registered as \(Swift.type(of: existing)), not \(T.self)", model: T._$entityName)
@@ -600,13 +592,13 @@ public final class ModelContext {
             if let entity = container.schema.entity(for: T.self) { refresh(typed, with: row, entity: entity) }
             return typed
         }
-        return try build(row, as: T.self)
+        return try build(row, as: T.self, materialization)
     }
 
-    /// A new model of `row`, which no registered model has: ``materialize(_:as:)`` past its lookup.
-    private func build<T: PersistentModel>(_ row: StoreRow, as type: T.Type) throws -> T {
+    /// A new model of `row`, which no registered model has: ``materialize(_:as:_:)`` past its lookup.
+    private func build<T: PersistentModel>(_ row: StoreRow, as type: T.Type, _ materialization: RowMaterialization) throws -> T {
         // The context is set before the model's init runs: a non-optional to-one loads its partner there.
-        let data = ModelBackingData(row: row, traits: storageTraits(of: T.self), isPartial: materializingPartialRows, context: self)
+        let data = ModelBackingData(row: row, traits: storageTraits(of: T.self), isPartial: materialization.isPartial, context: self)
         let model = try T(backingData: data)
         // `init(backingData:)` keeps `data` as the model's backing data, context and id included.
         registry[row.id] = WeakModel(model)
@@ -629,8 +621,9 @@ public final class ModelContext {
         return traits
     }
 
-    func materializeAny(_ row: StoreRow, as type: any PersistentModel.Type) throws -> any PersistentModel {
-        try materialize(row, as: type)
+    func materializeAny(_ row: StoreRow, as type: any PersistentModel.Type,
+                        _ materialization: RowMaterialization = .standard) throws -> any PersistentModel {
+        try materialize(row, as: type, materialization)
     }
 
     /// Pending models of `T` or a subclass of it.

@@ -107,8 +107,8 @@ struct ConnectionServer: Sendable {
                         subscriptions.isListening
                     }
                 }
-                let idleTimer = idle?.start()
-                defer { idleTimer?.cancel() }
+                idle?.start()
+                defer { idle?.stop() }
                 let heldSave = HeldSaveWatchdog(outbound: outbound, channel: connection.channel, timeout: heldSaveTimeout, logger: logger)
                 defer { heldSave.stop() }
                 let client = Client(outbound: outbound, channel: connection.channel, executor: executor, subscriptions: subscriptions, login: login, idle: idle,

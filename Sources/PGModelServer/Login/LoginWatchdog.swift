@@ -1,6 +1,7 @@
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+@_spi(PGModelInternals) import PGModelIO
 @_spi(PGModelInternals) import PGModelWire
 
 /// Closes a connection that has not logged in within its time: a `timeout` error line (id null), then
@@ -28,11 +29,12 @@ final class LoginWatchdog: Sendable {
         self.logger = logger
     }
 
-    /// The task that waits for the timeout, then asks the state machine.
-    func start() -> Task<Void, any Error> {
-        Task { [self] in
-            try await Task.sleep(for: timeout)
-            if state.withLockedValue({ $0.deadlinePassed() }) == .close { await close() }
+    /// Schedules the check at the timeout, on the connection's event loop (cancel it when the
+    /// connection ends); it asks the state machine, and closes the connection if it says so.
+    func start() -> Scheduled<Void> {
+        channel.eventLoop.scheduleTask(in: ConnectionDeadline.timeAmount(timeout)) { [self] in
+            guard state.withLockedValue({ $0.deadlinePassed() }) == .close else { return }
+            Task { await close() }
         }
     }
 

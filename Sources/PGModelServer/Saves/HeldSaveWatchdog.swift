@@ -1,6 +1,7 @@
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+@_spi(PGModelInternals) import PGModelIO
 @_spi(PGModelInternals) import PGModelWire
 
 /// Closes a connection whose save in parts waits too long for its next part (PROTOCOL.md §4, A save in
@@ -9,7 +10,7 @@ import NIOCore
 /// theirs, for as long as it kept its connection busy with other requests or a subscription. Past the
 /// deadline no request starts; one in progress is not cut short, the connection closes after its answer.
 ///
-/// The watching task runs only while a save is held.
+/// Its clock, a task scheduled on the connection's event loop, runs only while a save is held.
 ///
 /// ```swift
 /// let watchdog = HeldSaveWatchdog(outbound: outbound, channel: channel, timeout: .seconds(60), logger: logger)
@@ -24,7 +25,13 @@ final class HeldSaveWatchdog: Sendable {
         var isBusy = false
         /// The connection is being closed: no request may start any more.
         var isClosing = false
-        var task: Task<Void, Never>?
+        /// The deadline passed during a request: the connection closes once its answer is written.
+        var closesAfterRequest = false
+        /// The next check of the deadline; nil while none is scheduled.
+        var check: Scheduled<Void>?
+        /// The closing notice being written.
+        var closing: Task<Void, Never>?
+        var isStopped = false
     }
 
     private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
@@ -44,8 +51,10 @@ final class HeldSaveWatchdog: Sendable {
     /// (its lifetime's end), whichever comes first.
     func partHeld(expiry: ContinuousClock.Instant? = nil) {
         state.withLockedValue { state in
-            state.deadline = min(.now + timeout, expiry ?? .now + timeout)
-            if state.task == nil { state.task = Task { [self] in await watch() } }
+            let now = ContinuousClock.now
+            let deadline = min(now + timeout, expiry ?? now + timeout)
+            state.deadline = deadline
+            if state.check == nil { schedule(at: deadline, in: &state) }
         }
     }
 
@@ -63,56 +72,62 @@ final class HeldSaveWatchdog: Sendable {
         }
     }
 
-    /// The request's answer is written.
+    /// The request's answer is written; if the deadline passed meanwhile, the connection closes now.
     func requestFinished() {
-        state.withLockedValue { $0.isBusy = false }
+        state.withLockedValue { state in
+            state.isBusy = false
+            guard state.closesAfterRequest else { return }
+            state.closesAfterRequest = false
+            startClosing(&state)
+        }
     }
 
     /// Stops watching (the connection ended).
     func stop() {
-        state.withLockedValue { $0.task }?.cancel()
+        state.withLockedValue { state -> Scheduled<Void>? in
+            state.isStopped = true
+            defer { state.check = nil }
+            return state.check
+        }?.cancel()
     }
 
     /// Returns once the closing notice, if one is on its way, is written: a request refused by
     /// ``requestStarted()`` waits for it, so the connection does not close before its last word.
     func closingFinished() async {
-        await state.withLockedValue { $0.task }?.value
+        await state.withLockedValue { $0.closing }?.value
     }
 
-    private func watch() async {
-        while true {
-            // Decided under the lock `partHeld` takes: a deadline set after this sees no task and starts one.
-            let wake = state.withLockedValue { state -> ContinuousClock.Instant? in
-                guard let deadline = state.deadline else {
-                    state.task = nil
-                    return nil
-                }
-                return deadline
+    /// Schedules the check at `deadline`. Under the lock, so a deadline set meanwhile sees the check.
+    private func schedule(at deadline: ContinuousClock.Instant, in state: inout State) {
+        guard !state.isStopped else { return }
+        let delay = max(.zero, deadline - .now)
+        state.check = channel.eventLoop.scheduleTask(in: ConnectionDeadline.timeAmount(delay)) { [self] in check() }
+    }
+
+    /// At the deadline as it was: closes the connection if the held save's deadline has passed (after the
+    /// request in progress, so its answer is not cut off); otherwise checks again at the new deadline.
+    private func check() {
+        state.withLockedValue { state in
+            state.check = nil
+            guard !state.isStopped, let deadline = state.deadline else { return }
+            guard deadline <= .now else { return schedule(at: deadline, in: &state) }
+            // No request starts from now on.
+            state.isClosing = true
+            if state.isBusy {
+                state.closesAfterRequest = true
+            } else {
+                startClosing(&state)
             }
-            guard let wake else { return }
-            do {
-                try await Task.sleep(until: wake, clock: .continuous)
-            } catch {
-                return
-            }
-            let closing = state.withLockedValue { state -> Bool in
-                guard let deadline = state.deadline, deadline <= .now else { return false }
-                state.isClosing = true
-                return true
-            }
-            guard closing else { continue }
-            // No request starts from now on; one running finishes first, so its answer is not cut off.
-            while state.withLockedValue({ $0.isBusy }) {
-                do {
-                    try await Task.sleep(for: .milliseconds(20))
-                } catch {
-                    return
-                }
-            }
+        }
+    }
+
+    /// Writes the closing notice and closes the socket, in a task ``closingFinished()`` awaits.
+    private func startClosing(_ state: inout State) {
+        let (outbound, channel, timeout, logger) = (outbound, channel, timeout, logger)
+        state.closing = Task {
             logger.notice("closing a connection whose save in parts waited too long for its next part or its end")
             await ClosingNotice(WireError(.timeout, "a save in parts got no next part for \(timeout.components.seconds) s, or was not finished within its lifetime; its parts were dropped and the connection is closed"))
                 .send(on: outbound, closing: channel)
-            return
         }
     }
 }

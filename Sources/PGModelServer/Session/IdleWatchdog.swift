@@ -1,6 +1,7 @@
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+@_spi(PGModelInternals) import PGModelIO
 @_spi(PGModelInternals) import PGModelWire
 
 /// Closes a connection that has sent nothing for its idle timeout: a `timeout` error line (id null),
@@ -9,16 +10,21 @@ import NIOCore
 ///
 /// ```swift
 /// let idle = IdleWatchdog(outbound: outbound, channel: channel, timeout: .seconds(600), logger: logger) { subscriptions.isListening }
-/// let timer = idle.start()
-/// defer { timer.cancel() }
+/// idle.start()
+/// defer { idle.stop() }
 /// if idle.requestStarted() { …; idle.requestFinished() }
 /// ```
+///
+/// Its clock is a task scheduled on the connection's event loop at each possible expiry.
 final class IdleWatchdog: Sendable {
     private struct Activity {
         var last: ContinuousClock.Instant = .now
         var isBusy = false
         /// The idle line is decided: no request may start any more.
         var isClosing = false
+        /// The next check; nil once stopped or closing.
+        var check: Scheduled<Void>?
+        var isStopped = false
     }
 
     private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
@@ -37,30 +43,54 @@ final class IdleWatchdog: Sendable {
         self.isListening = isListening
     }
 
-    /// The task that wakes at each possible expiry and closes the connection once it is idle.
-    func start() -> Task<Void, any Error> {
-        Task { [self] in
-            while true {
-                let wake = activity.withLockedValue { $0.isBusy ? ContinuousClock.now + timeout : $0.last + timeout }
-                try await Task.sleep(until: wake, clock: .continuous)
-                let listening = isListening()
-                // Decided under the lock that `requestStarted` takes: once closing, nothing more runs, which
-                // is what lets a client resend whatever the idle line left unanswered.
-                let closing = activity.withLockedValue { activity -> Bool in
-                    guard !activity.isBusy, ContinuousClock.now - activity.last >= timeout else { return false }
-                    if listening {
-                        activity.last = .now
-                        return false
-                    }
-                    activity.isClosing = true
-                    return true
-                }
-                guard closing else { continue }
-                logger.notice("closing an idle connection")
-                await ClosingNotice(WireError(.timeout, "no request for \(timeout.components.seconds) s; the idle connection is closed"))
-                    .send(on: outbound, closing: channel)
-                return
+    /// Starts the clock: a check at the first possible expiry.
+    func start() {
+        schedule(after: timeout)
+    }
+
+    /// Stops the clock (the connection ended).
+    func stop() {
+        activity.withLockedValue { activity -> Scheduled<Void>? in
+            activity.isStopped = true
+            defer { activity.check = nil }
+            return activity.check
+        }?.cancel()
+    }
+
+    private func schedule(after delay: Duration) {
+        activity.withLockedValue { activity in
+            guard !activity.isStopped, !activity.isClosing else { return }
+            activity.check = channel.eventLoop.scheduleTask(in: ConnectionDeadline.timeAmount(delay)) { [self] in check() }
+        }
+    }
+
+    /// At a possible expiry: closes the connection if it has been idle for the timeout, otherwise checks
+    /// again when it next could be.
+    private func check() {
+        let listening = isListening()
+        // Decided under the lock that `requestStarted` takes: once closing, nothing more runs, which
+        // is what lets a client resend whatever the idle line left unanswered.
+        let next = activity.withLockedValue { activity -> Duration? in
+            guard !activity.isStopped else { return nil }
+            let now = ContinuousClock.now
+            if activity.isBusy { return timeout }
+            let idle = now - activity.last
+            guard idle >= timeout else { return timeout - idle }
+            if listening {
+                activity.last = now
+                return timeout
             }
+            activity.isClosing = true
+            activity.check = nil
+            return nil
+        }
+        if let next { return schedule(after: next) }
+        guard activity.withLockedValue({ $0.isClosing && !$0.isStopped }) else { return }
+        logger.notice("closing an idle connection")
+        let (writer, connection, limit) = (outbound, channel, timeout)
+        Task {
+            await ClosingNotice(WireError(.timeout, "no request for \(limit.components.seconds) s; the idle connection is closed"))
+                .send(on: writer, closing: connection)
         }
     }
 

@@ -51,7 +51,7 @@ package struct RequestDispatcher: Sendable {
     /// (the connection's event loop, for a short request) the request runs there, and a large fetched
     /// result is decoded on the global executor (``RequestWeight``).
     func execute(_ request: Request, as user: SessionUser, versions: SessionSchemaVersions? = nil,
-                 received: NIODeadline = .now(), executor: (any TaskExecutor)? = nil) async -> Response {
+                 received: NIODeadline = .now(), executor: EventLoopTaskExecutor? = nil) async -> Response {
         let requester = Requester.user(AuthenticatedUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
         let started = ContinuousClock.now
         let result: Result<ResponseResult, WireError>
