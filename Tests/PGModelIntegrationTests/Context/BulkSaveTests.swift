@@ -10,7 +10,8 @@ import Testing
 /// behaviour of the one-row path — upserts and remapped ids, inheritance, nils, every attribute type,
 /// references between rows of one save, a grantee's rows for a shared record, history — is unchanged.
 @Suite("Bulk save")
-struct BulkSaveTests {
+struct BulkSaveTests: EngineTestSuite {
+    static let storePrefix = "b"
     static let sample = EntityDescription(name: "Sample", attributes: [
         AttributeDescription(name: "text", type: .string),
         AttributeDescription(name: "flag", type: .bool),
@@ -38,28 +39,6 @@ struct BulkSaveTests {
     ])
 
     let schema = SchemaDescription(entities: GraphTestSchema.schema.entities + [Self.sample])
-
-    func withStore(_ body: (PostgresStoreEngine, EngineConnection, String) async throws -> Void) async throws {
-        var logger = Logger(label: "pgmodel.test.bulk")
-        logger.logLevel = .warning
-        try await EngineTestStore.with(schema, prefix: "b", logger: logger, body)
-    }
-
-    func save(_ engine: PostgresStoreEngine, _ c: EngineConnection, _ request: SaveRequest, as requester: Requester = .trusted) async throws -> SaveResult {
-        try await engine.save(request, in: schema, as: requester, on: c)
-    }
-
-    func fetch(_ engine: PostgresStoreEngine, _ c: EngineConnection, _ request: FetchRequest, as requester: Requester = .trusted) async throws -> [RowValues] {
-        try await engine.fetch(request, in: schema, as: requester, on: c)
-    }
-
-    /// The statements `body` sends on `connection` (given to it with a log).
-    func statements(on connection: EngineConnection, _ body: (EngineConnection) async throws -> Void) async throws -> [String] {
-        var logged = connection
-        logged.statementLog = StatementLog()
-        try await body(logged)
-        return logged.statementLog?.statements ?? []
-    }
 
     func row(_ entity: String, _ values: [String: PGValue]) -> RowValues {
         RowValues(entity: entity, id: .v7(), values: values)

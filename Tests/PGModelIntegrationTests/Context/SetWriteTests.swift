@@ -11,7 +11,8 @@ import Testing
 /// statements, and what it writes — rows, history, errors — is what the same changes saved one at a
 /// time write.
 @Suite("Set-based writes")
-struct SetWriteTests {
+struct SetWriteTests: EngineTestSuite {
+    static let storePrefix = "w"
     static let note = EntityDescription(name: "Note", attributes: [
         AttributeDescription(name: "title", type: .string, preservesValueOnDeletion: true),
         AttributeDescription(name: "tags", type: .stringArray, isOptional: true),
@@ -19,29 +20,6 @@ struct SetWriteTests {
     ])
 
     let schema = SchemaDescription(entities: GraphTestSchema.schema.entities + [Self.note])
-
-    func withStore(_ body: (PostgresStoreEngine, EngineConnection, String) async throws -> Void) async throws {
-        var logger = Logger(label: "pgmodel.test.setwrites")
-        logger.logLevel = .warning
-        try await EngineTestStore.with(schema, prefix: "w", logger: logger, body)
-    }
-
-    @discardableResult
-    func save(_ engine: PostgresStoreEngine, _ c: EngineConnection, _ request: SaveRequest, as requester: Requester = .trusted) async throws -> SaveResult {
-        try await engine.save(request, in: schema, as: requester, on: c)
-    }
-
-    func fetch(_ engine: PostgresStoreEngine, _ c: EngineConnection, _ request: FetchRequest, as requester: Requester = .trusted) async throws -> [RowValues] {
-        try await engine.fetch(request, in: schema, as: requester, on: c)
-    }
-
-    /// The statements `body` sends on `connection` (given to it with a log).
-    func statements(on connection: EngineConnection, _ body: (EngineConnection) async throws -> Void) async throws -> [String] {
-        var logged = connection
-        logged.statementLog = StatementLog()
-        try await body(logged)
-        return logged.statementLog?.statements ?? []
-    }
 
     func row(_ entity: String, _ values: [String: PGValue]) -> RowValues {
         RowValues(entity: entity, id: .v7(), values: values)

@@ -13,7 +13,8 @@ import Testing
 /// deletes and expired tokens, the visibility horizon with two writers committing out of order, and the
 /// LISTEN doorbell across a killed backend.
 @Suite("Engine history")
-struct EngineHistoryTests {
+struct EngineHistoryTests: EngineTestSuite {
+    static let storePrefix = "h"
     let schema = GraphTestSchema.schema
     let logger: Logger = {
         var logger = Logger(label: "pgmodel.test.history")
@@ -23,11 +24,6 @@ struct EngineHistoryTests {
 
     func connect(_ id: Int = 1) async throws -> PostgresConnection {
         try await EngineTestStore.connect(id: id, logger: logger)
-    }
-
-    /// A fresh PostgreSQL schema with the graph schema prepared in it, dropped afterwards.
-    func withStore(_ body: (PostgresStoreEngine, EngineConnection, String) async throws -> Void) async throws {
-        try await EngineTestStore.with(schema, prefix: "h", logger: logger, body)
     }
 
     func track(_ id: UUID, _ title: String, album: UUID? = nil) -> RowValues {

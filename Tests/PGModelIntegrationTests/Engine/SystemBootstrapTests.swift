@@ -19,13 +19,6 @@ struct SystemBootstrapTests {
         return logger
     }()
 
-    /// The statements `body` sends on `connection` (given to it with a log).
-    func statements(on connection: EngineConnection, _ body: (EngineConnection) async throws -> Void) async throws -> [String] {
-        var logged = connection
-        logged.statementLog = StatementLog()
-        try await body(logged)
-        return logged.statementLog?.statements ?? []
-    }
 
     func schemaComment(_ connection: PostgresConnection) async throws -> String? {
         for try await comment in try await connection.query(
@@ -49,7 +42,7 @@ struct SystemBootstrapTests {
             try await engine.bootstrap(on: EngineConnection(connection))
             #expect(try await schemaComment(connection) == SystemSQL.marker)
             #expect(try await engine.isBootstrapped(on: EngineConnection(connection)))
-            let again = try await statements(on: EngineConnection(connection)) { try await engine.bootstrap(on: $0) }
+            let again = try await EngineTestStore.statements(on: EngineConnection(connection)) { try await engine.bootstrap(on: $0) }
             #expect(again.count == 1, "\(again)")
             #expect(SystemSQL.fingerprint.count == 16)
             #expect(SystemSQL.marker.contains(SystemSQL.fingerprint))
@@ -64,7 +57,7 @@ struct SystemBootstrapTests {
             for stale in ["'PGModel system objects (system SQL 0000000000000000)'", "NULL"] {
                 try await connection.query(PostgresQuery(unsafeSQL: "COMMENT ON SCHEMA pgmodel IS \(stale)"), logger: Self.logger)
                 #expect(try await engine.isBootstrapped(on: EngineConnection(connection)) == false)
-                let full = try await statements(on: EngineConnection(connection)) { try await engine.bootstrap(on: $0) }
+                let full = try await EngineTestStore.statements(on: EngineConnection(connection)) { try await engine.bootstrap(on: $0) }
                 #expect(full.count > SystemSQL.files.count, "\(full.count) statements")
                 #expect(try await schemaComment(connection) == SystemSQL.marker)
             }

@@ -12,24 +12,10 @@ import Testing
 /// Relationships and single-table inheritance against a real PostgreSQL, through `PostgresStoreEngine`
 /// directly with a hand-written schema (``GraphTestSchema``). Each test gets a PostgreSQL schema of its own.
 @Suite("Engine graph")
-struct EngineGraphTests {
+struct EngineGraphTests: EngineTestSuite {
+    static let storePrefix = "g"
     let schema = GraphTestSchema.schema
     static let long: QueryExpression = .compare(.greater, .key("duration"), .value(.int(150)))
-
-    /// A fresh PostgreSQL schema with the graph schema prepared in it, dropped afterwards.
-    func withStore(_ body: (PostgresStoreEngine, EngineConnection, String) async throws -> Void) async throws {
-        var logger = Logger(label: "pgmodel.test.graph")
-        logger.logLevel = .warning
-        try await EngineTestStore.with(schema, prefix: "g", logger: logger, body)
-    }
-
-    func save(_ engine: PostgresStoreEngine, _ c: EngineConnection, _ request: SaveRequest, as requester: Requester = .trusted) async throws -> SaveResult {
-        try await engine.save(request, in: schema, as: requester, on: c)
-    }
-
-    func fetch(_ engine: PostgresStoreEngine, _ c: EngineConnection, _ request: FetchRequest, as requester: Requester = .trusted) async throws -> [RowValues] {
-        try await engine.fetch(request, in: schema, as: requester, on: c)
-    }
 
     func strings(_ c: EngineConnection, _ sql: String) async throws -> [String] {
         var result: [String] = []

@@ -12,7 +12,8 @@ import Testing
 /// needs its transaction, deleting history still deletes its changes, and a service user still writes
 /// history only into their own transaction.
 @Suite("History integrity")
-struct HistoryIntegrityTests {
+struct HistoryIntegrityTests: EngineTestSuite {
+    static let storePrefix = "hi"
     static let memo: EntityDescription = EntityDescription(name: "Memo", attributes: [
         AttributeDescription(name: "text", type: .string),
         AttributeDescription(name: "rank", type: .int64),
@@ -24,10 +25,6 @@ struct HistoryIntegrityTests {
         logger.logLevel = .warning
         return logger
     }()
-
-    func withStore(_ body: (PostgresStoreEngine, EngineConnection, String) async throws -> Void) async throws {
-        try await EngineTestStore.with(schema, prefix: "hi", logger: logger, body)
-    }
 
     func memo(_ i: Int) -> RowValues {
         RowValues(entity: "Memo", id: .v7(), values: ["text": .string("m\(i)"), "rank": .int(Int64(i))])
