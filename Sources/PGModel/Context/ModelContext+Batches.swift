@@ -92,11 +92,17 @@ extension ModelContext {
     ///
     /// Why identifiers first rather than keyset pages: a random-access collection must find position
     /// `i` without reading the rows before it. One `ids` query (a single scan and sort, linear in the
-    /// rows) fixes the order and the count, each batch is then a fetch by primary key (linear too, and
-    /// unaffected by rows inserted or deleted meanwhile: a deleted row's slot reports `lastError`), and
+    /// rows) fixes the order and the count, each batch is then a fetch by primary key (linear too), and
     /// memory holds 16 bytes of id plus the class name per row — about 32 MB for a million rows — and
     /// one batch of models. Through the service, the `ids` answer is subject to the server's row limit
     /// (`result_too_large`); prefer `enumerate` for very large sequential reads.
+    ///
+    /// A row deleted by someone else after the identifiers were fetched keeps its position: its element
+    /// is the model with that identifier as a fault whose properties hold their empty values (as
+    /// ``model(for:)`` returns for a gone row), and ``FetchResultsCollection/lastError`` says `not_found`.
+    /// Where SwiftData would trap or hand out the next row's model, every position holds the model of its
+    /// own identifier. A class that cannot be built without its row (a non-optional to-one relationship,
+    /// or an enum without an empty value) is fetched whole instead, so none of its rows can vanish.
     ///
     /// ```swift
     /// let trips = try context.fetch(FetchDescriptor<Trip>(), batchSize: 100)
@@ -106,10 +112,29 @@ extension ModelContext {
         guard batchSize > 0 else {
             throw PGModelError(.invalidField, "batchSize of a fetch of \(T._$entityName) must be positive", model: T._$entityName)
         }
+        guard let fallback = standInProbe(for: T.self) else {
+            let models = try fetch(descriptor)
+            return FetchResultsCollection(loaded: models, identifiers: models.map(\.persistentModelID), entityName: T._$entityName)
+        }
         let identifiers = try fetchIdentifiers(descriptor)
         return FetchResultsCollection(identifiers: identifiers, batchSize: batchSize, entityName: T._$entityName,
-            load: { slice in try self.models(slice, as: T.self) },
+            load: { slice in try self.alignedModels(slice, as: T.self) },
+            standIn: { id in self.goneRowFault(for: id) as? T ?? fallback },
             release: { models in self.forgetReleased(models.map { $0._$backingData.id }) })
+    }
+
+    /// A stand-in built for an identifier no row has, when every class of `type`'s hierarchy can stand
+    /// for a gone row (see ``goneRowFault(for:)``); nil when one cannot (a non-optional to-one
+    /// relationship, an enum without an empty value). Its identifier is forgotten by the registry.
+    func standInProbe<T: PersistentModel>(for type: T.Type) -> T? {
+        var probe: T?
+        for name in container.schema.schemaDescription.entityNames(inHierarchyOf: T._$entityName) {
+            let id = PersistentIdentifier(entityName: name, id: UUID())
+            defer { unregister(id.id) }
+            guard let standIn = goneRowFault(for: id) as? T else { return nil }
+            probe = probe ?? standIn
+        }
+        return probe
     }
 
     /// The identifiers of the models `descriptor` matches, as a collection read a batch at a time, as in
@@ -124,7 +149,7 @@ extension ModelContext {
         }
         let identifiers = try fetchIdentifiers(descriptor)
         return FetchResultsCollection(identifiers: identifiers, batchSize: batchSize, entityName: T._$entityName,
-                                      load: { $0 }, release: { _ in })
+                                      load: { $0 }, standIn: { $0 }, release: { _ in })
     }
 
     /// How each sort key's value is read back from a fetched row, or nil when some key cannot be read
@@ -200,8 +225,14 @@ extension ModelContext {
         for id in ids where registered(id) == nil { unregister(id) }
     }
 
-    /// The models with `ids`, in that order, fetched in one query (registered ones are reused).
+    /// The models with `ids`, in that order, fetched in one query (registered ones are reused); a row
+    /// that is gone has no model.
     func models<T: PersistentModel>(_ ids: [PersistentIdentifier], as type: T.Type) throws -> [T] {
+        try alignedModels(ids, as: T.self).compactMap { $0 }
+    }
+
+    /// The model of each of `ids`, at its position: nil where the row is gone (or is not a `T`).
+    func alignedModels<T: PersistentModel>(_ ids: [PersistentIdentifier], as type: T.Type) throws -> [T?] {
         // The registry is weak: hold what it has and what is fetched until the result owns them.
         var found: [UUID: any PersistentModel] = [:]
         for id in ids { if let model = registered(id.id) { found[id.id] = model } }
@@ -212,16 +243,21 @@ extension ModelContext {
             defer { stagedRows = [:] }
             for row in rows { found[row.id] = try materializeConcrete(row) }
         }
-        return ids.compactMap { found[$0.id] as? T }
+        return ids.map { found[$0.id] as? T }
     }
 }
 
 /// The result of `fetch(_:batchSize:)`: a random-access collection that loads its models a batch at a
 /// time. Not Sendable: use it where its context lives.
 ///
+/// Every position holds the model of the identifier fetched for it. A row deleted since (or a batch that
+/// could not be loaded) gives a stand-in — the model of that identifier as a fault with empty values,
+/// which tries the store again when read — and ``lastError`` says why.
+///
 /// ```swift
 /// let trips = try context.fetch(FetchDescriptor<Trip>(), batchSize: 100)
 /// print(trips.count, trips[250].name)   // loads the batch holding index 250
+/// if let error = trips.lastError { print(error.code) }   // not_found: a row was deleted meanwhile
 /// ```
 public final class FetchResultsCollection<Element>: RandomAccessCollection {
     public let startIndex = 0
@@ -230,47 +266,73 @@ public final class FetchResultsCollection<Element>: RandomAccessCollection {
     private let identifiers: [PersistentIdentifier]
     private let batchSize: Int
     private let entityName: String
-    /// Turns a slice of identifiers into its elements (models fetched by id, or the identifiers).
-    private let loadBatch: ([PersistentIdentifier]) throws -> [Element]
+    /// The elements of a slice of identifiers, each at its identifier's position; nil where none exists.
+    private let loadBatch: ([PersistentIdentifier]) throws -> [Element?]
+    /// The element standing for an identifier whose own could not be loaded.
+    private let standIn: (PersistentIdentifier) -> Element
     /// Lets the context forget the previous batch's models.
     private let releaseBatch: ([Element]) -> Void
     private var batchStart = -1
-    private var batch: [Element] = []
-    /// The error of the last batch that could not be loaded.
+    private var batch: [Element?] = []
+    /// Elements that stood in for missing ones, by position: kept, so a position reads the same object twice.
+    private var standIns: [Int: Element] = [:]
+    /// The error of the last batch that could not be loaded whole.
     public private(set) var lastError: PGModelError?
 
+    /// Batches of `batchSize` loaded by `load`, which gives each identifier's element at its position (nil
+    /// where there is none); `standIn` gives the element for a position whose own is missing.
     init(identifiers: [PersistentIdentifier], batchSize: Int, entityName: String,
-         load: @escaping ([PersistentIdentifier]) throws -> [Element], release: @escaping ([Element]) -> Void) {
+         load: @escaping ([PersistentIdentifier]) throws -> [Element?], standIn: @escaping (PersistentIdentifier) -> Element,
+         release: @escaping ([Element]) -> Void) {
         self.identifiers = identifiers
-        self.batchSize = batchSize
+        self.batchSize = Swift.max(1, batchSize)
         self.entityName = entityName
         self.loadBatch = load
+        self.standIn = standIn
         self.releaseBatch = release
     }
 
-    /// The model at `position`. A model deleted since the identifiers were fetched cannot be returned;
-    /// reading it traps, as SwiftData does — check `lastError` or prefer `enumerate` when rows may vanish.
+    /// Every element loaded already: one batch, nothing left to load.
+    init(loaded: [Element], identifiers: [PersistentIdentifier], entityName: String) {
+        self.identifiers = identifiers
+        self.batchSize = Swift.max(1, loaded.count)
+        self.entityName = entityName
+        self.loadBatch = { slice in slice.map { _ in nil } }
+        let elements = loaded
+        self.standIn = { id in elements[Swift.max(0, identifiers.firstIndex(of: id) ?? 0)] }
+        self.releaseBatch = { _ in }
+        batch = loaded
+        batchStart = 0
+    }
+
+    /// The model at `position`, loading its batch first when needed. A position whose model could not
+    /// be loaded holds a stand-in for its identifier (see ``lastError``).
     public subscript(position: Int) -> Element {
         let start = (position / batchSize) * batchSize
         if start != batchStart { load(start) }
         let index = position - start
-        return batch[index]
+        if batch.indices.contains(index), let element = batch[index] { return element }
+        if let kept = standIns[position] { return kept }
+        let element = standIn(identifiers[position])
+        standIns[position] = element
+        return element
     }
 
     private func load(_ start: Int) {
-        let previous = batch
+        let previous = batch.compactMap { $0 }
         batch = []
         releaseBatch(previous)
         let slice = Array(identifiers[start..<Swift.min(start + batchSize, identifiers.count)])
+        batchStart = start
         do {
             batch = try loadBatch(slice)
-            batchStart = start
-            if batch.count != slice.count {
-                lastError = PGModelError(.notFound, "\(slice.count - batch.count) \(entityName) models were deleted since the fetch", model: entityName)
+            let missing = batch.count(where: { $0 == nil })
+            if missing > 0 {
+                lastError = PGModelError(.notFound, "\(missing) \(entityName) models were deleted since the fetch; their positions hold stand-ins with empty values", model: entityName)
             }
         } catch {
+            batch = Array(repeating: nil, count: slice.count)
             lastError = error as? PGModelError ?? PGModelError(.internalError, "loading a batch failed: \(type(of: error))")
-            batchStart = -1
         }
     }
 }
