@@ -220,6 +220,14 @@ struct SQLRendererTests {
         #expect(s.binds == [.decimal(Decimal(1.5)), .uuid(rowID)])
     }
 
+    @Test func updateReturningReplacedLocksTheRowAndReturnsWhatItOverwrites() throws {
+        let row = RowValues(entity: "BucketListItem", id: rowID, values: ["notes": .null, "cost": .double(1.5)])
+        let s = try renderer.updateReturningReplaced(row)
+        #expect(s.sql == #"UPDATE "app"."bucket_list_item" SET "notes" = NULL, "cost" = $1 FROM (SELECT "id", "notes", "cost" FROM "app"."bucket_list_item" WHERE "id" = $2 FOR UPDATE) AS "replaced" WHERE "app"."bucket_list_item"."id" = "replaced"."id" RETURNING "app"."bucket_list_item"."id", "app"."bucket_list_item"."owner_id", "replaced"."notes", "replaced"."cost""#)
+        #expect(s.binds == [.decimal(Decimal(1.5)), .uuid(rowID)])
+        #expect(try renderer.replacedColumns(of: row) == ["notes", "cost"])
+    }
+
     @Test func deleteByID() throws {
         let s = try renderer.delete(RowReference(entity: "BucketListItem", id: rowID))
         #expect(s.sql == #"DELETE FROM "app"."bucket_list_item" WHERE "id" = $1 RETURNING "id""#)

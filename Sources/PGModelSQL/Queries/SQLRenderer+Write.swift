@@ -316,6 +316,57 @@ import Foundation
         return b.statement
     }
 
+    /// ``update(_:)`` that also returns, after the id and owner, the values the update replaced, one
+    /// column per attribute or foreign key it sets, in the order of ``replacedColumns(of:)``: the row is
+    /// read and locked by a sub-select in the same statement (under READ COMMITTED its lock waits for a
+    /// concurrent writer and reads the newest version), so comparing them with the values the saving
+    /// context read tells, attribute by attribute and without another round trip, whether someone else
+    /// changed what this update overwrites. Zero rows: the row is gone or not writable by the caller.
+    ///
+    /// ```swift
+    /// let statement = try renderer.updateReturningReplaced(RowValues(entity: "Trip", id: id, values: ["name": .string("Oslo")]))
+    /// // UPDATE … SET "name" = $1 FROM (SELECT "id", "name" FROM … WHERE "id" = $2 FOR UPDATE) AS "replaced"
+    /// //   WHERE … "id" = "replaced"."id" RETURNING …"id", …"owner_id", "replaced"."name"
+    /// ```
+    public func updateReturningReplaced(_ row: RowValues) throws -> SQLStatement {
+        let entity = try self.entity(row.entity)
+        try rejectUnknownKeys(row, entity)
+        var b = SQLBuilder()
+        var assignments: [String] = []
+        var columns: [String] = []
+        for attribute in entity.attributes {
+            guard let raw = row[attribute.name] else { continue }
+            let value = try coerced(raw, attribute, entity, requirePresent: true)
+            assignments.append("\(Naming.quoted(attribute.columnName)) = \(value.isNull ? "NULL" : attribute.type.bindExpression(b.bind(value)))")
+            columns.append(Naming.quoted(attribute.columnName))
+        }
+        for (relationship, column) in foreignKeys(of: entity) {
+            guard let raw = row[relationship.name] else { continue }
+            let value = try foreignKeyValue(raw, relationship, entity)
+            assignments.append("\(Naming.quoted(column)) = \(value.isNull ? "NULL" : b.bind(value))")
+            columns.append(Naming.quoted(column))
+        }
+        guard !assignments.isEmpty else {
+            throw PGModelError(.missingField, "an update of \(entity.name) changes no attribute", model: entity.name)
+        }
+        let table = qualifiedTable(entity)
+        let replaced = (["\"id\""] + columns).joined(separator: ", ")
+        b.sql = "UPDATE \(table) SET \(assignments.joined(separator: ", "))"
+        b.sql += " FROM (SELECT \(replaced) FROM \(table) WHERE \"id\" = \(b.bind(.uuid(row.id))) FOR UPDATE) AS \"replaced\""
+        b.sql += " WHERE \(table).\"id\" = \"replaced\".\"id\""
+        b.sql += " RETURNING \(table).\"id\", \(table).\"owner_id\"" + columns.map { ", \"replaced\".\($0)" }.joined()
+        return b.statement
+    }
+
+    /// The names of what ``updateReturningReplaced(_:)`` returns after the id and owner for `row`: its
+    /// attributes, then its to-one relationships held as foreign keys, as the update sets them.
+    public func replacedColumns(of row: RowValues) throws -> [String] {
+        let entity = try self.entity(row.entity)
+        var names = entity.attributes.filter { row[$0.name] != nil }.map(\.name)
+        names += foreignKeys(of: entity).filter { row[$0.0.name] != nil }.map(\.0.name)
+        return names
+    }
+
     /// `DELETE` of one row. Returns the id when a row was deleted.
     public func delete(_ reference: RowReference) throws -> SQLStatement {
         let entity = try self.entity(reference.entity)
