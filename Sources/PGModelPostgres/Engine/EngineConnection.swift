@@ -6,7 +6,7 @@ import PostgresNIO
 /// pool vouches its session is in, the deadline's watch every statement is awaited through, and the
 /// request's budget. The engine reads nothing from its task: what a call may do travels here.
 ///
-/// The pool makes these for its leases (``ConnectionPool/withConnection(scope:deadline:operation:budget:_:)``);
+/// The pool makes these for its leases (``ConnectionPool/withConnection(scope:deadline:budget:operation:_:)``);
 /// anything else wraps a connection of its own, which vouches for no scope and has no deadline:
 ///
 /// ```swift
@@ -48,7 +48,7 @@ import PostgresNIO
     /// Whether the connection's session is known to be in `scope` already.
     func holds(_ scope: ConnectionScope) -> Bool { sessionScope == scope }
 
-    /// The same connection with other budget.
+    /// The same connection under another budget.
     public func with(budget: RequestBudget) -> EngineConnection {
         var copy = self
         copy.budget = budget

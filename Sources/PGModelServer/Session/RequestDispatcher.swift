@@ -165,8 +165,8 @@ package struct RequestDispatcher: Sendable {
     private func run(_ operation: Request.Operation, as requester: Requester, budget: RequestBudget) async throws -> ResponseResult {
         // What a read may bring back: counted row by row as PostgreSQL sends them, so an answer past the
         // response limit is refused before it is read whole.
-        var bounded = budget
-        bounded.maxResultBytes = maxResponseBytes
+        var readBudget = budget
+        readBudget.maxResultBytes = maxResponseBytes
         switch operation {
         case .register(let schema):
             _ = try await gateway.prepare(schema, as: requester, budget: budget)
@@ -176,18 +176,18 @@ package struct RequestDispatcher: Sendable {
             _ = try await gateway.prepare(schema, as: requester, budget: budget)
             return .registered(entities: schema.entities.map(\.name))
         case .fetch(let request):
-            return .rows(try await capped(request) { try await gateway.fetch($0, as: requester, budget: bounded) })
+            return .rows(try await capped(request) { try await gateway.fetch($0, as: requester, budget: readBudget) })
         case .fetchTable(let request):
             let gateway = gateway
             let fetched = try await capped(request) { request in
-                let fetched = try await gateway.fetchTable(request, as: requester, budget: bounded)
+                let fetched = try await gateway.fetchTable(request, as: requester, budget: readBudget)
                 return [fetched]
             } count: { $0.first?.rows.count ?? 0 }
             return .table(fetched.first ?? FetchedTable())
         case .count(let request):
             return .count(try await gateway.count(request, as: requester, budget: budget))
         case .ids(let request):
-            return .ids(try await capped(request) { try await gateway.fetchIdentifiers($0, as: requester, budget: bounded) })
+            return .ids(try await capped(request) { try await gateway.fetchIdentifiers($0, as: requester, budget: readBudget) })
         case .save(let request):
             return .saved(try await gateway.save(request, as: requester, budget: budget))
         case .history(let request):
@@ -196,7 +196,7 @@ package struct RequestDispatcher: Sendable {
             var capped = request
             let cap = maxHistoryTransactions
             if (request.limit ?? .max) > cap { capped.limit = cap + 1 }
-            let page = try await gateway.fetchHistory(capped, as: requester, budget: bounded)
+            let page = try await gateway.fetchHistory(capped, as: requester, budget: readBudget)
             guard page.transactions.count <= cap else {
                 throw PGModelError(.resultTooLarge,
                                    "more than \(cap) history transactions match; page with 'limit' (at most \(cap)) and a token condition (token greater than the last one read)")

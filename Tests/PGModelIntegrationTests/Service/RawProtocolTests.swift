@@ -29,7 +29,8 @@ struct RawProtocolTests {
     @Test("wrong password → authentication_failed; the same connection can then log in")
     func wrongPassword() async throws {
         let user = try await ServerTestHarness.makeUser(password: "right")
-        try await ServerTestHarness.withServer { port in
+        // The login deadline is not under test: three password checks on a loaded machine may outlast 10 s.
+        try await ServerTestHarness.withRunningServer(loginTimeout: .seconds(120)) { _, port in
             let client = try await RawProtocolClient.connect(port: port)
             defer { Task { await client.close() } }
 
