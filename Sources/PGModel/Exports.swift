@@ -9,3 +9,9 @@
 // Sharing: `context.share(trip, with: "bob", permission: .readOnly)` and `context.shares(of:)`.
 @_exported import enum PGModelCore.SharePermission
 @_exported import struct PGModelCore.ModelShare
+// Concurrent edits: `context.mergePolicy = .mergeByPropertyStoreTrump`, `@Attribute(.merge(.sum))`, and the
+// conflicts a `save_conflict` error lists, with their values.
+@_exported import struct PGModelCore.MergePolicy
+@_exported import struct PGModelCore.MergeRule
+@_exported import struct PGModelCore.SaveConflict
+@_exported import enum PGModelCore.PGValue

@@ -19,6 +19,15 @@ public final class ModelContext {
     public var autosaveEnabled: Bool = false
     /// Recorded with each save (history uses it).
     public var author: String?
+    /// What a save does when a model it changes or deletes was changed (or deleted) by someone else since
+    /// this context read it: another context, process or user. Changes to different attributes always
+    /// merge; the policy decides only for an attribute changed on both sides. The default,
+    /// ``MergePolicy/error``, throws `save_conflict` and writes nothing, as Core Data's default does.
+    ///
+    /// ```swift
+    /// context.mergePolicy = .mergeByPropertyObjectTrump   // this context's values win
+    /// ```
+    public var mergePolicy: MergePolicy = .error
     /// The error of the last failed autosave, if any; the changes stay pending and the next `save()` retries.
     public private(set) var lastAutosaveError: PGModelError?
 
@@ -38,8 +47,8 @@ public final class ModelContext {
     private var registry: [UUID: WeakModel] = [:]
     /// Pending changes, in the order they happened, keyed by row id.
     private(set) var inserted = OrderedModels()
-    private(set) var changed = OrderedModels()
-    private(set) var deleted = OrderedModels()
+    var changed = OrderedModels()
+    var deleted = OrderedModels()
     /// Models inserted and deleted again before a save: nothing of them is stored, but the save applies
     /// their delete rules to the models they reach (see ``pendingDeletions()``).
     private(set) var discardedInserts = OrderedModels()
@@ -176,7 +185,7 @@ public final class ModelContext {
         let deletions = try pendingDeletions()
         try validateRelationshipCounts(skipping: deletions)
         let schema = container.schema
-        var request = SaveRequest(author: author)
+        var request = SaveRequest(author: author, mergePolicy: mergePolicy)
         request.batchDeletes = batchDeletes
         var insertedKeys: [ObjectIdentifier: StoredKeys] = [:]
         request.inserts.reserveCapacity(inserted.models.count)
@@ -204,13 +213,20 @@ public final class ModelContext {
             request.links += linkChanges(of: model, isInsert: false)
             guard !changes.isEmpty else { continue }
             updatedValues[data.id] = changes
-            request.updates.append(RowValues(entity: type(of: model)._$entityName, id: data.id, values: changes))
+            var row = RowValues(entity: type(of: model)._$entityName, id: data.id, values: changes)
+            row.ancestor = ancestor(of: model, keys: changes.keys)
+            addMergeRules(of: model, to: &request)
+            request.updates.append(row)
         }
         if let deletions {
             // Links to or from a deleted model go with its row (or were never stored).
             request.links.removeAll { deletions.ids.contains($0.source) || deletions.ids.contains($0.destination) }
             for model in deletions.stored {
-                request.deletes.append(RowReference(entity: type(of: model)._$entityName, id: model._$backingData.id))
+                let entity = ModelGraph.entity(for: type(of: model))
+                let keys = entity.properties.lazy.filter { $0.relationship.map { !$0.isToMany } ?? !$0.isEphemeral }.map(\.name)
+                request.deletes.append(RowReference(entity: type(of: model)._$entityName, id: model._$backingData.id,
+                                                    ancestor: ancestor(of: model, keys: keys)))
+                addMergeRules(of: model, to: &request)
             }
         }
         request.shares = pendingShares.map(\.change)
@@ -311,7 +327,11 @@ public final class ModelContext {
             pendingShares = []
         }
         lastAutosaveError = nil
-        forgetDeleted(Set(result.deleted.map(\.id)).union(prepared.unsaved.map { $0._$backingData.id }))
+        // What a merge stored instead of this context's values (the store's, a sum, a union) is what the
+        // models show now; a row someone else deleted is gone here too.
+        for row in result.merged { applyStoredValues(row) }
+        forgetDeleted(Set(result.deleted.map(\.id)).union(prepared.unsaved.map { $0._$backingData.id })
+            .union(result.dropped.map(\.id)))
         // Read-your-writes for this context's observers: stale now, not when the history feed gets there.
         let request = prepared.request
         // One pass per list: no array of every row's class name.

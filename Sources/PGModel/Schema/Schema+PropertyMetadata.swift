@@ -143,6 +143,8 @@ extension Schema {
             )
         }
 
+        /// `@Attribute(.merge(…))`: how this attribute merges when two saves change it at once.
+        public var mergeRule: MergeRule? { metadata?.options.lazy.compactMap(\.mergeRule).first }
         /// `@Attribute(.ephemeral)`: tracked, never stored.
         public var isEphemeral: Bool { metadata?.options.contains(.ephemeral) ?? false }
         /// `@Attribute(.externalStorage)`.
@@ -196,9 +198,11 @@ extension Schema {
         public struct Option: Hashable, Sendable, CustomStringConvertible {
             let name: String
             let transformer: TransformerReference?
-            init(name: String, transformer: TransformerReference? = nil) {
+            let mergeRule: MergeRule?
+            init(name: String, transformer: TransformerReference? = nil, mergeRule: MergeRule? = nil) {
                 self.name = name
                 self.transformer = transformer
+                self.mergeRule = mergeRule
             }
             public var description: String { name }
             /// Store the value as the `Data` a ``ValueTransformer`` makes of it.
@@ -208,6 +212,15 @@ extension Schema {
             /// ```
             public static func transformable(by transformerType: ValueTransformer.Type) -> Option {
                 Option(name: "transformable", transformer: TransformerReference(type: transformerType))
+            }
+            /// Merge concurrent changes of this attribute by `rule` instead of the context's merge policy:
+            /// `.sum` for a counter, `.union` for a set or array, `.lastWriter` for "never a conflict".
+            ///
+            /// ```swift
+            /// @Attribute(.merge(.sum)) var likes: Int = 0
+            /// ```
+            public static func merge(_ rule: MergeRule) -> Option {
+                Option(name: "merge", mergeRule: rule)
             }
             /// Store the value with its own `Codable` encoding, as an opaque `jsonb` document: no
             /// predicates or sorts on it (they throw `unsupported_predicate`). For types you do not own.

@@ -152,6 +152,9 @@ extension Schema {
             let attributes = properties.filter { !$0.isRelationship && !$0.isEphemeral }
             self.attributes = attributes
             self.relationships = properties.filter(\.isRelationship)
+            var rules: [String: MergeRule] = [:]
+            for property in attributes { if let rule = property.mergeRule { rules[property.name] = rule } }
+            self.mergeRules = rules
             self.superentityName = type._$superentity?._$entityName
             var index: [String: Int] = [:]
             for (i, property) in properties.enumerated() { index[property.name] = i }
@@ -181,6 +184,9 @@ extension Schema {
         public let attributes: [PropertyMetadata]
         /// Relationship properties (kept, as ``attributes``).
         public let relationships: [PropertyMetadata]
+        /// The attributes declared with `@Attribute(.merge(…))`, by name: how each merges when two saves
+        /// change it at once.
+        public let mergeRules: [String: MergeRule]
 
         /// The stored property whose key path is `keyPath`.
         public func property(for keyPath: AnyKeyPath) -> PropertyMetadata? {

@@ -24,9 +24,17 @@ import Foundation
     public var shares: [ShareChange]
     /// `ModelContext.author`, kept for history.
     public var author: String?
+    /// What the save does with an update or delete whose ``RowValues/ancestor`` (or
+    /// ``RowReference/ancestor``) differs from what is stored: ``MergePolicy/error`` when absent.
+    public var mergePolicy: MergePolicy
+    /// Attributes that merge by a rule whatever ``mergePolicy`` says, by class and attribute name.
+    public var mergeRules: [String: [String: MergeRule]]
 
     public init(inserts: [RowValues] = [], updates: [RowValues] = [], deletes: [RowReference] = [], links: [LinkChange] = [],
-                batchDeletes: [FetchRequest] = [], shares: [ShareChange] = [], author: String? = nil) {
+                batchDeletes: [FetchRequest] = [], shares: [ShareChange] = [], author: String? = nil,
+                mergePolicy: MergePolicy = .error, mergeRules: [String: [String: MergeRule]] = [:]) {
+        self.mergePolicy = mergePolicy
+        self.mergeRules = mergeRules
         self.links = links
         self.shares = shares
         self.batchDeletes = batchDeletes
@@ -56,10 +64,12 @@ import Foundation
 
     public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && links.isEmpty && batchDeletes.isEmpty && shares.isEmpty }
 
-    private enum CodingKeys: String, CodingKey { case inserts, updates, deletes, links, batchDeletes, shares, author }
+    private enum CodingKeys: String, CodingKey { case inserts, updates, deletes, links, batchDeletes, shares, author, mergePolicy, mergeRules }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
+        mergePolicy = try c.decodeIfPresent(MergePolicy.self, forKey: .mergePolicy) ?? .error
+        mergeRules = try c.decodeIfPresent([String: [String: MergeRule]].self, forKey: .mergeRules) ?? [:]
         shares = try c.decodeIfPresent([ShareChange].self, forKey: .shares) ?? []
         inserts = try c.decodeIfPresent([RowValues].self, forKey: .inserts) ?? []
         updates = try c.decodeIfPresent([RowValues].self, forKey: .updates) ?? []
@@ -67,6 +77,19 @@ import Foundation
         links = try c.decodeIfPresent([LinkChange].self, forKey: .links) ?? []
         batchDeletes = try c.decodeIfPresent([FetchRequest].self, forKey: .batchDeletes) ?? []
         author = try c.decodeIfPresent(String.self, forKey: .author)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(inserts, forKey: .inserts)
+        try c.encode(updates, forKey: .updates)
+        try c.encode(deletes, forKey: .deletes)
+        try c.encode(links, forKey: .links)
+        try c.encode(batchDeletes, forKey: .batchDeletes)
+        try c.encode(shares, forKey: .shares)
+        try c.encodeIfPresent(author, forKey: .author)
+        if mergePolicy != .error { try c.encode(mergePolicy, forKey: .mergePolicy) }
+        if !mergeRules.isEmpty { try c.encode(mergeRules, forKey: .mergeRules) }
     }
 }
 
@@ -100,9 +123,13 @@ import Foundation
 @_spi(PGModelInternals) public struct RowReference: Codable, Hashable, Sendable {
     public var entity: String
     public var id: UUID
-    public init(entity: String, id: UUID) {
+    /// For a delete: the values the deleting context had read, by property name. A row whose stored
+    /// values differ was changed by someone else since; the save's ``SaveRequest/mergePolicy`` decides.
+    public var ancestor: [String: PGValue]?
+    public init(entity: String, id: UUID, ancestor: [String: PGValue]? = nil) {
         self.entity = entity
         self.id = id
+        self.ancestor = ancestor
     }
 }
 
@@ -129,6 +156,10 @@ import Foundation
     private var named: [String: PGValue]
     /// For rows fetched with ``FetchRequest/related``: the source row this one was reached from.
     public var via: UUID?
+    /// For an update: the values the saving context had read of the attributes it sets (those it knows),
+    /// by property name. A stored value that differs means someone else changed that attribute since:
+    /// the save's ``SaveRequest/mergePolicy`` (or the attribute's ``MergeRule``) decides.
+    public var ancestor: [String: PGValue]?
 
     public init(entity: String, id: UUID, values: [String: PGValue], via: UUID? = nil) {
         self.entity = entity
@@ -222,12 +253,13 @@ import Foundation
         return total
     }
 
-    private enum CodingKeys: String, CodingKey { case entity, id, values, via }
+    private enum CodingKeys: String, CodingKey { case entity, id, values, via, ancestor }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(entity: try c.decode(String.self, forKey: .entity), id: try c.decode(UUID.self, forKey: .id),
                   values: try c.decode([String: PGValue].self, forKey: .values), via: try c.decodeIfPresent(UUID.self, forKey: .via))
+        ancestor = try c.decodeIfPresent([String: PGValue].self, forKey: .ancestor)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -236,10 +268,11 @@ import Foundation
         try c.encode(id, forKey: .id)
         try c.encode(values, forKey: .values)
         try c.encodeIfPresent(via, forKey: .via)
+        try c.encodeIfPresent(ancestor, forKey: .ancestor)
     }
 
     public static func == (lhs: RowValues, rhs: RowValues) -> Bool {
-        guard lhs.entity == rhs.entity, lhs.id == rhs.id, lhs.via == rhs.via else { return false }
+        guard lhs.entity == rhs.entity, lhs.id == rhs.id, lhs.via == rhs.via, lhs.ancestor == rhs.ancestor else { return false }
         if let l = lhs.keys, let r = rhs.keys, l === r { return lhs.positional == rhs.positional }
         return lhs.values == rhs.values
     }
@@ -281,17 +314,37 @@ import Foundation
     public var remappedIdentifiers: [UUID: UUID]
     /// Every row the save deleted: the requested deletes, batch deletes and cascades.
     public var deleted: [RowReference]
-    public init(remappedIdentifiers: [UUID: UUID] = [:], deleted: [RowReference] = []) {
+    /// Updated rows whose stored values are not (all) those the request sent: a merge kept the store's
+    /// value, summed a counter or joined a set. Each holds the values now stored for the attributes the
+    /// update set, so the saving context shows them.
+    public var merged: [RowValues]
+    /// Updates and deletes the save dropped under its merge policy: updates of rows someone else deleted,
+    /// and (``MergePolicy/mergeByPropertyStoreTrump``) deletes of rows someone else changed.
+    public var dropped: [RowReference]
+
+    public init(remappedIdentifiers: [UUID: UUID] = [:], deleted: [RowReference] = [], merged: [RowValues] = [], dropped: [RowReference] = []) {
         self.remappedIdentifiers = remappedIdentifiers
         self.deleted = deleted
+        self.merged = merged
+        self.dropped = dropped
     }
 
-    private enum CodingKeys: String, CodingKey { case remappedIdentifiers, deleted }
+    private enum CodingKeys: String, CodingKey { case remappedIdentifiers, deleted, merged, dropped }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         remappedIdentifiers = try c.decodeIfPresent([UUID: UUID].self, forKey: .remappedIdentifiers) ?? [:]
         deleted = try c.decodeIfPresent([RowReference].self, forKey: .deleted) ?? []
+        merged = try c.decodeIfPresent([RowValues].self, forKey: .merged) ?? []
+        dropped = try c.decodeIfPresent([RowReference].self, forKey: .dropped) ?? []
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(remappedIdentifiers, forKey: .remappedIdentifiers)
+        try c.encode(deleted, forKey: .deleted)
+        if !merged.isEmpty { try c.encode(merged, forKey: .merged) }
+        if !dropped.isEmpty { try c.encode(dropped, forKey: .dropped) }
     }
 }
 

@@ -93,6 +93,14 @@ public struct PGModelError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let migrationFailed = Code(rawValue: "migration_failed")
         /// A bug in PGModel: please report it.
         public static let internalError = Code(rawValue: "internal_error")
+        /// A save met models someone else changed or deleted since this context read them, under
+        /// ``MergePolicy/error``: nothing was written, and ``PGModelError/conflicts`` lists each model and
+        /// attribute. Refresh the models (`context.refresh(_:mergeChanges:)`) and save again.
+        ///
+        /// ```swift
+        /// catch let error as PGModelError where error.code == .saveConflict { … }
+        /// ```
+        public static let saveConflict = Code(rawValue: "save_conflict")
     }
 
     /// The stable code.
@@ -105,8 +113,13 @@ public struct PGModelError: Error, Hashable, Sendable, CustomStringConvertible {
     public var keyPath: String?
     /// PostgreSQL's SQLSTATE, when the database raised the error.
     public var sqlState: String?
+    /// For ``Code/saveConflict``: each model someone else changed or deleted, with the attributes both
+    /// sides changed (this context's value, the store's and the ancestor). Empty otherwise.
+    public var conflicts: [SaveConflict]
 
-    public init(_ code: Code, _ message: String, model: String? = nil, keyPath: String? = nil, sqlState: String? = nil) {
+    public init(_ code: Code, _ message: String, model: String? = nil, keyPath: String? = nil, sqlState: String? = nil,
+                conflicts: [SaveConflict] = []) {
+        self.conflicts = conflicts
         self.code = code
         self.message = message
         self.model = model

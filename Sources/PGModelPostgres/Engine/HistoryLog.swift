@@ -17,6 +17,7 @@ struct HistoryLog {
         var owner_id: UUID?
         var updated_attributes: [String]
         var new_values: [String: PGValue]?
+        var previous_values: [String: PGValue]?
         var tombstone: [String: PGValue]?
         var audience: [UUID]?
         var audience_only: Bool = false
@@ -106,7 +107,7 @@ struct HistoryLog {
         let run = insertRuns[cursor.insertRun]
         return Entry(entity: insertedEntities[Int(run.entity)], row_id: run.id(at: number - cursor.insertRunFirst, self),
                      kind: HistoryChangeRecord.Kind.insert.rawValue, owner_id: insertedOwners[Int(run.owner)],
-                     updated_attributes: [], new_values: nil, tombstone: nil, audience: nil)
+                     updated_attributes: [], new_values: nil, previous_values: nil, tombstone: nil, audience: nil)
     }
 
     /// Every insert's id, in order.
@@ -144,6 +145,7 @@ struct HistoryLog {
             let change = entry(at: i, &cursor)
             columns.append(entity: change.entity, rowID: change.row_id, kind: change.kind, owner: change.owner_id,
                            updatedAttributes: change.updated_attributes, newValues: try json(change.new_values),
+                           previousValues: try json(change.previous_values),
                            tombstone: try json(change.tombstone), audience: change.audience, audienceOnly: change.audience_only)
         }
         return columns
@@ -283,7 +285,7 @@ struct HistoryLog {
     /// A record of `entity` appearing for (`.insert`) or disappearing for (`.delete`) `user`.
     mutating func recordAudienceEvent(_ kind: HistoryChangeRecord.Kind, _ entity: String, _ id: UUID, for user: UUID) {
         audienceEvents.append(Entry(entity: entity, row_id: id, kind: kind.rawValue, owner_id: nil, updated_attributes: [],
-                                    new_values: nil, tombstone: kind == .delete ? [:] : nil, audience: [user], audience_only: true))
+                                    new_values: nil, previous_values: nil, tombstone: kind == .delete ? [:] : nil, audience: [user], audience_only: true))
     }
 
     /// The concrete classes touched, in first-touched order.
@@ -359,8 +361,8 @@ struct HistoryLog {
     }
 
     mutating func record(_ kind: HistoryChangeRecord.Kind, _ entity: String, _ id: UUID, owner: UUID?,
-                         values: [String: PGValue] = [:], attributes: [String] = [], tombstone: [String: PGValue] = [:],
-                         audience: [UUID]? = nil) {
+                         values: [String: PGValue] = [:], previous: [String: PGValue]? = nil, attributes: [String] = [],
+                         tombstone: [String: PGValue] = [:], audience: [UUID]? = nil) {
         // An insert stays an insert and a delete a delete; a second update merges into the first.
         if kind == .insert && values.isEmpty && attributes.isEmpty && audience == nil {
             if appendInsert(id, entity, owner, fromRequest: false, at: insertedIDs.count) { insertedIDs.append(id) }
@@ -379,6 +381,11 @@ struct HistoryLog {
             guard changes[i].kind == "update", kind == .update else { return }
             for name in names where !changes[i].updated_attributes.contains(name) { changes[i].updated_attributes.append(name) }
             for (key, value) in values { changes[i].new_values?[key] = value }
+            // The first update of a row in the save replaced what was stored before it.
+            for (key, value) in previous ?? [:] where changes[i].previous_values?[key] == nil {
+                if changes[i].previous_values == nil { changes[i].previous_values = [:] }
+                changes[i].previous_values?[key] = value
+            }
             return
         }
         index[id] = changes.count
@@ -386,6 +393,7 @@ struct HistoryLog {
         changes.append(Entry(entity: entity, row_id: id, kind: kind.rawValue, owner_id: owner,
                              updated_attributes: kind == .update ? names : [],
                              new_values: kind == .update ? values : nil,
+                             previous_values: kind == .update ? previous : nil,
                              tombstone: kind == .delete ? tombstone : nil,
                              audience: audience?.isEmpty == false ? audience : nil))
     }

@@ -27,14 +27,36 @@ import PostgresNIO
             var linked = Set<LinkChange>()
             let rowKey = renderer.schema.rowKeyer()
             func deletedKey(_ entity: String, _ id: UUID) -> RowKey { rowKey(entity, id) }
+            // What the save's first write of each attribute replaced, by row: compared with what the
+            // saving context read, and kept in history.
+            var replaced: [RowKey: [String: PGValue]] = [:]
+            // Under `.error`, every model someone else changed or deleted: thrown together, nothing written.
+            var conflicts: [SaveConflict] = []
             if !request.deletes.isEmpty || !request.batchDeletes.isEmpty {
                 // The graph as the app left it decides what a delete cascades to: children moved to another
                 // parent (and links removed) in this save are out of the deleted row's reach before it goes.
                 let moves = foreignKeyMoves(in: request.updates, renderer)
-                if !moves.isEmpty { _ = try await applyUpdates(moves, renderer, connection) }
+                if !moves.isEmpty {
+                    for (key, row) in try await applyUpdates(moves, renderer, connection, returningReplaced: true) { replaced[key] = row.replaced }
+                }
                 let unlinks = request.links.filter { !$0.isAdded }
                 if !unlinks.isEmpty { linked = try await applyLinks(unlinks, renderer, connection) }
-                let (deleted, nullified) = try await applyDeletes(request, renderer, connection)
+                var deleting = request
+                let changed = try await changedBeforeDelete(request, renderer, connection)
+                if !changed.isEmpty {
+                    switch request.mergePolicy {
+                    case .error:
+                        conflicts += changed
+                    case .mergeByPropertyStoreTrump:
+                        // The other side's change wins: the row stays.
+                        let kept = Set(changed.map { rowKey($0.entity, $0.id) })
+                        deleting.deletes.removeAll { kept.contains(rowKey($0.entity, $0.id)) }
+                        result.dropped += changed.map { RowReference(entity: $0.entity, id: $0.id) }
+                    default:
+                        break
+                    }
+                }
+                let (deleted, nullified) = try await applyDeletes(deleting, renderer, connection)
                 deletedRows = Set(deleted.lazy.map { deletedKey($0.reference.entity, $0.reference.id) })
                 result.deleted = deleted.map(\.reference)
                 for row in nullified {
@@ -46,10 +68,19 @@ import PostgresNIO
             }
             if !request.updates.isEmpty {
                 let updates = deletedRows.isEmpty ? request.updates : request.updates.filter { !deletedRows.contains(deletedKey($0.entity, $0.id)) }
-                let updated = try await applyUpdates(updates, renderer, connection)
+                let updated = try await applyUpdates(updates, renderer, connection, returningReplaced: true)
+                var written: [RowValues] = []
+                written.reserveCapacity(updates.count)
                 for row in updates {
-                    if let rowOwner = updated[rowKey(row.entity, row.id)] {
-                        history.record(.update, row.entity, row.id, owner: rowOwner, values: row.values)
+                    let key = rowKey(row.entity, row.id)
+                    if let done = updated[key] {
+                        // A foreign key a move set first: what the move replaced is what this update replaced.
+                        if let earlier = replaced[key] {
+                            replaced[key] = earlier.merging(done.replaced) { first, _ in first }
+                        } else {
+                            replaced[key] = done.replaced
+                        }
+                        written.append(row)
                         continue
                     }
                     // Row-level security hides what the user may not see, and a row they see but may not
@@ -58,9 +89,35 @@ import PostgresNIO
                         throw PGModelError(.forbidden, "this user may not change this \(row.entity): it is shared read-only or belongs to another user",
                                            model: row.entity)
                     }
-                    throw PGModelError(.notFound, "an updated \(row.entity) no longer exists", model: row.entity)
+                    // Gone since the context read it: a conflict under `.error`, else the update is dropped.
+                    // Without an ancestor (a client that does not track what it read), as it always was.
+                    guard row.ancestor != nil else {
+                        throw PGModelError(.notFound, "an updated \(row.entity) no longer exists", model: row.entity)
+                    }
+                    if request.mergePolicy == .error {
+                        conflicts.append(SaveConflict(entity: row.entity, id: row.id, kind: .deleted))
+                    } else {
+                        result.dropped.append(RowReference(entity: row.entity, id: row.id))
+                    }
+                }
+                let resolution = resolve(written, replaced: replaced, rowKey: rowKey, request, renderer)
+                conflicts += resolution.conflicts
+                if !conflicts.isEmpty { throw Self.saveConflict(conflicts) }
+                var corrections: [RowKey: [String: PGValue]] = [:]
+                if !resolution.corrections.isEmpty {
+                    _ = try await applyUpdates(resolution.corrections, renderer, connection)
+                    for row in resolution.corrections { corrections[rowKey(row.entity, row.id)] = row.values }
+                    result.merged = resolution.corrections
+                }
+                for row in written {
+                    let key = rowKey(row.entity, row.id)
+                    var values = row.values
+                    if let corrected = corrections[key] { values.merge(corrected) { _, new in new } }
+                    history.record(.update, row.entity, row.id, owner: updated[key]?.owner ?? nil, values: values,
+                                   previous: replaced[key].map { before in before.filter { values[$0.key] != nil } })
                 }
             }
+            if !conflicts.isEmpty { throw Self.saveConflict(conflicts) }
             let owners = try await insertOwners(request, renderer, requester, connection)
             // Inserts without RETURNING leave their last statement in flight while history is gathered
             // and its first chunk built; every statement that reads rows waits for it first.

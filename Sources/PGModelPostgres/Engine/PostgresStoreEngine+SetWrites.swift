@@ -10,9 +10,17 @@ import PostgresNIO
     /// The most rows one set-based update or link statement carries: bounds the message and its binds.
     static let updateChunkSize = 10_000
 
-    /// Updates `rows` set-based and returns the owner of every row updated, by id. A row missing from the
-    /// result was not updated: it is gone, or row-level security does not let the requester change it
-    /// (the caller tells which, for the first such row in the request's order).
+    /// One row an update changed: its owner, and (when asked for) the values the update replaced, of the
+    /// attributes it set, as the row held them once locked.
+    struct UpdatedRow {
+        var owner: UUID?
+        var replaced: [String: PGValue]
+    }
+
+    /// Updates `rows` set-based and returns every row updated, with its owner and — with
+    /// `returningReplaced` — the values each update replaced. A row missing from the result was not
+    /// updated: it is gone, or row-level security does not let the requester change it (the caller tells
+    /// which, for the first such row in the request's order).
     ///
     /// Rows are grouped by class; a group never holds one id twice (a second update of a row starts the
     /// next group, so the updates of one row apply in the request's order). Where a group changes a column
@@ -20,46 +28,67 @@ import PostgresNIO
     /// in the order the join meets the rows, so when the set-based statement breaks the constraint the group
     /// is replayed one row at a time in the request's order, and the error (or success) is exactly the
     /// one-row path's.
-    func applyUpdates(_ rows: [RowValues], _ renderer: SQLRenderer,
-                      _ connection: EngineConnection) async throws -> [RowKey: UUID?] {
-        var owners: [RowKey: UUID?] = [:]
-        owners.reserveCapacity(rows.count)
+    func applyUpdates(_ rows: [RowValues], _ renderer: SQLRenderer, _ connection: EngineConnection,
+                      returningReplaced: Bool = false) async throws -> [RowKey: UpdatedRow] {
+        var updated: [RowKey: UpdatedRow] = [:]
+        updated.reserveCapacity(rows.count)
         for batch in Self.batches(of: rows.indices, key: { rows[$0].entity }, id: { rows[$0].id }, limit: Self.updateChunkSize) {
             let entity = rows[batch[0]].entity
             // A batch is of one class: its rows' keys share the hierarchy's root.
             let root = renderer.schema.rowKey(entity, rows[batch[0]].id).root
             guard batch.count > 1 else {
-                try await updateOne(rows[batch[0]], renderer, connection, root: root, into: &owners)
+                try await updateOne(rows[batch[0]], renderer, connection, root: root, returningReplaced: returningReplaced, into: &updated)
                 continue
             }
             let group = batch.map { rows[$0] }
-            let statement = try renderer.update(group)
+            let statement = try renderer.update(group, returningReplaced: returningReplaced)
+            let columns = returningReplaced ? try renderer.replacedColumns(of: group) : []
             guard touchesUniqueness(group, renderer) else {
-                try record(try await query(statement, on: connection, model: entity), root: root, into: &owners)
+                try record(try await query(statement, on: connection, model: entity), columns, root: root, into: &updated)
                 continue
             }
             try await execute(SQLStatement(sql: "SAVEPOINT \"pgmodel_set_update\""), on: connection)
             do {
-                try record(try await query(statement, on: connection, model: entity), root: root, into: &owners)
+                try record(try await query(statement, on: connection, model: entity), columns, root: root, into: &updated)
             } catch let error as PGModelError where error.code == .uniqueViolation {
                 try await execute(SQLStatement(sql: "ROLLBACK TO SAVEPOINT \"pgmodel_set_update\""), on: connection)
-                for row in group { try await updateOne(row, renderer, connection, root: root, into: &owners) }
+                for row in group {
+                    try await updateOne(row, renderer, connection, root: root, returningReplaced: returningReplaced, into: &updated)
+                }
             }
             try await execute(SQLStatement(sql: "RELEASE SAVEPOINT \"pgmodel_set_update\""), on: connection)
         }
-        return owners
+        return updated
     }
 
     /// The one-row update: what a group of one row, and a replayed group, runs.
-    private func updateOne(_ row: RowValues, _ renderer: SQLRenderer, _ connection: EngineConnection,
-                           root: String, into owners: inout [RowKey: UUID?]) async throws {
-        try record(try await query(try renderer.update(row), on: connection, model: row.entity), root: root, into: &owners)
+    private func updateOne(_ row: RowValues, _ renderer: SQLRenderer, _ connection: EngineConnection, root: String,
+                           returningReplaced: Bool, into updated: inout [RowKey: UpdatedRow]) async throws {
+        guard returningReplaced else {
+            try record(try await query(try renderer.update(row), on: connection, model: row.entity), [], root: root, into: &updated)
+            return
+        }
+        let statement = try renderer.updateReturningReplaced(row)
+        try record(try await query(statement, on: connection, model: row.entity), try renderer.replacedColumns(of: row), root: root, into: &updated)
     }
 
-    private func record(_ updated: [PostgresRow], root: String, into owners: inout [RowKey: UUID?]) throws {
-        for row in updated {
-            let (id, owner) = try row.decode((UUID, UUID?).self)
-            owners[RowKey(root: root, id: id)] = .some(owner)
+    private func record(_ rows: [PostgresRow], _ columns: [(name: String, type: AttributeType)], root: String,
+                        into updated: inout [RowKey: UpdatedRow]) throws {
+        for row in rows {
+            var cells = row.makeIterator()
+            guard let idCell = cells.next(), let ownerCell = cells.next() else {
+                throw PGModelError(.internalError, "an update returned fewer columns than it names")
+            }
+            let id = try idCell.decode(UUID.self)
+            let owner = try ownerCell.decode(UUID?.self)
+            var replaced: [String: PGValue] = [:]
+            for column in columns {
+                guard let cell = cells.next() else {
+                    throw PGModelError(.internalError, "an update returned fewer columns than it names")
+                }
+                replaced[column.name] = try PostgresValueCoding.decode(cell, as: column.type)
+            }
+            updated[RowKey(root: root, id: id)] = UpdatedRow(owner: owner, replaced: replaced)
         }
     }
 

@@ -21,20 +21,22 @@ import Foundation
     var updatedAttributes: [PGValue] = []
     /// JSON objects (`jsonb` text), NULL where the change has none.
     var newValues: [PGValue] = []
+    /// JSON objects (`jsonb` text) of the values an update replaced, NULL where the change has none.
+    var previousValues: [PGValue] = []
     var tombstones: [PGValue] = []
     /// Each row's audience as a `uuid[]` literal, NULL for none.
     var audiences: [PGValue] = []
     var audienceOnly: [PGValue] = []
 
     public init(capacity: Int = 0) {
-        for keyPath in [\Self.entities, \.rowIDs, \.kinds, \.owners, \.updatedAttributes, \.newValues, \.tombstones, \.audiences, \.audienceOnly] {
+        for keyPath in [\Self.entities, \.rowIDs, \.kinds, \.owners, \.updatedAttributes, \.newValues, \.previousValues, \.tombstones, \.audiences, \.audienceOnly] {
             self[keyPath: keyPath].reserveCapacity(capacity)
         }
     }
 
     /// Appends one change. `newValues` and `tombstone` are JSON object text (or nil for none).
     public mutating func append(entity: String, rowID: UUID, kind: String, owner: UUID?, updatedAttributes: [String],
-                                newValues: String?, tombstone: String?, audience: [UUID]?, audienceOnly: Bool) {
+                                newValues: String?, previousValues: String? = nil, tombstone: String?, audience: [UUID]?, audienceOnly: Bool) {
         count += 1
         entities.append(.string(entity))
         rowIDs.append(.uuid(rowID))
@@ -42,6 +44,7 @@ import Foundation
         owners.append(owner.map(PGValue.uuid) ?? .null)
         self.updatedAttributes.append(updatedAttributes.isEmpty ? .null : .string(Self.textArrayLiteral(updatedAttributes)))
         self.newValues.append(newValues.map(PGValue.string) ?? .null)
+        self.previousValues.append(previousValues.map(PGValue.string) ?? .null)
         tombstones.append(tombstone.map(PGValue.string) ?? .null)
         if let audience, !audience.isEmpty {
             audiences.append(.string("{" + audience.map { $0.uuidString.lowercased() }.joined(separator: ",") + "}"))

@@ -64,12 +64,13 @@ import Foundation
         let id = b.bind(.int(transactionID))
         let arrays = [b.bind(SQLArray(.text, columns.entities)), b.bind(SQLArray(.uuid, columns.rowIDs)), b.bind(SQLArray(.text, columns.kinds)),
                       b.bind(SQLArray(.uuid, columns.owners)), b.bind(SQLArray(.text, columns.updatedAttributes)),
-                      b.bind(SQLArray(.text, columns.newValues)), b.bind(SQLArray(.text, columns.tombstones)),
+                      b.bind(SQLArray(.text, columns.newValues)), b.bind(SQLArray(.text, columns.previousValues)),
+                      b.bind(SQLArray(.text, columns.tombstones)),
                       b.bind(SQLArray(.text, columns.audiences)), b.bind(SQLArray(.bool, columns.audienceOnly))]
         b.sql = """
-            INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "new_values", "tombstone", "audience", "audience_only") \
-            SELECT \(id), "v"."e", "v"."r", "v"."k", "v"."o", coalesce("v"."a"::text[], '{}'), "v"."n"::jsonb, "v"."t"::jsonb, "v"."u"::uuid[], "v"."x" \
-            FROM unnest(\(arrays.joined(separator: ", "))) WITH ORDINALITY AS "v"("e", "r", "k", "o", "a", "n", "t", "u", "x", "i") ORDER BY "v"."i"
+            INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "new_values", "previous_values", "tombstone", "audience", "audience_only") \
+            SELECT \(id), "v"."e", "v"."r", "v"."k", "v"."o", coalesce("v"."a"::text[], '{}'), "v"."n"::jsonb, "v"."p"::jsonb, "v"."t"::jsonb, "v"."u"::uuid[], "v"."x" \
+            FROM unnest(\(arrays.joined(separator: ", "))) WITH ORDINALITY AS "v"("e", "r", "k", "o", "a", "n", "p", "t", "u", "x", "i") ORDER BY "v"."i"
             """
         return b.statement
     }

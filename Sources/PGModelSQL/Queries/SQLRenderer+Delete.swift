@@ -112,3 +112,44 @@ import Foundation
         return (from, conditions)
     }
 }
+
+@_spi(PGModelInternals) extension SQLRenderer {
+    /// `SELECT id, …` of the rows `ids` of class `entity`, locked in id order, with the attributes and
+    /// foreign keys named in `keys` as a fetch reads them: what a delete compares with the values its
+    /// context read, to tell whether someone else changed the row since. Names that are not stored in
+    /// the row are left out; ``lockedValueColumns(of:keys:)`` lists what comes back after the id.
+    ///
+    /// ```swift
+    /// try renderer.lockedValues(of: "Trip", ids: [id], keys: ["name"])
+    /// // SELECT "id", "name" FROM "app"."trip" WHERE "id" IN ($1) ORDER BY "id" FOR UPDATE
+    /// ```
+    public func lockedValues(of entity: String, ids: [UUID], keys: Set<String>) throws -> SQLStatement {
+        let description = try self.entity(entity)
+        var b = SQLBuilder()
+        var columns = ["\"id\""]
+        for attribute in description.attributes where keys.contains(attribute.name) {
+            columns.append(attribute.type.selectExpression(Naming.quoted(attribute.columnName)))
+        }
+        for (relationship, column) in foreignKeys(of: description) where keys.contains(relationship.name) {
+            columns.append(Naming.quoted(column))
+        }
+        b.sql = "SELECT \(columns.joined(separator: ", ")) FROM \(qualifiedTable(description)) WHERE \"id\" IN \(b.bindIDSet(ids)) ORDER BY \"id\" FOR UPDATE"
+        return b.statement
+    }
+
+    /// The names and types of what ``lockedValues(of:ids:keys:)`` returns after the id.
+    public func lockedValueColumns(of entity: String, keys: Set<String>) throws -> [(name: String, type: AttributeType)] {
+        let description = try self.entity(entity)
+        var columns = description.attributes.filter { keys.contains($0.name) }.map { (name: $0.name, type: $0.type) }
+        columns += foreignKeys(of: description).filter { keys.contains($0.0.name) }.map { (name: $0.0.name, type: AttributeType.uuid) }
+        return columns
+    }
+
+    /// The type of property `key` of `entity` as a row holds it: the attribute's type, `uuid` for a to-one
+    /// relationship's foreign key, nil for anything else.
+    public func storedType(of key: String, in entity: String) -> AttributeType? {
+        guard let description = schema.entity(named: entity) else { return nil }
+        if let attribute = description.attribute(named: key) { return attribute.type }
+        return foreignKeys(of: description).contains { $0.0.name == key } ? .uuid : nil
+    }
+}

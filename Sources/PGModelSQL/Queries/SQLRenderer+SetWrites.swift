@@ -19,7 +19,7 @@ import Foundation
     /// Rows may change different columns: a column some rows leave alone carries a `bool[]` mask, and
     /// those rows keep their value. Each row is assigned exactly what ``update(_:)`` would assign it.
     /// Every row must be of one class with distinct ids (a join matches each target row once).
-    public func update(_ rows: [RowValues]) throws -> SQLStatement {
+    public func update(_ rows: [RowValues], returningReplaced: Bool = false) throws -> SQLStatement {
         guard let first = rows.first else {
             throw PGModelError(.internalError, "a set-based update needs at least one row")
         }
@@ -95,9 +95,24 @@ import Foundation
             }
             assignments.append("\(Naming.quoted(column.column)) = \(expression)")
         }
-        b.sql = "UPDATE \(qualifiedTable(entity)) AS \"t\" SET \(assignments.joined(separator: ", ")) "
-            + "FROM unnest(\(parameters.joined(separator: ", "))) AS \"v\"(\(aliases.joined(separator: ", "))) "
-            + "WHERE \"t\".\"id\" = \"v\".\"id\" RETURNING \"t\".\"id\", \"t\".\"owner_id\""
+        let table = qualifiedTable(entity)
+        guard returningReplaced else {
+            b.sql = "UPDATE \(table) AS \"t\" SET \(assignments.joined(separator: ", ")) "
+                + "FROM unnest(\(parameters.joined(separator: ", "))) AS \"v\"(\(aliases.joined(separator: ", "))) "
+                + "WHERE \"t\".\"id\" = \"v\".\"id\" RETURNING \"t\".\"id\", \"t\".\"owner_id\""
+            return b.statement
+        }
+        // The rows as they are before the update, locked first (a concurrent writer's commit is waited
+        // for and read): what each update replaces, returned after the id and owner.
+        let replaced = (["\"id\""] + columns.map { Naming.quoted($0.column) }).joined(separator: ", ")
+        b.sql = "UPDATE \(table) AS \"t\" SET \(assignments.joined(separator: ", ")) "
+            + "FROM unnest(\(parameters.joined(separator: ", "))) AS \"v\"(\(aliases.joined(separator: ", "))), "
+            + "(SELECT \(replaced) FROM \(table) WHERE \"id\" = ANY(\(parameters[0])) FOR UPDATE) AS \"replaced\" "
+            + "WHERE \"t\".\"id\" = \"v\".\"id\" AND \"t\".\"id\" = \"replaced\".\"id\" RETURNING \"t\".\"id\", \"t\".\"owner_id\""
+            + columns.map { column in
+                let cell = "\"replaced\".\(Naming.quoted(column.column))"
+                return ", " + (column.attribute.map { $0.type.selectExpression(cell) } ?? cell)
+            }.joined()
         return b.statement
     }
 

@@ -334,17 +334,21 @@ import Foundation
         var b = SQLBuilder()
         var assignments: [String] = []
         var columns: [String] = []
+        // What the row held, as a fetch reads it (JSON and arrays as JSON text).
+        var returned: [String] = []
         for attribute in entity.attributes {
             guard let raw = row[attribute.name] else { continue }
             let value = try coerced(raw, attribute, entity, requirePresent: true)
             assignments.append("\(Naming.quoted(attribute.columnName)) = \(value.isNull ? "NULL" : attribute.type.bindExpression(b.bind(value)))")
             columns.append(Naming.quoted(attribute.columnName))
+            returned.append(attribute.type.selectExpression("\"replaced\".\(Naming.quoted(attribute.columnName))"))
         }
         for (relationship, column) in foreignKeys(of: entity) {
             guard let raw = row[relationship.name] else { continue }
             let value = try foreignKeyValue(raw, relationship, entity)
             assignments.append("\(Naming.quoted(column)) = \(value.isNull ? "NULL" : b.bind(value))")
             columns.append(Naming.quoted(column))
+            returned.append("\"replaced\".\(Naming.quoted(column))")
         }
         guard !assignments.isEmpty else {
             throw PGModelError(.missingField, "an update of \(entity.name) changes no attribute", model: entity.name)
@@ -354,17 +358,30 @@ import Foundation
         b.sql = "UPDATE \(table) SET \(assignments.joined(separator: ", "))"
         b.sql += " FROM (SELECT \(replaced) FROM \(table) WHERE \"id\" = \(b.bind(.uuid(row.id))) FOR UPDATE) AS \"replaced\""
         b.sql += " WHERE \(table).\"id\" = \"replaced\".\"id\""
-        b.sql += " RETURNING \(table).\"id\", \(table).\"owner_id\"" + columns.map { ", \"replaced\".\($0)" }.joined()
+        b.sql += " RETURNING \(table).\"id\", \(table).\"owner_id\"" + returned.map { ", " + $0 }.joined()
         return b.statement
     }
 
-    /// The names of what ``updateReturningReplaced(_:)`` returns after the id and owner for `row`: its
-    /// attributes, then its to-one relationships held as foreign keys, as the update sets them.
-    public func replacedColumns(of row: RowValues) throws -> [String] {
+    /// The names and types of what ``updateReturningReplaced(_:)`` returns after the id and owner for
+    /// `row`: its attributes, then its to-one relationships held as foreign keys (as `uuid`), as the update
+    /// sets them.
+    public func replacedColumns(of row: RowValues) throws -> [(name: String, type: AttributeType)] {
         let entity = try self.entity(row.entity)
-        var names = entity.attributes.filter { row[$0.name] != nil }.map(\.name)
-        names += foreignKeys(of: entity).filter { row[$0.0.name] != nil }.map(\.0.name)
-        return names
+        var columns = entity.attributes.filter { row[$0.name] != nil }.map { (name: $0.name, type: $0.type) }
+        columns += foreignKeys(of: entity).filter { row[$0.0.name] != nil }.map { (name: $0.0.name, type: AttributeType.uuid) }
+        return columns
+    }
+
+    /// The names and types of what the set-based ``update(_:returningReplaced:)`` returns after the id and
+    /// owner: every attribute or foreign key any of `rows` sets, in the class's order.
+    public func replacedColumns(of rows: [RowValues]) throws -> [(name: String, type: AttributeType)] {
+        guard let first = rows.first else { return [] }
+        let entity = try self.entity(first.entity)
+        var changed = Set<String>()
+        for row in rows { row.forEachValue { key, _ in changed.insert(key) } }
+        var columns = entity.attributes.filter { changed.contains($0.name) }.map { (name: $0.name, type: $0.type) }
+        columns += foreignKeys(of: entity).filter { changed.contains($0.0.name) }.map { (name: $0.0.name, type: AttributeType.uuid) }
+        return columns
     }
 
     /// `DELETE` of one row. Returns the id when a row was deleted.

@@ -161,5 +161,8 @@ extension SaveRequest {
         batchDeletes += part.batchDeletes
         shares += part.shares
         if author == nil { author = part.author }
+        // Every part carries the save's policy and rules; a part saying otherwise than the default counts.
+        if mergePolicy == .error { mergePolicy = part.mergePolicy }
+        for (entity, rules) in part.mergeRules { mergeRules[entity, default: [:]].merge(rules) { first, _ in first } }
     }
 }

@@ -24,21 +24,23 @@ extension JSONReader {
         return rows
     }
 
-    /// `[{"entity":…,"id":…}, …]`.
+    /// `[{"entity":…,"id":…}, …]`, each with an optional `"ancestor":{…}`.
     mutating func saveReferences() throws -> [RowReference] {
         var references: [RowReference] = []
         try array { reader in
             var entity: String?
             var id: UUID?
+            var ancestor: [String: PGValue]?
             try reader.object { key, reader in
                 switch key {
                 case "entity" where entity == nil: entity = try reader.string()
                 case "id" where id == nil: id = try reader.uuid()
+                case "ancestor" where ancestor == nil: ancestor = try reader.ancestorValues()
                 default: throw Unexpected()
                 }
             }
             guard let entity, let id else { throw Unexpected() }
-            references.append(RowReference(entity: entity, id: id))
+            references.append(RowReference(entity: entity, id: id, ancestor: ancestor))
         }
         return references
     }
@@ -50,8 +52,10 @@ extension JSONReader {
         var id: UUID?
         var values: [PGValue]?
         var rowKeys: RowKeys?
+        var ancestor: [String: PGValue]?
         try object { key, reader in
             switch key {
+            case "ancestor" where ancestor == nil: ancestor = try reader.ancestorValues()
             case "entity" where entity == nil: entity = try reader.string()
             case "id" where id == nil: id = try reader.uuid()
             case "values" where values == nil:
@@ -79,7 +83,19 @@ extension JSONReader {
             }
         }
         guard let entity, let id, let values, let rowKeys else { throw Unexpected() }
-        return RowValues(entity: entity, id: id, keys: rowKeys, values: values)
+        var row = RowValues(entity: entity, id: id, keys: rowKeys, values: values)
+        row.ancestor = ancestor
+        return row
+    }
+
+    /// `{"name": value, …}`: the values a client read, each name once.
+    private mutating func ancestorValues() throws -> [String: PGValue] {
+        var values: [String: PGValue] = [:]
+        try object { name, reader in
+            guard values[name] == nil else { throw Unexpected() }
+            values[name] = try reader.value(strict: true)
+        }
+        return values
     }
 
     /// A tagged double's number: any finite literal in JSON's grammar.

@@ -23,7 +23,7 @@ enum RequestFastDecoder {
     /// The keys a request this reader takes may have: the cases of its key switch. A key missing here
     /// sends its lines to the general decoder (correct, only slower).
     static let requestKeys = ["id", "op", "format", "entity", "where", "sort", "limit", "offset", "timeoutMs",
-                              "properties", "inserts", "updates", "deletes", "author", "part", "parts"]
+                              "properties", "inserts", "updates", "deletes", "author", "part", "parts", "mergePolicy", "mergeRules"]
 
     static func decode(_ line: UnsafeRawBufferPointer) -> Request? {
         // Once for the whole line, so no string read below can be one `String(decoding:)` repaired.
@@ -53,6 +53,8 @@ extension JSONReader {
         var updates: [RowValues]?
         var deletes: [RowReference]?
         var author: String??
+        var mergePolicy: MergePolicy?
+        var mergeRules: [String: [String: MergeRule]]?
         var partIndex: Int?
         var partCount: Int?
         // Which keys came, one bit each, at their index in `requestKeys` (a Set of strings cost a fifth of
@@ -97,6 +99,23 @@ extension JSONReader {
             case "updates": updates = try saveRows()
             case "deletes": deletes = try saveReferences()
             case "author": author = try peek() == UInt8(ascii: "n") ? .some(nil) : .some(try string())
+            case "mergePolicy":
+                let name = try plainString()
+                guard let policy = MergePolicy.all.first(where: { $0.rawValue == name }) else { throw Unexpected() }
+                mergePolicy = policy
+            case "mergeRules":
+                var rules: [String: [String: MergeRule]] = [:]
+                try object { entity, reader in
+                    var byAttribute: [String: MergeRule] = [:]
+                    try reader.object { attribute, reader in
+                        let name = try reader.plainString()
+                        guard let rule = MergeRule.all.first(where: { $0.rawValue == name }), byAttribute[attribute] == nil else { throw Unexpected() }
+                        byAttribute[attribute] = rule
+                    }
+                    guard rules[entity] == nil else { throw Unexpected() }
+                    rules[entity] = byAttribute
+                }
+                mergeRules = rules
             case "part": partIndex = try count()
             case "parts": partCount = try count()
             default:
@@ -107,7 +126,7 @@ extension JSONReader {
         skipSpace()
         guard position == bytes.count, let id, let op else { throw Unexpected() }
 
-        let isSave = inserts != nil || updates != nil || deletes != nil || author != nil
+        let isSave = inserts != nil || updates != nil || deletes != nil || author != nil || mergePolicy != nil || mergeRules != nil
         if op == "save" {
             guard isSave, entity == nil, format == nil, predicate == nil, sort == nil, limit == nil, offset == nil,
                   properties == nil else { throw Unexpected() }
@@ -119,7 +138,8 @@ extension JSONReader {
                 guard part?.isValid == true else { throw Unexpected() }
             }
             return Request(id: id, operation: .save(SaveRequest(inserts: inserts ?? [], updates: updates ?? [], deletes: deletes ?? [],
-                                                                author: author ?? nil)), timeout: timeout, part: part)
+                                                                author: author ?? nil, mergePolicy: mergePolicy ?? .error,
+                                                                mergeRules: mergeRules ?? [:])), timeout: timeout, part: part)
         }
         guard !isSave, partIndex == nil, partCount == nil else { throw Unexpected() }
         if op == "ping" {

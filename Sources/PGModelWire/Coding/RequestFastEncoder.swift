@@ -109,7 +109,8 @@ enum RequestFastEncoder {
         writer.byte(UInt8(ascii: "}"))
     }
 
-    /// The keys in `JSONEncoder`'s sorted order: author, deletes, id, inserts, op, part, parts, timeoutMs, updates.
+    /// The keys in `JSONEncoder`'s sorted order: author, deletes, id, inserts, mergePolicy, mergeRules, op, part,
+    /// parts, timeoutMs, updates.
     private static func save(_ save: SaveRequest, _ request: Request, _ writer: inout JSONWriter) throws {
         guard save.links.isEmpty, save.batchDeletes.isEmpty, save.shares.isEmpty else { throw Declined() }
         // Roughly what a row of ten short values takes, so a large save grows its buffer a few times at most.
@@ -123,7 +124,12 @@ enum RequestFastEncoder {
         writer.raw("\"deletes\":[")
         for (index, reference) in save.deletes.enumerated() {
             if index > 0 { writer.byte(UInt8(ascii: ",")) }
-            writer.raw("{\"entity\":")
+            writer.byte(UInt8(ascii: "{"))
+            if let ancestor = reference.ancestor {
+                try values(ancestor, key: "ancestor", &writer)
+                writer.byte(UInt8(ascii: ","))
+            }
+            writer.raw("\"entity\":")
             writer.string(reference.entity)
             writer.raw(",\"id\":")
             writer.uuidString(reference.id)
@@ -133,6 +139,26 @@ enum RequestFastEncoder {
         try id(request.id, &writer)
         writer.raw(",\"inserts\":")
         try rows(save.inserts, &writer)
+        if save.mergePolicy != .error {
+            writer.raw(",\"mergePolicy\":")
+            writer.string(save.mergePolicy.rawValue)
+        }
+        if !save.mergeRules.isEmpty {
+            writer.raw(",\"mergeRules\":{")
+            for (index, (entity, rules)) in save.mergeRules.sorted(by: { $0.key < $1.key }).enumerated() {
+                if index > 0 { writer.byte(UInt8(ascii: ",")) }
+                writer.string(entity)
+                writer.raw(":{")
+                for (position, (attribute, rule)) in rules.sorted(by: { $0.key < $1.key }).enumerated() {
+                    if position > 0 { writer.byte(UInt8(ascii: ",")) }
+                    writer.string(attribute)
+                    writer.byte(UInt8(ascii: ":"))
+                    writer.string(rule.rawValue)
+                }
+                writer.byte(UInt8(ascii: "}"))
+            }
+            writer.byte(UInt8(ascii: "}"))
+        }
         writer.raw(",\"op\":\"save\"")
         if let part = request.part {
             writer.raw(",\"part\":")
@@ -153,7 +179,12 @@ enum RequestFastEncoder {
         for (index, row) in rows.enumerated() {
             guard row.via == nil else { throw Declined() }
             if index > 0 { writer.byte(UInt8(ascii: ",")) }
-            writer.raw("{\"entity\":")
+            writer.byte(UInt8(ascii: "{"))
+            if let ancestor = row.ancestor {
+                try values(ancestor, key: "ancestor", &writer)
+                writer.byte(UInt8(ascii: ","))
+            }
+            writer.raw("\"entity\":")
             writer.string(row.entity)
             writer.raw(",\"id\":")
             writer.uuidString(row.id)
@@ -184,6 +215,19 @@ enum RequestFastEncoder {
             writer.raw("}}")
         }
         writer.byte(UInt8(ascii: "]"))
+    }
+
+    /// `"key":{…}`, the values in sorted key order.
+    private static func values(_ values: [String: PGValue], key: String, _ writer: inout JSONWriter) throws {
+        writer.string(key)
+        writer.raw(":{")
+        for (position, entry) in values.sorted(by: { $0.key < $1.key }).enumerated() {
+            if position > 0 { writer.byte(UInt8(ascii: ",")) }
+            writer.string(entry.key)
+            writer.byte(UInt8(ascii: ":"))
+            try writer.value(entry.value)
+        }
+        writer.byte(UInt8(ascii: "}"))
     }
 
     /// The positions of `keys`' names in sorted order, each name once (its first position), as

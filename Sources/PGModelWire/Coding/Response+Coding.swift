@@ -26,7 +26,7 @@ extension Response: Codable {
     }
 
     private enum Field: String {
-        case id, ok, error, server, user, userID, maxLineBytes, maxSaveBytes, held, pong, entities, rows, table, count, ids, remapped, deleted, history, subscription, shares
+        case id, ok, error, server, user, userID, maxLineBytes, maxSaveBytes, held, pong, entities, rows, table, count, ids, remapped, deleted, merged, dropped, history, subscription, shares
         var key: DynamicKey { DynamicKey(rawValue) }
     }
 
@@ -71,7 +71,9 @@ extension Response: Codable {
                 remapped[oldID] = newID
             }
             let deleted = try c.decodeIfPresent([WireReference].self, forKey: Field.deleted.key)?.map(\.reference) ?? []
-            self.init(id: id, .saved(SaveResult(remappedIdentifiers: remapped, deleted: deleted)))
+            let merged = try c.decodeIfPresent([WireRow].self, forKey: Field.merged.key)?.map(\.row) ?? []
+            let dropped = try c.decodeIfPresent([WireReference].self, forKey: Field.dropped.key)?.map(\.reference) ?? []
+            self.init(id: id, .saved(SaveResult(remappedIdentifiers: remapped, deleted: deleted, merged: merged, dropped: dropped)))
         } else if c.contains(Field.history.key) {
             self.init(id: id, .history(try c.decode(HistoryPage.self, forKey: Field.history.key)))
         } else if c.contains(Field.subscription.key) {
@@ -126,6 +128,8 @@ extension Response: Codable {
                 if !result.deleted.isEmpty {
                     try c.encode(result.deleted.map(WireReference.init), forKey: Field.deleted.key)
                 }
+                if !result.merged.isEmpty { try c.encode(result.merged.map(WireRow.init), forKey: Field.merged.key) }
+                if !result.dropped.isEmpty { try c.encode(result.dropped.map(WireReference.init), forKey: Field.dropped.key) }
             case .acknowledged:
                 break
             case .history(let page):

@@ -132,7 +132,8 @@ package enum SaveParts {
             }
             return SaveRequest(inserts: take(save.inserts), updates: take(save.updates), deletes: take(save.deletes),
                                links: take(save.links), batchDeletes: take(save.batchDeletes), shares: take(save.shares),
-                               author: range.lowerBound == 0 ? save.author : nil)
+                               author: range.lowerBound == 0 ? save.author : nil,
+                               mergePolicy: save.mergePolicy, mergeRules: save.mergeRules)
         }
 
         /// The entity of the change at `position`, for errors.

@@ -7,7 +7,7 @@ struct SavePayload: Codable {
 
     init(_ request: SaveRequest) { self.request = request }
 
-    private enum CodingKeys: String, CodingKey { case inserts, updates, deletes, links, batchDeletes, shares, author }
+    private enum CodingKeys: String, CodingKey { case inserts, updates, deletes, links, batchDeletes, shares, author, mergePolicy, mergeRules }
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -19,7 +19,9 @@ struct SavePayload: Codable {
             links: try c.decodeIfPresent([LinkChange].self, forKey: .links) ?? [],
             batchDeletes: try c.decodeIfPresent([FetchRequest].self, forKey: .batchDeletes) ?? [],
             shares: try c.decodeIfPresent([ShareChange].self, forKey: .shares) ?? [],
-            author: try c.decodeIfPresent(String.self, forKey: .author))
+            author: try c.decodeIfPresent(String.self, forKey: .author),
+            mergePolicy: try c.decodeIfPresent(MergePolicy.self, forKey: .mergePolicy) ?? .error,
+            mergeRules: try c.decodeIfPresent([String: [String: MergeRule]].self, forKey: .mergeRules) ?? [:])
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -31,5 +33,7 @@ struct SavePayload: Codable {
         if !request.batchDeletes.isEmpty { try c.encode(request.batchDeletes, forKey: .batchDeletes) }
         if !request.shares.isEmpty { try c.encode(request.shares, forKey: .shares) }
         try c.encodeIfPresent(request.author, forKey: .author)
+        if request.mergePolicy != .error { try c.encode(request.mergePolicy, forKey: .mergePolicy) }
+        if !request.mergeRules.isEmpty { try c.encode(request.mergeRules, forKey: .mergeRules) }
     }
 }

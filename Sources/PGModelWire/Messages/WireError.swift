@@ -20,6 +20,8 @@
     public var keyPath: String?
     /// PostgreSQL's SQLSTATE, when the database raised the error.
     public var sqlState: String?
+    /// For `save_conflict`: each model someone else changed or deleted, with the values on both sides.
+    public var conflicts: [SaveConflict] = []
 
     public init(
         _ code: PGModelError.Code, _ message: String, field: String? = nil, model: String? = nil,
@@ -40,6 +42,7 @@
     /// ```
     public init(_ error: PGModelError) {
         self.init(error.code, error.message, model: error.model, keyPath: error.keyPath, sqlState: error.sqlState)
+        conflicts = error.conflicts
     }
 
     /// The error a client throws for this response; `field` becomes the key path when none is given.
@@ -48,13 +51,13 @@
     /// throw wireError.modelError
     /// ```
     public var modelError: PGModelError {
-        PGModelError(code, message, model: model, keyPath: keyPath ?? field, sqlState: sqlState)
+        PGModelError(code, message, model: model, keyPath: keyPath ?? field, sqlState: sqlState, conflicts: conflicts)
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
 
     private enum CodingKeys: String, CodingKey {
-        case code, message, field, model, keyPath, sqlState
+        case code, message, field, model, keyPath, sqlState, conflicts
     }
 
     public init(from decoder: any Decoder) throws {
@@ -65,6 +68,7 @@
         model = try c.decodeIfPresent(String.self, forKey: .model)
         keyPath = try c.decodeIfPresent(String.self, forKey: .keyPath)
         sqlState = try c.decodeIfPresent(String.self, forKey: .sqlState)
+        conflicts = try c.decodeIfPresent([SaveConflict].self, forKey: .conflicts) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -75,5 +79,6 @@
         try c.encodeIfPresent(model, forKey: .model)
         try c.encodeIfPresent(keyPath, forKey: .keyPath)
         try c.encodeIfPresent(sqlState, forKey: .sqlState)
+        if !conflicts.isEmpty { try c.encode(conflicts, forKey: .conflicts) }
     }
 }

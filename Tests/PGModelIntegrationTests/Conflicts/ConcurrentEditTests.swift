@@ -1,0 +1,221 @@
+import Foundation
+@_spi(PGModelInternals) import PGModelCore
+import Testing
+
+@_spi(PGModelInternals) @testable import PGModel
+import PGModelTesting
+
+/// Models whose attributes merge by each rule, and plain ones that the context's policy decides.
+enum ConflictModels {
+    @Model final class EditedMemo {
+        /// Never edited: how a test finds its memo.
+        var key: String
+        var title: String
+        var body: String
+        @Attribute(.merge(.sum)) var views: Int
+        @Attribute(.merge(.union)) var tags: [String]
+        @Attribute(.merge(.lastWriter)) var seenBy: String
+
+        init(key: String, title: String, body: String = "", views: Int = 0, tags: [String] = [], seenBy: String = "") {
+            self.key = key
+            self.title = title
+            self.body = body
+            self.views = views
+            self.tags = tags
+            self.seenBy = seenBy
+        }
+    }
+
+    static let models: [any PersistentModel.Type] = [EditedMemo.self]
+}
+
+/// Two contexts (the second on another container: another process, or through the service another
+/// client of the same user) edit one record: the same attribute follows the policy exactly, different
+/// attributes both stay, a delete meets an update with a typed outcome, and rules merge counters and sets.
+@Suite("Concurrent edits: nothing lost silently")
+struct ConcurrentEditTests {
+    typealias Memo = ConflictModels.EditedMemo
+
+    /// A memo saved by a first context, and the same memo as a second process reads it.
+    func twoCopies(_ f: StoreFixture, title: String = "read") throws -> (mine: ModelContext, memo: Memo, theirs: ModelContext, theirMemo: Memo) {
+        let mine = f.newContext()
+        let memo = Memo(key: "\(f.token)-\(title)", title: title, body: "body", views: 0, tags: ["x"])
+        mine.insert(memo)
+        try mine.save()
+        let theirs = ModelContext(try f.otherProcess())
+        let key = memo.key
+        let theirMemo = try #require(try theirs.fetch(FetchDescriptor<Memo>(predicate: #Predicate { $0.key == key })).first)
+        return (mine, memo, theirs, theirMemo)
+    }
+
+    func stored(_ f: StoreFixture, _ memo: Memo) throws -> Memo? {
+        let key = memo.key
+        return try f.newContext().fetch(FetchDescriptor<Memo>(predicate: #Predicate { $0.key == key })).first
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func theSameAttributeThrowsWithAllThreeValuesAndWritesNothing(kind: StoreKind) async throws {
+        let f = try await StoreFixture.make(kind, ConflictModels.models)
+        try await offCooperativePool {
+            let (mine, memo, theirs, theirMemo) = try twoCopies(f)
+            let read = memo.title
+            theirMemo.title = "theirs"
+            try theirs.save()
+            memo.title = "mine"
+            memo.body = "my body"
+            var thrown: PGModelError?
+            do { try mine.save() } catch let error as PGModelError { thrown = error }
+            let error = try #require(thrown, "the default policy throws")
+            #expect(error.code == .saveConflict)
+            #expect(error.conflicts == [SaveConflict(entity: "EditedMemo", id: memo.persistentModelID.id, kind: .changed, attributes: [
+                SaveConflict.Attribute(name: "title", mine: .string("mine"), theirs: .string("theirs"), ancestor: .string(read)),
+            ])])
+            #expect(try stored(f, memo)?.title == "theirs")
+            #expect(try stored(f, memo)?.body == "body", "nothing of the refused save is written, its other attributes included")
+            #expect(mine.hasChanges, "the refused changes stay pending")
+
+            // Refresh keeping this context's changes: it now knows theirs, and the next save is deliberate.
+            try mine.refresh(memo, mergeChanges: true)
+            #expect(memo.title == "mine")
+            try mine.save()
+            #expect(try stored(f, memo)?.title == "mine")
+            #expect(try stored(f, memo)?.body == "my body")
+        }
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func refreshWithoutMergingTakesTheStoresValues(kind: StoreKind) async throws {
+        let f = try await StoreFixture.make(kind, ConflictModels.models)
+        try await offCooperativePool {
+            let (mine, memo, theirs, theirMemo) = try twoCopies(f)
+            theirMemo.title = "theirs"
+            try theirs.save()
+            memo.title = "mine"
+            #expect(throws: PGModelError.self) { try mine.save() }
+            try mine.refresh(memo, mergeChanges: false)
+            #expect(memo.title == "theirs")
+            #expect(!mine.hasChanges)
+        }
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func differentAttributesBothStay(kind: StoreKind) async throws {
+        let f = try await StoreFixture.make(kind, ConflictModels.models)
+        try await offCooperativePool {
+            let (mine, memo, theirs, theirMemo) = try twoCopies(f)
+            theirMemo.title = "theirs"
+            try theirs.save()
+            memo.body = "mine"
+            try mine.save()
+            let now = try #require(try stored(f, memo))
+            #expect(now.title == "theirs")
+            #expect(now.body == "mine")
+        }
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func thePoliciesDecideTheSameAttribute(kind: StoreKind) async throws {
+        let f = try await StoreFixture.make(kind, ConflictModels.models)
+        try await offCooperativePool {
+            // The store's value wins, and the loser's model shows it after the save.
+            do {
+                let (mine, memo, theirs, theirMemo) = try twoCopies(f, title: "a")
+                theirMemo.title = "theirs"
+                try theirs.save()
+                mine.mergePolicy = .mergeByPropertyStoreTrump
+                memo.title = "mine"
+                memo.body = "kept"
+                try mine.save()
+                #expect(memo.title == "theirs", "the loser's view is the stored value")
+                #expect(try stored(f, memo)?.title == "theirs")
+                #expect(try stored(f, memo)?.body == "kept", "what did not conflict is saved")
+                #expect(!mine.hasChanges)
+            }
+            // This context's value wins.
+            for policy in [MergePolicy.mergeByPropertyObjectTrump, .overwrite] {
+                let (mine, memo, theirs, theirMemo) = try twoCopies(f, title: policy.rawValue)
+                theirMemo.title = "theirs"
+                try theirs.save()
+                mine.mergePolicy = policy
+                memo.title = "mine"
+                try mine.save()
+                #expect(try stored(f, memo)?.title == "mine")
+            }
+        }
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func anUpdateOfADeletedRow(kind: StoreKind) async throws {
+        let f = try await StoreFixture.make(kind, ConflictModels.models)
+        try await offCooperativePool {
+            let (mine, memo, theirs, theirMemo) = try twoCopies(f)
+            theirs.delete(theirMemo)
+            try theirs.save()
+            memo.title = "mine"
+            var thrown: PGModelError?
+            do { try mine.save() } catch let error as PGModelError { thrown = error }
+            #expect(thrown?.code == .saveConflict)
+            #expect(thrown?.conflicts.map(\.kind) == [.deleted])
+            #expect(try stored(f, memo) == nil, "a refused update brings nothing back")
+
+            // Under any other policy the delete wins: the update is dropped and the model is gone here too.
+            mine.mergePolicy = .mergeByPropertyObjectTrump
+            try mine.save()
+            #expect(memo.isDeleted || memo.modelContext == nil)
+            #expect(!mine.hasChanges)
+            #expect(try stored(f, memo) == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func aDeleteOfAChangedRow(kind: StoreKind) async throws {
+        let f = try await StoreFixture.make(kind, ConflictModels.models)
+        try await offCooperativePool {
+            let (mine, memo, theirs, theirMemo) = try twoCopies(f)
+            theirMemo.body = "theirs"
+            try theirs.save()
+            mine.delete(memo)
+            var thrown: PGModelError?
+            do { try mine.save() } catch let error as PGModelError { thrown = error }
+            #expect(thrown?.code == .saveConflict)
+            #expect(thrown?.conflicts.first?.kind == .changedBeforeDelete)
+            #expect(thrown?.conflicts.first?.attributes == [SaveConflict.Attribute(name: "body", mine: nil, theirs: .string("theirs"), ancestor: .string("body"))])
+            #expect(try stored(f, memo)?.body == "theirs")
+
+            // The store's change wins: the row stays.
+            mine.mergePolicy = .mergeByPropertyStoreTrump
+            try mine.save()
+            #expect(try stored(f, memo)?.body == "theirs")
+            // This context's delete wins.
+            let (again, other, theirs2, theirOther) = try twoCopies(f, title: "second")
+            theirOther.body = "theirs"
+            try theirs2.save()
+            again.mergePolicy = .mergeByPropertyObjectTrump
+            again.delete(other)
+            try again.save()
+            #expect(try stored(f, other) == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func rulesMergeCountersSetsAndLastWriters(kind: StoreKind) async throws {
+        let f = try await StoreFixture.make(kind, ConflictModels.models)
+        try await offCooperativePool {
+            let (mine, memo, theirs, theirMemo) = try twoCopies(f)
+            theirMemo.views += 1
+            theirMemo.tags.append("theirs")
+            theirMemo.seenBy = "them"
+            try theirs.save()
+            memo.views += 1
+            memo.tags.append("mine")
+            memo.tags.removeAll { $0 == "x" }
+            memo.seenBy = "me"
+            try mine.save()   // no conflict: every changed attribute has a rule
+            let now = try #require(try stored(f, memo))
+            #expect(now.views == 2, "both increments count")
+            #expect(now.tags == ["theirs", "mine"], "both additions stay, this context's removal too")
+            #expect(now.seenBy == "me")
+            #expect(memo.views == 2 && memo.tags == ["theirs", "mine"], "the saving context shows what is stored")
+        }
+    }
+}
