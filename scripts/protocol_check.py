@@ -1623,6 +1623,64 @@ def t_save_parts(ctx):
     c2.close()
 
 
+@guarded("conflicts")
+def t_conflicts(ctx):
+    # §4 save, Concurrent edits: an update or delete names what the client read (`ancestor`); the same
+    # attribute changed since is save_conflict under the default policy, with mine/theirs/ancestor.
+    c, T = ctx.c1, ctx.Trip
+    rid = new_id()
+    name = "Conf-" + ctx.tag
+
+    def stored():
+        r = c.req({"op": "fetch", "entity": T, "ids": [rid]})
+        return r["rows"][0]["values"] if is_ok(r) and r.get("rows") else None
+
+    def update(values, ancestor, **extra):
+        return c.req(dict({"op": "save", "updates": [{"entity": T, "id": rid, "values": values, "ancestor": ancestor}]}, **extra))
+
+    expect_ok("conflicts: insert", c.req({"op": "save", "inserts": [{"entity": T, "id": rid, "values": trip_values(name, perdiem=10.5, nights=3)}]}))
+    expect_ok("conflicts: an update whose ancestor is what is stored saves", update({"perdiem": 11.5}, {"perdiem": 10.5}))
+    r = update({"perdiem": 12.5, "nights": 9}, {"perdiem": 10.5, "nights": 3})
+    expect_err("conflicts: the same attribute changed since is save_conflict", r, "save_conflict")
+    conflicts = (r.get("error") or {}).get("conflicts")
+    check("conflicts: the error lists entity, id, kind and the attribute's mine/theirs/ancestor",
+          conflicts == [{"entity": T, "id": rid, "kind": "changed",
+                         "attributes": [{"name": "perdiem", "mine": 12.5, "theirs": 11.5, "ancestor": 10.5}]}], short(r))
+    v = stored()
+    check("conflicts: nothing of the refused save is written", v is not None and v.get("perdiem") == 11.5 and v.get("nights") == 3, short(v))
+    r = update({"perdiem": 12.5}, {"perdiem": 10.5}, mergePolicy="store")
+    expect_ok("conflicts: mergePolicy store saves and lists what it kept in merged", r, None,
+              lambda r: r.get("merged") == [{"entity": T, "id": rid, "values": {"perdiem": 11.5}}])
+    check("conflicts: under store the stored value stays", (stored() or {}).get("perdiem") == 11.5)
+    expect_ok("conflicts: mergePolicy context saves", update({"perdiem": 12.5}, {"perdiem": 10.5}, mergePolicy="context"))
+    check("conflicts: under context this client's value is stored", (stored() or {}).get("perdiem") == 12.5)
+    expect_ok("conflicts: a different attribute than the one changed since saves", update({"nights": 4}, {"nights": 3}))
+    v = stored() or {}
+    check("conflicts: both changes stay", v.get("perdiem") == 12.5 and v.get("nights") == 4, short(v))
+    r = update({"nights": 5}, {"nights": 3}, mergeRules={T: {"nights": "sum"}})
+    expect_ok("conflicts: a sum rule adds this client's increment to the stored value", r, None,
+              lambda r: r.get("merged") == [{"entity": T, "id": rid, "values": {"nights": 6}}])
+    check("conflicts: the counter holds both increments", (stored() or {}).get("nights") == 6)
+    expect_err("conflicts: an unknown mergePolicy is invalid_field", update({"nights": 7}, {"nights": 6}, mergePolicy="nonsense"), "invalid_field")
+    r = c.req({"op": "save", "deletes": [{"entity": T, "id": rid, "ancestor": {"perdiem": 10.5}}]})
+    expect_err("conflicts: a delete of a row changed since is save_conflict", r, "save_conflict")
+    check("conflicts: kind changed_before_delete, no mine",
+          ((r.get("error") or {}).get("conflicts") or [{}])[0].get("kind") == "changed_before_delete"
+          and "mine" not in (((r.get("error") or {}).get("conflicts") or [{}])[0].get("attributes") or [{}])[0], short(r))
+    check("conflicts: the row is still there", stored() is not None)
+    expect_ok("conflicts: a delete whose ancestor is what is stored deletes",
+              c.req({"op": "save", "deletes": [{"entity": T, "id": rid, "ancestor": {"perdiem": 12.5}}]}))
+    r = update({"perdiem": 1.5}, {"perdiem": 12.5})
+    expect_err("conflicts: an update of a deleted row is save_conflict", r, "save_conflict")
+    check("conflicts: kind deleted", ((r.get("error") or {}).get("conflicts") or [{}])[0].get("kind") == "deleted", short(r))
+    r = update({"perdiem": 1.5}, {"perdiem": 12.5}, mergePolicy="context")
+    expect_ok("conflicts: under another policy the update of a deleted row is dropped and listed", r, None,
+              lambda r: r.get("dropped") == [{"entity": T, "id": rid}])
+    check("conflicts: nothing came back", stored() is None)
+    r = c.req({"op": "save", "updates": [{"entity": T, "id": rid, "values": {"perdiem": 1.5}}]})
+    expect_err("conflicts: without an ancestor an update of a gone row is not_found, as always", r, "not_found")
+
+
 @guarded("subclass")
 def t_subclass(ctx):
     a, c = ctx.admin_conn, ctx.c1
@@ -2428,6 +2486,7 @@ def main():
     t_save_fetch(ctx)
     t_save_parts(ctx)
     t_subclass(ctx)
+    t_conflicts(ctx)
     t_stress(ctx)
     t_sharing(ctx)
     t_history(ctx)

@@ -33,6 +33,12 @@ class PGModelError(Exception):
         self.message = message
         self.detail = detail or {}
 
+    @property
+    def conflicts(self) -> list:
+        """For ``save_conflict``: each row someone else changed or deleted, with ``entity``, ``id``,
+        ``kind`` and ``attributes`` (``name``, ``mine``, ``theirs``, ``ancestor``; values as PROTOCOL §5)."""
+        return list(self.detail.get("conflicts", []))
+
 
 def uuid7() -> uuid.UUID:
     """A UUIDv7 (time-ordered), as PROTOCOL §4 recommends for the ids a client chooses."""
@@ -216,18 +222,38 @@ class PGModelClient:
             fields["where"] = where
         return int(self.request("count", **fields)["count"])
 
-    def save(self, inserts=(), updates=(), deletes=(), author: Optional[str] = None) -> dict:
-        """One transaction. ``inserts``/``updates`` are (entity, id, values) triples, ``deletes``
-        (entity, id) pairs; values are Python values."""
+    def save(self, inserts=(), updates=(), deletes=(), author: Optional[str] = None,
+             merge_policy: Optional[str] = None) -> dict:
+        """One transaction. ``inserts`` are (entity, id, values) triples; ``updates`` (entity, id, values)
+        or (entity, id, values, ancestor), where ``ancestor`` holds the values this client had read of the
+        attributes it changes; ``deletes`` (entity, id) or (entity, id, ancestor). Values are Python values.
+        With ancestors, a row someone else changed since is a ``save_conflict`` under the default policy
+        (PROTOCOL §4, Concurrent edits); ``merge_policy`` is ``"error"``, ``"context"``, ``"store"`` or
+        ``"overwrite"``."""
+        def encoded(values: dict) -> dict:
+            return {k: encode_value(v) for k, v in values.items()}
+
+        def update(entry: tuple) -> dict:
+            row = {"entity": entry[0], "id": str(entry[1]), "values": encoded(entry[2])}
+            if len(entry) > 3 and entry[3] is not None:
+                row["ancestor"] = encoded(entry[3])
+            return row
+
+        def delete(entry: tuple) -> dict:
+            reference = {"entity": entry[0], "id": str(entry[1])}
+            if len(entry) > 2 and entry[2] is not None:
+                reference["ancestor"] = encoded(entry[2])
+            return reference
+
         fields: dict[str, Any] = {
-            "inserts": [{"entity": e, "id": str(i), "values": {k: encode_value(v) for k, v in vals.items()}}
-                        for e, i, vals in inserts],
-            "updates": [{"entity": e, "id": str(i), "values": {k: encode_value(v) for k, v in vals.items()}}
-                        for e, i, vals in updates],
-            "deletes": [{"entity": e, "id": str(i)} for e, i in deletes],
+            "inserts": [{"entity": e, "id": str(i), "values": encoded(vals)} for e, i, vals in inserts],
+            "updates": [update(entry) for entry in updates],
+            "deletes": [delete(entry) for entry in deletes],
         }
         if author is not None:
             fields["author"] = author
+        if merge_policy is not None:
+            fields["mergePolicy"] = merge_policy
         return self.request("save", **fields)
 
     def subscribe(self, entities: Optional[list] = None) -> int:

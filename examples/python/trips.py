@@ -17,7 +17,7 @@ import datetime as dt
 import os
 import sys
 
-from pgmodel_client import PGModelClient, PGModelError, uuid7
+from pgmodel_client import PGModelClient, PGModelError, decode_value, uuid7
 
 
 def check(condition: bool, what: str) -> None:
@@ -85,9 +85,9 @@ def main() -> None:
         # 4. The watcher's doorbell rings; history says what changed since its token. A `reconnected`
         #    doorbell (the server's listener started) also says "read history", but names no classes:
         #    wait for the `changes` event that names them.
-        event = watcher.wait_for_event(10.0)
+        event = watcher.wait_for_event(60.0)
         while event is not None and event.get("event") == "reconnected":
-            event = watcher.wait_for_event(10.0)
+            event = watcher.wait_for_event(60.0)
         check(event is not None and event.get("subscription") == subscription, "no change event arrived")
         print(f"event: {event['event']} {', '.join(sorted(event.get('entities', []))) or '(any class)'}")
         page = watcher.history_after(token)
@@ -100,13 +100,31 @@ def main() -> None:
 
         # 5. An update and a delete; the watcher catches up again from where it stopped.
         app.save(updates=[("BusinessTrip", porto, {"perdiem": 200.5})], deletes=[("Trip", lisbon)], author="python")
-        check(watcher.wait_for_event(10.0) is not None, "no event for the second save")
+        check(watcher.wait_for_event(60.0) is not None, "no event for the second save")
         kinds = sorted(change["kind"] for transaction in watcher.history_after(token).transactions
                        for change in transaction["changes"])
         print(f"history: {', '.join(kinds)}")
         check(kinds == ["delete", "update"], f"expected a delete and an update, saw {kinds}")
 
-        # 6. Bad input is a typed error, never a dropped connection.
+        # 6. Two clients edit one trip. Each sends what it had read (the ancestor): the second save of the
+        #    same attribute is refused with save_conflict, naming both values; it reads again and retries.
+        read = app.fetch("BusinessTrip", where={"eq": [{"key": "name"}, {"value": f"{tag} Porto"}]})[0].values["perdiem"]
+        app.save(updates=[("BusinessTrip", porto, {"perdiem": 210.5}, {"perdiem": read})])
+        try:
+            watcher.save(updates=[("BusinessTrip", porto, {"perdiem": 220.5}, {"perdiem": read})])
+            check(False, "a concurrent change of the same attribute was overwritten silently")
+        except PGModelError as error:
+            check(error.code == "save_conflict", f"a concurrent change gave {error.code}")
+            attribute = error.conflicts[0]["attributes"][0]
+            check(attribute["name"] == "perdiem" and decode_value(attribute["theirs"]) == 210.5,
+                  f"the conflict did not name the stored value: {attribute}")
+            print(f"conflict: perdiem mine {decode_value(attribute['mine'])}, theirs {decode_value(attribute['theirs'])}")
+            # Keep this client's value, knowing the other's: the stored value is the new ancestor.
+            watcher.save(updates=[("BusinessTrip", porto, {"perdiem": 220.5}, {"perdiem": decode_value(attribute["theirs"])})])
+        stored = app.fetch("BusinessTrip", where={"eq": [{"key": "name"}, {"value": f"{tag} Porto"}]})[0].values["perdiem"]
+        check(stored == 220.5, f"the retried save did not land: {stored}")
+
+        # 7. Bad input is a typed error, never a dropped connection.
         try:
             app.fetch("Trip", where={"gt": [{"key": "nonsense"}, {"value": 1}]})
             check(False, "an unknown attribute was accepted")

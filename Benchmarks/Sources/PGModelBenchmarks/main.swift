@@ -10,7 +10,7 @@ import Observation
 //
 //   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick]
 //       [--point | --rls | --isolation | --history [--service] | --fetch | --phases | --migration | --compare | --writes insert|update|delete N
-//        | --wire | --service-table [--remote-only]
+//        | --conflicts | --wire | --service-table [--remote-only]
 //        | --service-point [--remote-only | --direct-only] [--models] [--service-binary PATH]]
 //   env -u DATABASE_URL swift run -c release PGModelBenchmarks --in-memory [N]
 //
@@ -18,6 +18,7 @@ import Observation
 // --compare runs the side-by-side suite instead (SuiteCommand.swift); scripts/benchmark.sh runs
 // it and writes docs/PERFORMANCE.md. --migration runs the seed's migration plan over 100,000 trips.
 // --writes times one save of N inserts, updates or deletes (run it under /usr/bin/time -v for memory).
+// --conflicts times one-row updates with 1 and 16 writers, conflict detection on against off.
 // --fetch times fetch-all, pages and point fetches, direct and through the service, against raw PostgresNIO;
 // --fetch --direct-only leaves the service out (a shorter run, for profiling the direct store).
 // --wire times the fetch-all answer's `table` line written and read alone (no sockets, no database);
@@ -49,6 +50,12 @@ if try SuiteCommand.run(arguments: CommandLine.arguments, databaseURL: base, qui
 func freshURL() -> URL {
     let schema = "bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(10)
     return URL(string: base + (base.contains("?") ? "&" : "?") + "schema=" + schema)!
+}
+
+// The cost of conflict detection on one-row updates (ConflictDetectionBenchmark.swift).
+if CommandLine.arguments.contains("--conflicts") {
+    try runConflictDetectionBenchmark(url: freshURL(), quick: quick)
+    exit(0)
 }
 
 // Bulk writes: one workload per process, so its peak RSS is its own.

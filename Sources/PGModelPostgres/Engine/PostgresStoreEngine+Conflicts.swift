@@ -5,9 +5,9 @@ import PostgresNIO
 
 /// Conflict detection by attribute. Every update returns the values it replaced (read under the row's
 /// lock, so a concurrent writer's commit is waited for and seen); each is compared with the value the
-/// saving context had read (the row's ancestor). Equal, or equal to the new value: nobody else changed
-/// it. Different: the same attribute changed on both sides, and the attribute's ``MergeRule`` or the
-/// save's ``MergePolicy`` decides. Attributes only one side changed never meet: each update sets only
+/// saving context had read (the row's ancestor). Equal: nobody else changed it. Different (even when
+/// equal to the new value): the same attribute changed on both sides, and the attribute's ``MergeRule`` or
+/// the save's ``MergePolicy`` decides. Attributes only one side changed never meet: each update sets only
 /// what its context changed.
 @_spi(PGModelInternals) extension PostgresStoreEngine {
     /// What comparing a save's updates with what they replaced decided.
@@ -31,12 +31,10 @@ import PostgresNIO
             var corrected: [String: PGValue] = [:]
             row.forEachValue { key, mine in
                 guard let read = ancestor[key], let theirs = before[key], let type = renderer.storedType(of: key, in: row.entity) else { return }
+                // A stored value other than the one read is someone else's change, even when it equals
+                // this save's: two clients that each read 5 and write 6 made two increments, not one.
                 guard !Self.equivalent(theirs, read, as: type) else { return }
-                let rule = rules?[key]
-                // Both sides made the same change: nothing to decide, except for a counter, where two
-                // increments of one are two.
-                if rule != .sum, Self.equivalent(theirs, mine, as: type) { return }
-                switch rule {
+                switch rules?[key] {
                 case .lastWriter?:
                     return
                 case .sum?:

@@ -15,6 +15,8 @@ enum ConflictModels {
         @Attribute(.merge(.sum)) var views: Int
         @Attribute(.merge(.union)) var tags: [String]
         @Attribute(.merge(.lastWriter)) var seenBy: String
+        /// A counter without a rule: concurrent increments conflict, and a client retries.
+        var edits: Int = 0
 
         init(key: String, title: String, body: String = "", views: Int = 0, tags: [String] = [], seenBy: String = "") {
             self.key = key
