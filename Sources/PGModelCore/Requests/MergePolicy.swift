@@ -11,11 +11,17 @@ import Foundation
 /// ```swift
 /// context.mergePolicy = .mergeByPropertyStoreTrump   // someone else's newer value wins
 /// ```
-public struct MergePolicy: Hashable, Sendable, Codable, CustomStringConvertible {
+public struct MergePolicy: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     /// The policy's name on the wire: `error`, `context`, `store` or `overwrite`.
     public let rawValue: String
 
     private init(_ rawValue: String) { self.rawValue = rawValue }
+
+    /// The policy named `rawValue`, nil for any other name (so decoding one fails).
+    public init?(rawValue: String) {
+        guard let policy = Self.all.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = policy
+    }
 
     /// Refuse the save: it throws `save_conflict` (``PGModelError/conflicts`` lists each model and
     /// attribute with this context's value, the store's and the ancestor) and writes nothing. The
@@ -51,20 +57,6 @@ public struct MergePolicy: Hashable, Sendable, Codable, CustomStringConvertible 
     public static let all: [MergePolicy] = [.error, .mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump, .overwrite]
 
     public var description: String { rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        let name = try decoder.singleValueContainer().decode(String.self)
-        guard let policy = Self.all.first(where: { $0.rawValue == name }) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                    debugDescription: "mergePolicy must be error, context, store or overwrite"))
-        }
-        self = policy
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(rawValue)
-    }
 }
 
 /// How one attribute merges when two saves change it concurrently, whatever the context's
@@ -77,11 +69,17 @@ public struct MergePolicy: Hashable, Sendable, Codable, CustomStringConvertible 
 ///     @Attribute(.merge(.lastWriter)) var lastSeen: Date?   // never a conflict
 /// }
 /// ```
-public struct MergeRule: Hashable, Sendable, Codable, CustomStringConvertible {
+public struct MergeRule: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     /// The rule's name on the wire: `sum`, `union` or `last_writer`.
     public let rawValue: String
 
     private init(_ rawValue: String) { self.rawValue = rawValue }
+
+    /// The rule named `rawValue`, nil for any other name (so decoding one fails).
+    public init?(rawValue: String) {
+        guard let rule = Self.all.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = rule
+    }
 
     /// A counter: the stored value becomes the store's value plus this context's increment (its value
     /// minus the ancestor). For integer, floating-point and decimal attributes.
@@ -96,18 +94,4 @@ public struct MergeRule: Hashable, Sendable, Codable, CustomStringConvertible {
     public static let all: [MergeRule] = [.sum, .union, .lastWriter]
 
     public var description: String { rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        let name = try decoder.singleValueContainer().decode(String.self)
-        guard let rule = Self.all.first(where: { $0.rawValue == name }) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                    debugDescription: "a merge rule must be sum, union or last_writer"))
-        }
-        self = rule
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(rawValue)
-    }
 }

@@ -15,10 +15,15 @@ import Foundation
 /// ```
 public struct SaveConflict: Hashable, Sendable, Codable {
     /// What happened to the model.
-    public struct Kind: Hashable, Sendable, Codable, CustomStringConvertible {
+    public struct Kind: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
         /// The kind's name on the wire.
         public let rawValue: String
         private init(_ rawValue: String) { self.rawValue = rawValue }
+        /// The kind named `rawValue`, nil for any other name (so decoding one fails).
+        public init?(rawValue: String) {
+            guard let kind = Self.all.first(where: { $0.rawValue == rawValue }) else { return nil }
+            self = kind
+        }
         /// This context changed attributes that someone else changed too.
         public static let changed = Kind("changed")
         /// This context changed a model whose row someone else deleted.
@@ -27,17 +32,6 @@ public struct SaveConflict: Hashable, Sendable, Codable {
         public static let changedBeforeDelete = Kind("changed_before_delete")
         public static let all: [Kind] = [.changed, .deleted, .changedBeforeDelete]
         public var description: String { rawValue }
-        public init(from decoder: any Decoder) throws {
-            let name = try decoder.singleValueContainer().decode(String.self)
-            guard let kind = Self.all.first(where: { $0.rawValue == name }) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown conflict kind"))
-            }
-            self = kind
-        }
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.singleValueContainer()
-            try c.encode(rawValue)
-        }
     }
 
     /// One attribute (or to-one relationship, as the related model's id) changed on both sides.

@@ -101,7 +101,7 @@ extension JSONReader {
             case "author": author = try peek() == UInt8(ascii: "n") ? .some(nil) : .some(try string())
             case "mergePolicy":
                 let name = try plainString()
-                guard let policy = MergePolicy.all.first(where: { $0.rawValue == name }) else { throw Unexpected() }
+                guard let policy = MergePolicy(rawValue: name) else { throw Unexpected() }
                 mergePolicy = policy
             case "mergeRules":
                 var rules: [String: [String: MergeRule]] = [:]
@@ -109,7 +109,7 @@ extension JSONReader {
                     var byAttribute: [String: MergeRule] = [:]
                     try reader.object { attribute, reader in
                         let name = try reader.plainString()
-                        guard let rule = MergeRule.all.first(where: { $0.rawValue == name }), byAttribute[attribute] == nil else { throw Unexpected() }
+                        guard let rule = MergeRule(rawValue: name), byAttribute[attribute] == nil else { throw Unexpected() }
                         byAttribute[attribute] = rule
                     }
                     guard rules[entity] == nil else { throw Unexpected() }

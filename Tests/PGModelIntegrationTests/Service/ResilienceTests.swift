@@ -75,13 +75,15 @@ struct ResilienceTests {
         }
     }
 
-    /// Runs the restart command and waits for it. (Foundation's `Process.waitUntilExit` never returns
-    /// here: `pg_ctl start` leaves the server running in the background with the command's descriptors.)
-    private func restartPostgreSQL() async throws {
-        let command = ProcessInfo.processInfo.environment["PGMODEL_RESTART_COMMAND"] ?? ""
-        let status = try await offCooperativePool { system(command) }
-        #expect(status == 0, "\(command) succeeded")
-    }
+}
+
+/// Runs `PGMODEL_RESTART_COMMAND` (scripts/test.sh's PostgreSQL restart) and waits for it. (Foundation's
+/// `Process.waitUntilExit` never returns here: `pg_ctl start` leaves the server running in the background
+/// with the command's descriptors.)
+func restartPostgreSQL() async throws {
+    let command = ProcessInfo.processInfo.environment["PGMODEL_RESTART_COMMAND"] ?? ""
+    let status = try await offCooperativePool { system(command) }
+    #expect(status == 0, "\(command) succeeded")
 }
 
 /// Saves one note per iteration on a thread of its own until stopped; a failed save (the database is
