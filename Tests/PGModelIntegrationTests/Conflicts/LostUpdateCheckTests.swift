@@ -6,8 +6,8 @@ import Testing
 @_spi(PGModelInternals) @testable import PGModel
 
 /// A lost-update checker in the style of Jepsen: clients in threads of their own (half on a second
-/// container, as another process) increment counters and add elements to a set on one shared record for as
-/// long as it takes PostgreSQL to be killed and restarted under them. Each knows which of its saves were
+/// container, as another process) increment counters and add elements to a set on one shared record while
+/// PostgreSQL is killed and restarted under them. Each knows which of its saves were
 /// acknowledged and which failed without an answer (they may or may not have committed). At the end:
 ///
 /// - the `.merge(.sum)` counter holds every acknowledged increment, and at most the unknown ones besides;
@@ -27,26 +27,38 @@ struct LostUpdateCheckTests {
 
     @Test(arguments: StoreKind.allCases)
     func noAcknowledgedIncrementOrElementIsLostAcrossARestart(kind: StoreKind) async throws {
-        let f = try await StoreFixture.make(kind, ConflictModels.models, requestTimeout: .seconds(5))
-        let key = "\(f.token)-jepsen"
+        // Through the service, a service of this test's own, its user the clients' one user.
+        let serviceUser: TestServiceUser? = kind == .service ? try await TestServiceUser.start(ConflictModels.models) : nil
+        let containers = try await offCooperativePool { () throws -> (ModelContainer, ModelContainer) in
+            var configuration: ModelConfiguration
+            if let serviceUser {
+                configuration = ModelConfiguration(url: serviceUser.userURL)
+            } else {
+                configuration = ModelConfiguration(url: try PGModelTestDatabase.url(schemaName: PGModelTestDatabase.uniqueSchemaName("lu")))
+            }
+            configuration.requestTimeout = .seconds(5)
+            let schema = Schema(ConflictModels.models)
+            return (try ModelContainer(for: schema, configurations: configuration), try ModelContainer(for: schema, configurations: configuration))
+        }
+        let (first, second) = containers
+        let key = "jepsen-\(UUID().uuidString)"
         try await offCooperativePool {
-            let context = f.newContext()
+            let context = ModelContext(first)
             context.insert(Memo(key: key, title: "shared"))
             try context.save()
         }
-        let second = try await offCooperativePool { try f.otherProcess() }
         let tally = SaveTally()
-        let clients = (0..<4).map { i in MemoIncrementer(container: i % 2 == 0 ? f.container : second, key: key, client: i, tally: tally) }
+        let clients = (0..<4).map { i in MemoIncrementer(container: i % 2 == 0 ? first : second, key: key, client: i, tally: tally) }
         for client in clients { client.start() }
         #expect(try await offCooperativePool { tally.wait(for: 20, seconds: 120) }, "the clients save before the restart")
         for round in 1...Self.rounds {
             try await restartPostgreSQL()
-            let before = tally.count
-            let saved = try await offCooperativePool { tally.wait(for: before + 20, seconds: 120) }
+            let saved = try await offCooperativePool { tally.wait(for: tally.count + 20, seconds: 120) }
             #expect(saved, "the clients save again after restart \(round)")
             if !saved { break }
         }
         try await offCooperativePool { for client in clients { client.stop() } }
+        defer { if let serviceUser { Task { await serviceUser.service.shutdown() } } }
 
         let outcomes = clients.map(\.outcome)
         let acked = outcomes.reduce(0) { $0 + $1.acknowledged }
@@ -54,7 +66,7 @@ struct LostUpdateCheckTests {
         let ackedTags = outcomes.reduce(into: Set<String>()) { $0.formUnion($1.acknowledgedTags) }
         let sentTags = outcomes.reduce(into: Set<String>()) { $0.formUnion($1.unknownTags) }.union(ackedTags)
         let (views, edits, tags) = try await offCooperativePool {
-            let memo = try #require(try ModelContext(f.container).fetch(FetchDescriptor<Memo>(predicate: #Predicate { $0.key == key })).first)
+            let memo = try #require(try ModelContext(first).fetch(FetchDescriptor<Memo>(predicate: #Predicate { $0.key == key })).first)
             return (memo.views, memo.edits, memo.tags)
         }
         #expect(acked >= 40)
@@ -172,5 +184,17 @@ final class SaveTally: @unchecked Sendable {
             if !condition.wait(until: deadline) { return total >= target }
         }
         return true
+    }
+}
+
+/// A test service of its own and one user of it: what the service's clients log in as.
+struct TestServiceUser: Sendable {
+    let service: PGModelTestService
+    let userURL: URL
+
+    static func start(_ types: [any PersistentModel.Type]) async throws -> TestServiceUser {
+        let service = try await PGModelTestService.start()
+        try await service.register(Schema(types))
+        return TestServiceUser(service: service, userURL: try await service.makeUser("jepsen"))
     }
 }
