@@ -107,7 +107,9 @@ import PostgresNIO
 
     /// The error a save under ``MergePolicy/error`` throws for `conflicts`; its transaction rolls back.
     static func saveConflict(_ conflicts: [SaveConflict]) -> PGModelError {
-        let first = conflicts[0]
+        guard let first = conflicts.first else {
+            return PGModelError(.internalError, "a save conflict without a conflicting model")
+        }
         let names = first.attributes.map(\.name).joined(separator: ", ")
         let what: String
         switch first.kind {
