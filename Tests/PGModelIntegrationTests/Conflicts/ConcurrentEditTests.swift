@@ -220,4 +220,29 @@ struct ConcurrentEditTests {
             #expect(memo.views == 2 && memo.tags == ["theirs", "mine"], "the saving context shows what is stored")
         }
     }
+
+    @Test(arguments: StoreKind.tested)
+    func observersOfOtherContextsSeeTheMergedState(kind: StoreKind) async throws {
+        let f = try await StoreFixture.make(kind, ConflictModels.models)
+        try await offCooperativePool {
+            let (mine, memo, theirs, theirMemo) = try twoCopies(f)
+            let key = memo.key
+            // An observer in a third context, on the other container: it learns of saves from history.
+            let observer = try ResultsObserver<Memo, Never>(fetchDescriptor: FetchDescriptor(predicate: #Predicate { $0.key == key }),
+                                                           modelContext: ModelContext(theirs.container))
+            #expect(observer.results.first?.views == 0)
+            theirMemo.views += 1
+            theirMemo.title = "theirs"
+            try theirs.save()
+            memo.views += 1
+            memo.title = "mine"
+            mine.mergePolicy = .mergeByPropertyStoreTrump
+            try mine.save()
+            let merged = waitUntil(reading: { _ = observer.results }, seconds: 60) {
+                observer.results.first?.views == 2
+            }
+            #expect(merged, "the observer sees the summed counter")
+            #expect(observer.results.first?.title == "theirs", "and the store's title, which the merge kept")
+        }
+    }
 }
