@@ -7,7 +7,8 @@ import Testing
 
 /// A lost-update checker in the style of Jepsen: clients in threads of their own (half on a second
 /// container, as another process) increment counters and add elements to a set on one shared record while
-/// PostgreSQL is killed and restarted under them. Each knows which of its saves were
+/// PostgreSQL is killed and restarted under them (and, through the service, the service stopped and started
+/// again on its port). Each knows which of its saves were
 /// acknowledged and which failed without an answer (they may or may not have committed). At the end:
 ///
 /// - the `.merge(.sum)` counter holds every acknowledged increment, and at most the unknown ones besides;
@@ -53,8 +54,14 @@ struct LostUpdateCheckTests {
         #expect(try await offCooperativePool { tally.wait(for: 20, seconds: 120) }, "the clients save before the restart")
         for round in 1...Self.rounds {
             try await restartPostgreSQL()
-            let saved = try await offCooperativePool { tally.wait(for: tally.count + 20, seconds: 120) }
+            var saved = try await offCooperativePool { tally.wait(for: tally.count + 20, seconds: 120) }
             #expect(saved, "the clients save again after restart \(round)")
+            if let serviceUser, saved {
+                // The service too: stopped, and started again on its port.
+                try await serviceUser.restart()
+                saved = try await offCooperativePool { tally.wait(for: tally.count + 20, seconds: 120) }
+                #expect(saved, "the clients save again after the service's restart \(round)")
+            }
             if !saved { break }
         }
         try await offCooperativePool { for client in clients { client.stop() } }
@@ -187,14 +194,28 @@ final class SaveTally: @unchecked Sendable {
     }
 }
 
-/// A test service of its own and one user of it: what the service's clients log in as.
-struct TestServiceUser: Sendable {
-    let service: PGModelTestService
+/// A test service of its own and one user of it, which the test stops and starts again on the same port
+/// and schema, as an operator restarts `pgmodel serve`: its clients' connections break and they reconnect.
+final class TestServiceUser: @unchecked Sendable {
+    // @unchecked: `service` is replaced only by `restart()`, which the test calls from one task.
+    private(set) var service: PGModelTestService
     let userURL: URL
+
+    private init(service: PGModelTestService, userURL: URL) {
+        self.service = service
+        self.userURL = userURL
+    }
 
     static func start(_ types: [any PersistentModel.Type]) async throws -> TestServiceUser {
         let service = try await PGModelTestService.start()
         try await service.register(Schema(types))
         return TestServiceUser(service: service, userURL: try await service.makeUser("jepsen"))
+    }
+
+    /// Stops the service (its connections are answered and closed) and starts another on its port.
+    func restart() async throws {
+        let port = service.port, schemaName = service.schemaName
+        await service.shutdown()
+        service = try await PGModelTestService.start(schemaName: schemaName) { $0.port = port }
     }
 }

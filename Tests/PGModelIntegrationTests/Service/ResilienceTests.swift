@@ -82,7 +82,11 @@ struct ResilienceTests {
 /// with the command's descriptors.)
 func restartPostgreSQL() async throws {
     let command = ProcessInfo.processInfo.environment["PGMODEL_RESTART_COMMAND"] ?? ""
-    let status = try await offCooperativePool { system(command) }
+    // `system` hands the command every descriptor of this process, and the PostgreSQL it starts keeps them
+    // for its lifetime: a test service's listening socket among them would stay open after the service
+    // stopped. The shell closes all but the standard three before it runs the command.
+    let closing = #"for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done 2>/dev/null; "#
+    let status = try await offCooperativePool { system("bash -c '\(closing)exec \(command)'") }
     #expect(status == 0, "\(command) succeeded")
 }
 
