@@ -139,10 +139,7 @@ import Foundation
 
     /// The names and types of what ``lockedValues(of:ids:keys:)`` returns after the id.
     public func lockedValueColumns(of entity: String, keys: Set<String>) throws -> [(name: String, type: AttributeType)] {
-        let description = try self.entity(entity)
-        var columns = description.attributes.filter { keys.contains($0.name) }.map { (name: $0.name, type: $0.type) }
-        columns += foreignKeys(of: description).filter { keys.contains($0.0.name) }.map { (name: $0.0.name, type: AttributeType.uuid) }
-        return columns
+        storedColumns(of: try self.entity(entity)) { keys.contains($0) }
     }
 
     /// The type of property `key` of `entity` as a row holds it: the attribute's type, `uuid` for a to-one

@@ -366,21 +366,23 @@ import Foundation
     /// `row`: its attributes, then its to-one relationships held as foreign keys (as `uuid`), as the update
     /// sets them.
     public func replacedColumns(of row: RowValues) throws -> [(name: String, type: AttributeType)] {
-        let entity = try self.entity(row.entity)
-        var columns = entity.attributes.filter { row[$0.name] != nil }.map { (name: $0.name, type: $0.type) }
-        columns += foreignKeys(of: entity).filter { row[$0.0.name] != nil }.map { (name: $0.0.name, type: AttributeType.uuid) }
-        return columns
+        storedColumns(of: try self.entity(row.entity)) { row[$0] != nil }
     }
 
     /// The names and types of what the set-based ``update(_:returningReplaced:)`` returns after the id and
     /// owner: every attribute or foreign key any of `rows` sets, in the class's order.
     public func replacedColumns(of rows: [RowValues]) throws -> [(name: String, type: AttributeType)] {
         guard let first = rows.first else { return [] }
-        let entity = try self.entity(first.entity)
         var changed = Set<String>()
         for row in rows { row.forEachValue { key, _ in changed.insert(key) } }
-        var columns = entity.attributes.filter { changed.contains($0.name) }.map { (name: $0.name, type: $0.type) }
-        columns += foreignKeys(of: entity).filter { changed.contains($0.0.name) }.map { (name: $0.0.name, type: AttributeType.uuid) }
+        return storedColumns(of: try self.entity(first.entity)) { changed.contains($0) }
+    }
+
+    /// The attributes, then the to-one relationships held as foreign keys (as `uuid`), of `entity` whose
+    /// names `include` takes, in the class's order: the columns a row of it stores, by property name.
+    func storedColumns(of entity: EntityDescription, where include: (String) -> Bool) -> [(name: String, type: AttributeType)] {
+        var columns = entity.attributes.filter { include($0.name) }.map { (name: $0.name, type: $0.type) }
+        columns += foreignKeys(of: entity).filter { include($0.0.name) }.map { (name: $0.0.name, type: AttributeType.uuid) }
         return columns
     }
 
