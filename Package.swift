@@ -202,6 +202,9 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        // SwiftData code exactly as Apple's documentation and sessions write it, with `import PGModel`:
+        // compiled by every build of the tests, never run. A file per topic.
+        .testTarget(name: "SwiftDataSnippets", dependencies: ["PGModel"], exclude: ["README.md"]),
         // Integration tests: a real PostgreSQL (scripts/test.sh starts it) and real TCP connections.
         .testTarget(
             name: "PGModelIntegrationTests",
