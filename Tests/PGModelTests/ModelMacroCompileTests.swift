@@ -347,7 +347,7 @@ struct ModelMacroCompileTests {
         #expect(first.state == .detached)
         let id = model.persistentModelID
         #expect(model.persistentModelID == id)
-        #expect(model._$backingData.id == id.id)
+        #expect(model._$backingData.id == id.uuid)
         let other = makeAllTypes()
         #expect(other._$backingData !== first)
         #expect(other.persistentModelID != id)

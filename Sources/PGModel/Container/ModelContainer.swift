@@ -22,6 +22,8 @@ public final class ModelContainer: Sendable {
     /// The configurations given (the first one is used).
     public let configurations: [ModelConfiguration]
     let store: any ModelStore
+    /// The store's name in `PersistentIdentifier.storeIdentifier` (see ``ModelStores/identifier(of:)``).
+    let storeIdentifier: String?
     let bridge: BlockingBridge
     /// The shared reader of the history log behind `ResultsObserver` and `HistoryObserver`; idle until
     /// the first observer registers.
@@ -61,7 +63,7 @@ public final class ModelContainer: Sendable {
             throw PGModelError(.invalidSchema, "a ModelContainer needs at least one model type")
         }
         for entity in schema.entities {
-            for property in entity.properties where property.isUnsupported && !property.isEphemeral {
+            for property in entity.propertyMetadata where property.isUnsupported && !property.isEphemeral {
                 throw PGModelError(.invalidSchema,
                     "property '\(property.name)' of \(entity.name) has a type PGModel cannot store; make it Codable or use @Attribute(.transformable(by:))",
                     model: entity.name, keyPath: property.name)
@@ -82,6 +84,7 @@ public final class ModelContainer: Sendable {
         self.schema = schema
         self.configurations = configurations.isEmpty ? [configuration] : configurations
         self.store = store
+        self.storeIdentifier = ModelStores.identifier(of: store)
         self.bridge = bridge
         self.historyFeed = HistoryFeed(store: store, executor: bridge.executor)
         self.mainContextBox = MainContextBox()
@@ -93,6 +96,7 @@ public final class ModelContainer: Sendable {
         self.schema = schema
         self.configurations = configurations
         self.store = store
+        self.storeIdentifier = ModelStores.identifier(of: store)
         self.bridge = bridge
         self.historyFeed = HistoryFeed(store: store, executor: bridge.executor)
         self.mainContextBox = MainContextBox()

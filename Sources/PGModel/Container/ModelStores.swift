@@ -46,4 +46,11 @@ package enum ModelStores {
         }
         return (store, BlockingBridge(eventLoop: eventLoop, timeout: timeout))
     }
+
+    /// What `PersistentIdentifier.storeIdentifier` says for models of `store`: a direct store's
+    /// PostgreSQL schema name, as its history transactions carry; nil when the store does not say
+    /// (the service picks the schema on its side).
+    package static func identifier(of store: any ModelStore) -> String? {
+        (store as? PostgresModelStore)?.schemaName
+    }
 }

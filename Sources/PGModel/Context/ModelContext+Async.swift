@@ -71,7 +71,8 @@ extension ModelContext {
         if pending { return try await fetchAsync(descriptor).map(\.persistentModelID) }
         let store = container.store
         let references = try await roundTripAsync { try await store.fetchIdentifiers(request) }
-        return references.map { PersistentIdentifier(entityName: $0.entity, id: $0.id) }
+        let storeIdentifier = container.storeIdentifier
+        return references.map { PersistentIdentifier(entityName: $0.entity, id: $0.id, storeIdentifier: storeIdentifier, isTemporary: false) }
     }
 
     /// ``model(for:)``, suspending instead of blocking.
@@ -80,11 +81,11 @@ extension ModelContext {
     /// let trip = try await context.modelAsync(for: id) as? Trip
     /// ```
     public nonisolated(nonsending) func modelAsync(for persistentModelID: PersistentIdentifier) async throws -> any PersistentModel {
-        if let model = registered(persistentModelID.id) { return model }
+        if let model = registered(persistentModelID.uuid) { return model }
         guard let entity = container.schema.entity(named: persistentModelID.entityName) else {
             throw PGModelError(.unknownEntity, "\(persistentModelID.entityName) is not in this container's schema", model: persistentModelID.entityName)
         }
-        let rows = try await fetchRowsAsync(FetchRequest(entity: entity.name, identifiers: [persistentModelID.id]))
+        let rows = try await fetchRowsAsync(FetchRequest(entity: entity.name, identifiers: [persistentModelID.uuid]))
         return try modelFromIdentifierFetch(rows, persistentModelID)
     }
 

@@ -130,7 +130,7 @@ extension ModelContext {
         var probe: T?
         for name in container.schema.schemaDescription.entityNames(inHierarchyOf: T._$entityName) {
             let id = PersistentIdentifier(entityName: name, id: UUID())
-            defer { unregister(id.id) }
+            defer { unregister(id.uuid) }
             guard let standIn = goneRowFault(for: id) as? T else { return nil }
             probe = probe ?? standIn
         }
@@ -235,15 +235,15 @@ extension ModelContext {
     func alignedModels<T: PersistentModel>(_ ids: [PersistentIdentifier], as type: T.Type) throws -> [T?] {
         // The registry is weak: hold what it has and what is fetched until the result owns them.
         var found: [UUID: any PersistentModel] = [:]
-        for id in ids { if let model = registered(id.id) { found[id.id] = model } }
-        let missing = ids.map(\.id).filter { found[$0] == nil }
+        for id in ids { if let model = registered(id.uuid) { found[id.uuid] = model } }
+        let missing = ids.map(\.uuid).filter { found[$0] == nil }
         if !missing.isEmpty {
             let request = FetchRequest(entity: T._$entityName, identifiers: missing)
             let rows = try fetchRows(request)
             defer { stagedRows = [:] }
             for row in rows { found[row.id] = try materializeConcrete(row) }
         }
-        return ids.map { found[$0.id] as? T }
+        return ids.map { found[$0.uuid] as? T }
     }
 }
 

@@ -87,7 +87,7 @@ extension ModelContext {
         }
         data.isApplyingStoredValues = true
         defer { data.isApplyingStoredValues = false }
-        for property in entity.properties {
+        for property in entity.propertyMetadata {
             guard let value = row.values[property.name] else { continue }
             let was = data.storedValues[property.name]
             data.storedValues[property.name] = value

@@ -85,8 +85,8 @@ extension ModelContext {
             if !property.isRelationship { names.append(property.name) }
         }
         // Subclass attributes of a deep fetch are read too: their classes are only known per row.
-        let descendants = container.schema.entities(inHierarchyOf: entity).dropFirst().flatMap(\.attributes)
-        for property in entity.attributes + descendants where !property.canBeFault && !names.contains(property.name) {
+        let descendants = container.schema.entities(inHierarchyOf: entity).dropFirst().flatMap(\.attributeMetadata)
+        for property in entity.attributeMetadata + descendants where !property.canBeFault && !names.contains(property.name) {
             names.append(property.name)
         }
         return names
@@ -116,7 +116,8 @@ extension ModelContext {
         if pending { return try fetch(descriptor).map(\.persistentModelID) }
         let store = container.store
         let references = try roundTrip { try await store.fetchIdentifiers(request) }
-        return references.map { PersistentIdentifier(entityName: $0.entity, id: $0.id) }
+        let storeIdentifier = container.storeIdentifier
+        return references.map { PersistentIdentifier(entityName: $0.entity, id: $0.id, storeIdentifier: storeIdentifier, isTemporary: false) }
     }
 
     func prepare<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> (Schema.Entity, FetchRequest, Bool) {

@@ -56,7 +56,7 @@ extension ModelContext {
     func loadAttributes(of model: any PersistentModel) throws {
         let data = model._$backingData
         let entity = ModelGraph.entity(for: type(of: model))
-        let missing = entity.attributes.filter { data.faults.contains($0.name) || data.storedValues[$0.name] == nil }
+        let missing = entity.attributeMetadata.filter { data.faults.contains($0.name) || data.storedValues[$0.name] == nil }
         for property in missing { data.faults.remove(property.name) }
         guard !missing.isEmpty else { return }
         let request = FetchRequest(entity: entity.name, identifiers: [data.id], properties: missing.map(\.name))
@@ -205,7 +205,7 @@ extension ModelContext {
             } else {
                 var found: [(name: String, destination: String)] = []
                 if let entity = container.schema.entity(named: row.entity) {
-                    for property in entity.properties {
+                    for property in entity.propertyMetadata {
                         guard let relationship = property.relationship, !relationship.isToMany, !relationship.isOptional,
                               let description = entity.relationshipDescription(named: property.name) else { continue }
                         found.append((property.name, description.destination))
@@ -297,7 +297,7 @@ extension ModelContext {
     private func validateRelationshipCounts(of model: any PersistentModel) throws {
         let data = model._$backingData
         let entity = ModelGraph.entity(for: type(of: model))
-        for property in entity.relationships where !data.faults.contains(property.name) {
+        for property in entity.relationshipMetadata where !data.faults.contains(property.name) {
             guard let relationship = property.relationship,
                   data.state == .inserted || data.changedKeys.contains(property.name),
                   let description = entity.relationshipDescription(named: property.name) else { continue }
@@ -317,7 +317,7 @@ extension ModelContext {
         let data = model._$backingData
         let entity = ModelGraph.entity(for: type(of: model))
         var changes: [LinkChange] = []
-        for property in entity.relationships where !data.faults.contains(property.name) {
+        for property in entity.relationshipMetadata where !data.faults.contains(property.name) {
             guard let relationship = property.relationship, relationship.isToMany,
                   isInsert || data.changedKeys.contains(property.name),
                   let (_, storage) = storage(of: property.name, in: entity), case .joinTable = storage else { continue }
@@ -339,7 +339,7 @@ extension ModelContext {
         guard !caches.relationshipsOfLastClass.relationships(of: model).isEmpty else { return }
         let data = model._$backingData
         let entity = ModelGraph.entity(for: type(of: model))
-        for property in entity.relationships where !data.faults.contains(property.name) {
+        for property in entity.relationshipMetadata where !data.faults.contains(property.name) {
             guard let relationship = property.relationship, relationship.isToMany,
                   let (_, storage) = storage(of: property.name, in: entity), case .joinTable = storage else { continue }
             data.storedLinks[property.name] = Set(relationship.models(model).map { $0._$backingData.id })
@@ -358,7 +358,7 @@ extension ModelContext {
         }
         for model in registeredModels() {
             let data = model._$backingData
-            for property in ModelGraph.entity(for: type(of: model)).relationships where !data.faults.contains(property.name) {
+            for property in ModelGraph.entity(for: type(of: model)).relationshipMetadata where !data.faults.contains(property.name) {
                 guard let relationship = property.relationship else { continue }
                 let current = relationship.models(model)
                 let kept = current.filter { !ids.contains($0._$backingData.id) }
@@ -397,7 +397,7 @@ struct RelationshipsByClass {
     mutating func relationships(of model: any PersistentModel) -> [Schema.PropertyMetadata] {
         let type = Swift.type(of: model)
         if let last, last.type == ObjectIdentifier(type) { return last.relationships }
-        let relationships = ModelGraph.entity(for: type).relationships
+        let relationships = ModelGraph.entity(for: type).relationshipMetadata
         last = (ObjectIdentifier(type), relationships)
         return relationships
     }

@@ -119,7 +119,7 @@ extension ModelContext {
         }
         var properties: [Schema.PropertyMetadata] = []
         var isForeignKey: [Bool] = []
-        for property in entity.properties where !property.isEphemeral {
+        for property in entity.propertyMetadata where !property.isEphemeral {
             if let relationship = property.relationship {
                 // To-many links are saved as join rows or as the other side's key.
                 guard !relationship.isToMany, let (_, storage) = self.storage(of: property.name, in: entity),

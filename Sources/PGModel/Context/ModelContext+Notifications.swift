@@ -42,6 +42,7 @@ extension ModelContext {
     func postDidSave(_ prepared: PreparedSave, result: SaveResult) {
         // A save's models come in runs of one class: its name is looked up once a run.
         var last: (type: ObjectIdentifier, name: String)?
+        let store = container.storeIdentifier
         func identifier(_ model: any PersistentModel) -> PersistentIdentifier {
             let type = ObjectIdentifier(Swift.type(of: model))
             let name: String
@@ -51,11 +52,13 @@ extension ModelContext {
                 name = Swift.type(of: model)._$entityName
                 last = (type, name)
             }
-            return PersistentIdentifier(entityName: name, id: model._$backingData.id)
+            return PersistentIdentifier(entityName: name, id: model._$backingData.id, storeIdentifier: store, isTemporary: false)
         }
         var deleted = prepared.deleted.map(identifier)
-        let seen = Set(deleted.map(\.id))
-        deleted += result.deleted.filter { !seen.contains($0.id) }.map { PersistentIdentifier(entityName: $0.entity, id: $0.id) }
+        let seen = Set(deleted.map(\.uuid))
+        deleted += result.deleted.filter { !seen.contains($0.id) }.map {
+            PersistentIdentifier(entityName: $0.entity, id: $0.id, storeIdentifier: store, isTemporary: false)
+        }
         NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
             NotificationKey.insertedIdentifiers.rawValue: prepared.inserted.map(identifier),
             NotificationKey.updatedIdentifiers.rawValue: prepared.changed.map(identifier),

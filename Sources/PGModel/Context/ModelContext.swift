@@ -223,7 +223,7 @@ public final class ModelContext {
             request.links.removeAll { deletions.ids.contains($0.source) || deletions.ids.contains($0.destination) }
             for model in deletions.stored {
                 let entity = ModelGraph.entity(for: type(of: model))
-                let keys = entity.properties.lazy.filter { $0.relationship.map { !$0.isToMany } ?? !$0.isEphemeral }.map(\.name)
+                let keys = entity.propertyMetadata.lazy.filter { $0.relationship.map { !$0.isToMany } ?? !$0.isEphemeral }.map(\.name)
                 request.deletes.append(RowReference(entity: type(of: model)._$entityName, id: model._$backingData.id,
                                                     ancestor: ancestor(of: model, keys: keys)))
                 addMergeRules(of: model, to: &request)
@@ -426,7 +426,7 @@ public final class ModelContext {
 
     /// The model registered in this context for `persistentModelID`, if any; never touches the store.
     public func registeredModel<T: PersistentModel>(for persistentModelID: PersistentIdentifier) -> T? {
-        registry[persistentModelID.id]?.model as? T
+        registry[persistentModelID.uuid]?.model as? T
     }
 
     /// The model for `persistentModelID`: the registered instance, or one fetched from the store.
@@ -455,20 +455,20 @@ public final class ModelContext {
     /// a non-optional to-one), gets a stand-in (``UnavailableModel``).
     func goneRowFault(for persistentModelID: PersistentIdentifier) -> any PersistentModel {
         if let entity = container.schema.entity(named: persistentModelID.entityName) {
-            let row = StoreRow(entity: entity.name, id: persistentModelID.id, values: StoredValues(), via: nil)
+            let row = StoreRow(entity: entity.name, id: persistentModelID.uuid, values: StoredValues(), via: nil)
             if let model = try? materializeAny(row, as: entity.type, RowMaterialization(isPartial: true)) { return model }
         }
-        return UnavailableModel(id: persistentModelID.id)
+        return UnavailableModel(id: persistentModelID.uuid)
     }
 
     /// ``model(for:)`` as a throwing lookup: `notFound` when the row is gone, `unknownEntity` for a class
     /// outside the schema.
     func existingModel(for persistentModelID: PersistentIdentifier) throws -> any PersistentModel {
-        if let model = registry[persistentModelID.id]?.model { return model }
+        if let model = registry[persistentModelID.uuid]?.model { return model }
         guard let entity = container.schema.entity(named: persistentModelID.entityName) else {
             throw PGModelError(.unknownEntity, "\(persistentModelID.entityName) is not in this container's schema", model: persistentModelID.entityName)
         }
-        let rows = try fetchRows(FetchRequest(entity: entity.name, identifiers: [persistentModelID.id]))
+        let rows = try fetchRows(FetchRequest(entity: entity.name, identifiers: [persistentModelID.uuid]))
         return try modelFromIdentifierFetch(rows, persistentModelID)
     }
 
@@ -476,7 +476,7 @@ public final class ModelContext {
     func modelFromIdentifierFetch(_ rows: [StoreRow], _ persistentModelID: PersistentIdentifier) throws -> any PersistentModel {
         defer { stagedRows = [:] }
         guard let row = rows.first else {
-            throw PGModelError(.notFound, "no \(persistentModelID.entityName) with id \(persistentModelID.id.uuidString.lowercased()) exists",
+            throw PGModelError(.notFound, "no \(persistentModelID.entityName) with id \(persistentModelID.uuid.uuidString.lowercased()) exists",
                                model: persistentModelID.entityName)
         }
         return try materializeConcrete(row)
@@ -538,7 +538,7 @@ public final class ModelContext {
         }
         var values: [String: PGValue] = [:]
         let data = model._$backingData
-        for property in entity.properties where keys == nil || keys?.contains(property.name) == true {
+        for property in entity.propertyMetadata where keys == nil || keys?.contains(property.name) == true {
             if property.isEphemeral { continue }
             if let relationship = property.relationship {
                 // To-many links are saved as join rows or as the other side's key; a to-one fault is unchanged.
@@ -564,7 +564,7 @@ public final class ModelContext {
         guard let entity = container.schema.entity(for: type(of: model)) else { return }
         data.isApplyingStoredValues = true
         defer { data.isApplyingStoredValues = false }
-        for property in entity.properties where data.changedKeys.contains(property.name) {
+        for property in entity.propertyMetadata where data.changedKeys.contains(property.name) {
             if let relationship = property.relationship {
                 // The stored side is reloaded on next access.
                 if relationship.isToMany || relationship.isOptional {
@@ -589,7 +589,7 @@ public final class ModelContext {
         guard data.changedKeys.isEmpty, data.state == .persisted else { return }
         data.isApplyingStoredValues = true
         defer { data.isApplyingStoredValues = false }
-        for property in entity.properties {
+        for property in entity.propertyMetadata {
             guard let value = row.values[property.name], data.storedValues[property.name] != value else { continue }
             if let relationship = property.relationship {
                 // Another context relinked it: load the new partner on next access.

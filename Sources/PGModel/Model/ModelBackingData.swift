@@ -49,6 +49,16 @@ public final class ModelBackingData {
     @exclusivity(unchecked) private var readCursor = 0
     /// The state before a pending delete, so rollback can restore it.
     var stateBeforeDelete: State = .detached
+    /// Whether no save has written the model yet: created, inserted, or inserted and then deleted
+    /// before a save (`PersistentIdentifier.isTemporary`). Deleting an unsaved insert records
+    /// `.detached` as the state before the delete.
+    var isUnsaved: Bool {
+        switch state {
+        case .detached, .inserted: true
+        case .deleted: stateBeforeDelete != .persisted
+        case .persisted: false
+        }
+    }
     /// While true, property writes are the store's own (fetch, rollback) and are not changes.
     var isApplyingStoredValues = false
     /// Built from a row read with `propertiesToFetch`: missing attributes are faults, not errors.

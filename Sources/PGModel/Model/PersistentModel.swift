@@ -44,7 +44,9 @@ extension PersistentModel {
     public var persistentModelID: PersistentIdentifier {
         // The dynamic class: a `BusinessTrip` seen through a `Trip` reference is still a BusinessTrip row,
         // and history, the identity map and `model(for:)` name it so.
-        PersistentIdentifier(entityName: type(of: self)._$entityName, id: _$backingData.id)
+        let data = _$backingData
+        return PersistentIdentifier(entityName: type(of: self)._$entityName, id: data.id,
+                                    storeIdentifier: data.context?.container.storeIdentifier, isTemporary: data.isUnsaved)
     }
 
     /// The context the model is inserted in or was fetched by.

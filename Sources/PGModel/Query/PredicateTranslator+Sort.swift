@@ -50,7 +50,7 @@ extension PredicateTranslator {
         var names: [String] = []
         for (index, step) in steps.enumerated() {
             let entity = ModelGraph.entity(for: type)
-            guard let property = entity.properties.first(where: { property in
+            guard let property = entity.propertyMetadata.first(where: { property in
                 [property.keypath, property.declaredKeypath].contains { $0.map { Self.components(of: $0, root: type) == [step] } ?? false }
             }) else {
                 return nil
@@ -76,7 +76,7 @@ extension PredicateTranslator {
     func documentSortKey(_ keyPath: AnyKeyPath) -> (String, AttributeType)? {
         guard let modelType, let steps = Self.components(of: keyPath, root: modelType), steps.count > 1 else { return nil }
         let entity = ModelGraph.entity(for: modelType)
-        guard let property = entity.properties.first(where: { property in
+        guard let property = entity.propertyMetadata.first(where: { property in
             [property.keypath, property.declaredKeypath].contains { $0.map { Self.components(of: $0, root: modelType) == [steps[0]] } ?? false }
         }), !property.isRelationship, property.attributeType == .json else { return nil }
         let fields = steps.dropFirst().map(String.init)

@@ -26,6 +26,10 @@ extension Schema {
         public let attributeType: AttributeType
         /// Whether the property is optional.
         public let isOptional: Bool
+        /// The property's declared Swift type (`String`, `Optional<Date>`, `[Track]`).
+        public let valueType: any Any.Type
+        /// The Swift default value written in the class, made when asked (``Schema/Attribute/defaultValue``).
+        let swiftDefault: () -> Any?
         /// Set for relationship properties; `attributeType` is then `.uuid` (a to-one's foreign key).
         public let relationship: RelationshipMetadata?
         /// Whether the attribute can wait unloaded (left out by `propertiesToFetch`) behind a placeholder.
@@ -56,9 +60,11 @@ extension Schema {
             self.declaredKeypath = declaredKeypath
             self.metadata = metadata
             self.relationship = nil
+            self.valueType = Value.self
             nonisolated(unsafe) let keypath = keypath
             // Evaluated when the schema is described, never per row: a migration fills existing rows with it.
             nonisolated(unsafe) let makeDefault = defaultValue
+            self.swiftDefault = { makeDefault.flatMap { Self.unwrapped($0()) } }
             if let transformer = metadata?.transformer {
                 self.storedDefault = {
                     guard let makeDefault else { return nil }
@@ -97,6 +103,8 @@ extension Schema {
         ) {
             // A relationship's default (`= []`) is not stored: its rows are the related models.
             self.storedDefault = { nil }
+            self.swiftDefault = { nil }
+            self.valueType = Value.self
             self.name = name
             self.keypath = keypath
             self.declaredKeypath = declaredKeypath
@@ -124,6 +132,14 @@ extension Schema {
             throw PGModelError(.typeMismatch, "the transformer of '\(name)' did not produce a \(Value.self)", keyPath: name)
         }
 
+        /// `value` without its `Optional` layers: nil for `Optional.none`, so `var rating: Int? = nil`
+        /// has no default value rather than an `Any` holding nil.
+        static func unwrapped(_ value: Any) -> Any? {
+            let mirror = Mirror(reflecting: value)
+            guard mirror.displayStyle == .optional else { return value }
+            return mirror.children.first.flatMap { unwrapped($0.value) }
+        }
+
         /// Whether this is a relationship rather than an attribute.
         public var isRelationship: Bool { relationship != nil }
 
@@ -134,7 +150,7 @@ extension Schema {
                 type: attributeType,
                 isOptional: isOptional,
                 isUnique: options.contains(.unique),
-                originalName: metadata?.originalName,
+                originalName: metadata?.declaredOriginalName,
                 isOpaque: options.contains(.codable),
                 isExternal: options.contains(.externalStorage),
                 preservesValueOnDeletion: options.contains(.preserveValueOnDeletion),
@@ -170,74 +186,5 @@ extension Schema {
         func modelsOfValue(_ value: Any) -> [any PersistentModel]? { access.modelsOfValue(value) }
         /// Sets the property to hold exactly `related`.
         func assign(_ model: any PersistentModel, _ related: [any PersistentModel]) throws { try access.assign(model, related) }
-    }
-
-    /// `@Attribute` options of a property.
-    ///
-    /// ```swift
-    /// @Attribute(.unique) var name: String
-    /// @Attribute(originalName: "start_date") var startDate: Date
-    /// ```
-    public struct Attribute: Hashable, Sendable {
-        public var options: [Option]
-        public var originalName: String?
-        public var hashModifier: String?
-
-        public init(_ options: Option..., originalName: String? = nil, hashModifier: String? = nil) {
-            self.options = options
-            self.originalName = originalName
-            self.hashModifier = hashModifier
-        }
-
-        /// The transformer of `.transformable(by:)`, if any.
-        public var transformer: ValueTransformer.Type? {
-            options.lazy.compactMap { $0.transformer?.type }.first
-        }
-
-        /// One `@Attribute` option.
-        public struct Option: Hashable, Sendable, CustomStringConvertible {
-            let name: String
-            let transformer: TransformerReference?
-            let mergeRule: MergeRule?
-            init(name: String, transformer: TransformerReference? = nil, mergeRule: MergeRule? = nil) {
-                self.name = name
-                self.transformer = transformer
-                self.mergeRule = mergeRule
-            }
-            public var description: String { name }
-            /// Store the value as the `Data` a ``ValueTransformer`` makes of it.
-            ///
-            /// ```swift
-            /// @Attribute(.transformable(by: ColorTransformer.self)) var color: Color
-            /// ```
-            public static func transformable(by transformerType: ValueTransformer.Type) -> Option {
-                Option(name: "transformable", transformer: TransformerReference(type: transformerType))
-            }
-            /// Merge concurrent changes of this attribute by `rule` instead of the context's merge policy:
-            /// `.sum` for a counter, `.union` for a set or array, `.lastWriter` for "never a conflict".
-            ///
-            /// ```swift
-            /// @Attribute(.merge(.sum)) var likes: Int = 0
-            /// ```
-            public static func merge(_ rule: MergeRule) -> Option {
-                Option(name: "merge", mergeRule: rule)
-            }
-            /// Store the value with its own `Codable` encoding, as an opaque `jsonb` document: no
-            /// predicates or sorts on it (they throw `unsupported_predicate`). For types you do not own.
-            public static let codable = Option(name: "codable")
-            /// A real UNIQUE constraint; an insert that collides updates the existing row.
-            public static let unique = Option(name: "unique")
-            /// Keep large data out of the main row (`STORAGE EXTERNAL`) and read it only when accessed.
-            public static let externalStorage = Option(name: "externalStorage")
-            /// Keep the value in history tombstones after deletion.
-            public static let preserveValueOnDeletion = Option(name: "preserveValueOnDeletion")
-            /// Tracked for changes (and observable) but never stored: fetched models start from the
-            /// type's neutral value (`nil`, `0`, `""`).
-            public static let ephemeral = Option(name: "ephemeral")
-            /// Index for Spotlight (accepted for source compatibility; no effect on Linux).
-            public static let spotlight = Option(name: "spotlight")
-            /// Encrypt in CloudKit (accepted for source compatibility; no effect).
-            public static let allowsCloudEncryption = Option(name: "allowsCloudEncryption")
-        }
     }
 }

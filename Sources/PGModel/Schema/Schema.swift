@@ -14,6 +14,12 @@ public final class Schema: Sendable, CustomStringConvertible {
     nonisolated(unsafe) public let types: [any PersistentModel.Type]
     /// Each type's entity.
     public let entities: [Entity]
+    /// The entities by name.
+    ///
+    /// ```swift
+    /// let trip = schema.entitiesByName["Trip"]
+    /// ```
+    public let entitiesByName: [String: Entity]
     /// The schema version.
     public let version: Version
 
@@ -34,12 +40,18 @@ public final class Schema: Sendable, CustomStringConvertible {
             pending.append(contentsOf: type.schemaMetadata.compactMap { $0.relationship?.destination })
         }
         self.types = unique
-        let entities = unique.map { Entity($0) }
+        // Each class's direct subclasses in this schema, so its entity can list its subentities.
+        var subclasses: [ObjectIdentifier: [any PersistentModel.Type]] = [:]
+        for type in unique {
+            if let parent = type._$superentity { subclasses[ObjectIdentifier(parent), default: []].append(type) }
+        }
+        let entities = unique.map { Entity($0, subclasses: subclasses) }
         self.entities = entities
         self.version = version
         var byName: [String: Int] = [:]
         for (i, entity) in entities.enumerated() where byName[entity.name] == nil { byName[entity.name] = i }
         self.byName = byName
+        self.entitiesByName = byName.mapValues { entities[$0] }
         var byType: [ObjectIdentifier: Int] = [:]
         for (i, entity) in entities.enumerated() where byName[entity.name] == i { byType[ObjectIdentifier(entity.type)] = i }
         self.byType = byType
@@ -49,14 +61,14 @@ public final class Schema: Sendable, CustomStringConvertible {
         self.defaultFetchProperties = entities.map { entity in
             let subtree = description.entityNames(inHierarchyOf: entity.name)
                 .compactMap { name in byName[name].map { entities[$0] } }
-                .flatMap(\.attributes)
+                .flatMap(\.attributeMetadata)
             // `.externalStorage` attributes are left out of every fetch and load when read.
             guard subtree.contains(where: \.isExternal) else { return nil }
             var seen = Set<String>()
             return subtree.filter { !$0.isExternal && seen.insert($0.name).inserted }.map(\.name)
         }
         self.hasRequiredToOne = entities.contains { entity in
-            entity.properties.contains { property in
+            entity.propertyMetadata.contains { property in
                 guard let relationship = property.relationship else { return false }
                 return !relationship.isToMany && !relationship.isOptional
             }
@@ -134,24 +146,31 @@ extension Schema {
         /// The model type.
         // nonisolated(unsafe): as `Schema.types`.
         nonisolated(unsafe) public let type: any PersistentModel.Type
-        /// The stored properties (attributes and relationships), inherited ones first, in declaration order.
-        public let properties: [PropertyMetadata]
+        /// What `@Model` declares for each stored property (attributes and relationships), inherited
+        /// ones first, in declaration order: how PGModel reads and writes them. ``properties`` describes
+        /// the same properties as SwiftData does.
+        public let propertyMetadata: [PropertyMetadata]
         /// The parent class's entity name for a `@Model` subclass.
         public let superentityName: String?
+        /// The direct subclasses of every class of the schema this entity belongs to, by class
+        /// (``subentities``); empty for an entity made outside a schema.
+        // nonisolated(unsafe): as `type`.
+        nonisolated(unsafe) let subclasses: [ObjectIdentifier: [any PersistentModel.Type]]
         /// What the SQL renderer sees.
         @_spi(PGModelInternals) public let entityDescription: EntityDescription
         private let propertyIndex: [String: Int]
 
-        init(_ type: any PersistentModel.Type) {
+        init(_ type: any PersistentModel.Type, subclasses: [ObjectIdentifier: [any PersistentModel.Type]] = [:]) {
             self.name = type._$entityName
             self.type = type
+            self.subclasses = subclasses
             // A subclass's metadata repeats what it inherits; the first declaration wins.
             var seen = Set<String>()
             let properties = type.schemaMetadata.filter { seen.insert($0.name).inserted }
-            self.properties = properties
+            self.propertyMetadata = properties
             let attributes = properties.filter { !$0.isRelationship && !$0.isEphemeral }
-            self.attributes = attributes
-            self.relationships = properties.filter(\.isRelationship)
+            self.attributeMetadata = attributes
+            self.relationshipMetadata = properties.filter(\.isRelationship)
             var rules: [String: MergeRule] = [:]
             for property in attributes { if let rule = property.mergeRule { rules[property.name] = rule } }
             self.mergeRules = rules
@@ -179,23 +198,24 @@ extension Schema {
             )
         }
 
-        /// Stored attributes (not relationships, not `.ephemeral`). Kept, not filtered on each read: the
-        /// save path reads them once per model, and filtering copied every property each time.
-        public let attributes: [PropertyMetadata]
-        /// Relationship properties (kept, as ``attributes``).
-        public let relationships: [PropertyMetadata]
+        /// The metadata of the stored attributes (not relationships, not `.ephemeral`). Kept, not
+        /// filtered on each read: the save path reads them once per model, and filtering copied every
+        /// property each time.
+        public let attributeMetadata: [PropertyMetadata]
+        /// The metadata of the relationship properties (kept, as ``attributeMetadata``).
+        public let relationshipMetadata: [PropertyMetadata]
         /// The attributes declared with `@Attribute(.merge(…))`, by name: how each merges when two saves
         /// change it at once.
         public let mergeRules: [String: MergeRule]
 
         /// The stored property whose key path is `keyPath`.
         public func property(for keyPath: AnyKeyPath) -> PropertyMetadata? {
-            properties.first { $0.keypath == keyPath || $0.declaredKeypath == keyPath }
+            propertyMetadata.first { $0.keypath == keyPath || $0.declaredKeypath == keyPath }
         }
 
         /// The stored property named `name`.
         public func property(named name: String) -> PropertyMetadata? {
-            propertyIndex[name].map { properties[$0] }
+            propertyIndex[name].map { propertyMetadata[$0] }
         }
 
         /// The description of relationship `name`, with its inverse resolved.
@@ -232,7 +252,7 @@ extension Schema {
                 name: name, destination: destination._$entityName, isToMany: r.isToMany, isOptional: r.isOptional,
                 inverse: inverse, deleteRule: r.options?.deleteRule ?? .nullify,
                 minimumModelCount: count(r.options?.minimumModelCount), maximumModelCount: count(r.options?.maximumModelCount),
-                originalName: r.options?.originalName)
+                originalName: r.options?.declaredOriginalName)
         }
     }
 }

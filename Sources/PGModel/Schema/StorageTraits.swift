@@ -7,7 +7,7 @@ struct StorageTraits {
     var transformers: [String: ValueTransformer.Type] = [:]
 
     init(_ entity: Schema.Entity) {
-        for property in entity.properties {
+        for property in entity.propertyMetadata {
             if property.isEphemeral { ephemeralKeys.insert(property.name) }
             if let transformer = property.metadata?.transformer { transformers[property.name] = transformer }
         }

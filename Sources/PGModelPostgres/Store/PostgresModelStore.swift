@@ -19,6 +19,9 @@ import NIOCore
     let changeListener: ChangeListener
     /// Connections a direct store opens at most; further calls wait for one within their deadline.
     public static let defaultMaximumConnections = 10
+    /// The PostgreSQL schema the store's tables live in: what history and `PersistentIdentifier`s
+    /// name the store by.
+    public let schemaName: String
 
     public init(configuration: PostgresStoreConfiguration, eventLoop: any EventLoop, dropsSchemaOnClose: Bool = false,
                 requestTimeout: TimeAmount = .seconds(30), maximumConnections: Int = PostgresModelStore.defaultMaximumConnections,
@@ -28,6 +31,7 @@ import NIOCore
         self.gateway = DatabaseGateway(configuration: configuration, maximumConnections: maximumConnections,
                                        requestTimeout: requestTimeout, eventLoopGroup: eventLoop, logger: logger)
         self.dropsSchemaOnClose = dropsSchemaOnClose
+        self.schemaName = configuration.schemaName
         self.changeListener = ChangeListener(configuration: configuration.connection, schemaName: configuration.schemaName,
                                              eventLoop: eventLoop, logger: logger)
     }

@@ -69,7 +69,7 @@ struct ConcurrentEditTests {
             do { try mine.save() } catch let error as PGModelError { thrown = error }
             let error = try #require(thrown, "the default policy throws")
             #expect(error.code == .saveConflict)
-            #expect(error.conflicts == [SaveConflict(entity: "EditedMemo", id: memo.persistentModelID.id, kind: .changed, attributes: [
+            #expect(error.conflicts == [SaveConflict(entity: "EditedMemo", id: memo.persistentModelID.uuid, kind: .changed, attributes: [
                 SaveConflict.Attribute(name: "title", mine: .string("mine"), theirs: .string("theirs"), ancestor: .string(read)),
             ])])
             #expect(try stored(f, memo)?.title == "theirs")

@@ -44,7 +44,7 @@ struct HistoryValueParityTests {
             for (i, reading) in readings.enumerated() { reading.value = Self.doubles[i] }
             try context.save()
             var ids: [String: UUID] = [:]
-            for reading in readings { ids[reading.label] = reading.persistentModelID.id }
+            for reading in readings { ids[reading.label] = reading.persistentModelID.uuid }
             return ids
         }
         let values: [String: UInt64] = try await offCooperativePool {

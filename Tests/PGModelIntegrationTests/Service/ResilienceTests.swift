@@ -54,7 +54,7 @@ struct ResilienceTests {
 
         let committed: Set<UUID> = try await offCooperativePool {
             let reader = ModelContext(container)
-            return Set(try reader.fetch(FetchDescriptor<Note>()).map { $0.persistentModelID.id })
+            return Set(try reader.fetch(FetchDescriptor<Note>()).map { $0.persistentModelID.uuid })
         }
         #expect(committed.count >= 20)
         let caughtUp = try await offCooperativePool {
