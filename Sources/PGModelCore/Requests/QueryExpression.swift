@@ -135,6 +135,8 @@ extension Aggregate: Codable {
     case localizedStandardContains
     /// `a.caseInsensitiveCompare(b)`: -1, 0 or 1, like `ComparisonResult`'s raw values.
     case caseInsensitiveCompare
+    /// `a.localizedCompare(b)`: -1, 0 or 1 in the database's collation.
+    case localizedCompare
 }
 
 extension QueryExpression: Codable {

@@ -138,6 +138,9 @@ struct RenderScope {
                 return "(strpos(pgmodel.fold(\(l)), pgmodel.fold(\(r))) > 0)"
             case .caseInsensitiveCompare:
                 return "(CASE WHEN lower(\(l)) COLLATE \"C\" < lower(\(r)) COLLATE \"C\" THEN -1 WHEN lower(\(l)) COLLATE \"C\" > lower(\(r)) COLLATE \"C\" THEN 1 ELSE 0 END)"
+            case .localizedCompare:
+                // The database's collation: the order a string sort uses, so the two agree.
+                return "(CASE WHEN \(l) < \(r) THEN -1 WHEN \(l) > \(r) THEN 1 ELSE 0 END)"
             }
         case .in(let needle, let values):
             let present = values.filter { !$0.isNull }
