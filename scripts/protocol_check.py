@@ -1206,6 +1206,7 @@ def t_save_fetch(ctx):
         ("localizedStandardContains", {"localizedStandardContains": [{"key": "name"}, {"value": "OSL"}]}, 1),
         ("caseInsensitiveCompare", {"eq": [{"caseInsensitiveCompare": [{"key": "name"}, {"value": "paris"}]},
                                            {"value": 0}]}, 1),
+        ("localizedCompare", {"eq": [{"localizedCompare": [{"key": "name"}, {"value": "Rome"}]}, {"value": 0}]}, 1),
         ("coalesce", {"eq": [{"coalesce": [{"key": "nights"}, {"value": 7}]}, {"value": 7}]}, 1),
         ("if", {"eq": [{"if": [{"eq": [{"key": "name"}, {"value": "Rome"}]}, {"value": 1}, {"value": 0}]},
                        {"value": 1}]}, 1),
