@@ -682,6 +682,7 @@ def t_hello(ctx):
     if is_ok(r):
         check("hello: result has server, user, userID (uuid)", isinstance(r.get("server"), str) and
               r.get("user") == ctx.u1 and uuid.UUID(r.get("userID", "")) is not None, short(r))
+        check("hello: a plain user's result says admin false", r.get("admin") is False, short(r))
     else:
         login(c, ctx.u1, ctx.p1)
     expect_err("hello: second hello -> already_authenticated",
@@ -2472,6 +2473,7 @@ def main():
     except Exception as ex:  # noqa: BLE001
         print(f"FAIL setup: cannot log in the four users: {ex}")
         return 2
+    check("hello: an admin's result says admin true", isinstance(r, dict) and r.get("admin") is True, short(r))
 
     lt_result = []
     lt_thread = None

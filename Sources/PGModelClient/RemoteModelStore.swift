@@ -231,6 +231,15 @@ import NIOSSL
         return hello
     }
 
+    /// Who the last successful `hello` logged in, or nil before one.
+    ///
+    /// ```swift
+    /// print(store.loggedInUser?.name ?? "not connected")
+    /// ```
+    public var loggedInUser: (name: String, id: UUID, isAdmin: Bool)? {
+        state.withLockedValue { $0.hello }.map { ($0.user, $0.userID, $0.isAdmin) }
+    }
+
     /// Checks that the server answers.
     ///
     /// ```swift
