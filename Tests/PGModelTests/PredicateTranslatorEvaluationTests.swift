@@ -24,7 +24,7 @@ struct ReferenceEvaluator {
             return stored
         case .value(let v):
             return v
-        case .isKind, .aggregate, .field, .arrayContains:
+        case .isKind, .aggregate, .field, .arrayContains, .arrayElement, .arrayFold:
             throw Failure(description: "relationship expressions need the database")
         case .compare(let op, let a, let b):
             return .bool(try compare(op, try value(of: a), try value(of: b)))
