@@ -2186,6 +2186,20 @@ def t_history(ctx):
     r = c.req({"op": "history", "history": {"newestFirst": True, "limit": 2}})
     check("history: newestFirst + limit", is_ok(r) and [t["token"] for t in r["history"]["transactions"]] ==
           sorted(tokens, reverse=True)[:2], short(r))
+    r = c.req({"op": "history", "history": {"sort": [{"key": "author", "order": "reverse"}]}})
+    by_author = r.get("history", {}).get("transactions", []) if is_ok(r) else None
+    # Reverse author order puts transactions without an author last; within one author, tokens ascend.
+    nulls = [t.get("author") is None for t in by_author or []]
+    runs_ascend = all(a["token"] < b["token"] for a, b in zip(by_author or [], (by_author or [])[1:])
+                      if a.get("author") == b.get("author"))
+    check("history: sort by author (reverse), no author last, the token after it",
+          by_author is not None and len(by_author) == len(txs) and nulls == sorted(nulls) and runs_ascend, short(r))
+    r = c.req({"op": "history", "history": {"sort": [{"key": "bundleIdentifier"}]}})
+    check("history: a sort key other than author is refused", not is_ok(r), short(r))
+    if t0:
+        check("history: bundleIdentifier and processIdentifier (null or text)",
+              all(k in t0 and (t0[k] is None or isinstance(t0[k], str)) for k in ("bundleIdentifier", "processIdentifier")),
+              short(t0))
     mid = tokens[len(tokens) // 2]
     r = c.req({"op": "history", "history": {"where": {"token": {"op": "gt", "value": mid}}}})
     check("history: token gt filter", is_ok(r) and [t["token"] for t in r["history"]["transactions"]] ==
