@@ -43,7 +43,10 @@ struct HistoryCoreTests {
         // Sort keys travel only when there are some, in fetch's form.
         #expect(!String(decoding: data, as: UTF8.self).contains("sort"))
         request.sort = [HistorySortKey(.author, ascending: false)]
-        let sorted = try JSONEncoder().encode(request)
+        // Sorted keys: JSONEncoder's key order otherwise follows the process's hash seed.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let sorted = try encoder.encode(request)
         #expect(String(decoding: sorted, as: UTF8.self).contains(#""sort":[{"key":"author","order":"reverse"}]"#))
         #expect(try JSONDecoder().decode(HistoryRequest.self, from: sorted) == request)
         #expect(throws: DecodingError.self) {
