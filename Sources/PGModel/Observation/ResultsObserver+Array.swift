@@ -30,9 +30,7 @@ extension ResultsObserver: ResultsArrayConvertible {
     /// let trips: [Trip] = observer._resultsArray
     /// ```
     public var _resultsArray: [Element] {
-        registrar.access(self, keyPath: \.results)
-        ObservationReadLog.current?.record(invalidation.epoch)
-        refreshIfStale()
+        trackResultsRead()
         return storedModels
     }
 }

@@ -66,10 +66,15 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
     /// let names = observer.results.map(\.name)
     /// ```
     public var results: FetchResultsCollection<Element> {
+        trackResultsRead()
+        return storedResults
+    }
+
+    /// What every read of the results does first: registers it for observation and re-queries if stale.
+    func trackResultsRead() {
         registrar.access(self, keyPath: \.results)
         ObservationReadLog.current?.record(invalidation.epoch)
         refreshIfStale()
-        return storedResults
     }
 
     /// The fetch the observer runs: its filter and sort (the section key first, when sectioned),
