@@ -682,6 +682,7 @@ def t_hello(ctx):
     if is_ok(r):
         check("hello: result has server, user, userID (uuid)", isinstance(r.get("server"), str) and
               r.get("user") == ctx.u1 and uuid.UUID(r.get("userID", "")) is not None, short(r))
+        check("hello: a plain user's result says admin false", r.get("admin") is False, short(r))
     else:
         login(c, ctx.u1, ctx.p1)
     expect_err("hello: second hello -> already_authenticated",
@@ -1206,6 +1207,7 @@ def t_save_fetch(ctx):
         ("localizedStandardContains", {"localizedStandardContains": [{"key": "name"}, {"value": "OSL"}]}, 1),
         ("caseInsensitiveCompare", {"eq": [{"caseInsensitiveCompare": [{"key": "name"}, {"value": "paris"}]},
                                            {"value": 0}]}, 1),
+        ("localizedCompare", {"eq": [{"localizedCompare": [{"key": "name"}, {"value": "Rome"}]}, {"value": 0}]}, 1),
         ("coalesce", {"eq": [{"coalesce": [{"key": "nights"}, {"value": 7}]}, {"value": 7}]}, 1),
         ("if", {"eq": [{"if": [{"eq": [{"key": "name"}, {"value": "Rome"}]}, {"value": 1}, {"value": 0}]},
                        {"value": 1}]}, 1),
@@ -2184,6 +2186,20 @@ def t_history(ctx):
     r = c.req({"op": "history", "history": {"newestFirst": True, "limit": 2}})
     check("history: newestFirst + limit", is_ok(r) and [t["token"] for t in r["history"]["transactions"]] ==
           sorted(tokens, reverse=True)[:2], short(r))
+    r = c.req({"op": "history", "history": {"sort": [{"key": "author", "order": "reverse"}]}})
+    by_author = r.get("history", {}).get("transactions", []) if is_ok(r) else None
+    # Reverse author order puts transactions without an author last; within one author, tokens ascend.
+    nulls = [t.get("author") is None for t in by_author or []]
+    runs_ascend = all(a["token"] < b["token"] for a, b in zip(by_author or [], (by_author or [])[1:])
+                      if a.get("author") == b.get("author"))
+    check("history: sort by author (reverse), no author last, the token after it",
+          by_author is not None and len(by_author) == len(txs) and nulls == sorted(nulls) and runs_ascend, short(r))
+    r = c.req({"op": "history", "history": {"sort": [{"key": "bundleIdentifier"}]}})
+    check("history: a sort key other than author is refused", not is_ok(r), short(r))
+    if t0:
+        check("history: bundleIdentifier and processIdentifier (null or text)",
+              all(k in t0 and (t0[k] is None or isinstance(t0[k], str)) for k in ("bundleIdentifier", "processIdentifier")),
+              short(t0))
     mid = tokens[len(tokens) // 2]
     r = c.req({"op": "history", "history": {"where": {"token": {"op": "gt", "value": mid}}}})
     check("history: token gt filter", is_ok(r) and [t["token"] for t in r["history"]["transactions"]] ==
@@ -2471,6 +2487,7 @@ def main():
     except Exception as ex:  # noqa: BLE001
         print(f"FAIL setup: cannot log in the four users: {ex}")
         return 2
+    check("hello: an admin's result says admin true", isinstance(r, dict) and r.get("admin") is True, short(r))
 
     lt_result = []
     lt_thread = None

@@ -13,18 +13,19 @@ import NIOCore
     /// ```
     ///
     /// The server answers at most a page of transactions (and of bytes) per `history`; a request for more
-    /// (or without a `limit`) is read here page by page, each page resuming after the last token of the one
-    /// before, and a page refused as too large is asked for again at half the size.
+    /// (or without a `limit`) is read here page by page, each page resuming after the last transaction of
+    /// the one before in the request's order, and a page refused as too large is asked for again at half
+    /// the size.
     public func fetchHistory(_ request: HistoryRequest) async throws -> HistoryPage {
         var pageSize = Self.historyPageSize
         var transactions: [HistoryRecord] = []
-        var last: UInt64?
+        var last: HistoryRecord?
         while true {
             let wanted = request.limit.map { $0 - transactions.count } ?? .max
             guard wanted > 0 else { break }
             var page = request
             page.limit = min(pageSize, wanted)
-            if let last { page.filter = .and([request.filter, .token(request.newestFirst ? .less : .greater, last)]) }
+            if let last { page.filter = .and([request.filter, request.condition(after: last)]) }
             let answer: HistoryPage
             do {
                 answer = try await historyPage(page)
@@ -34,7 +35,7 @@ import NIOCore
             }
             transactions += answer.transactions
             guard let newest = answer.transactions.last, answer.transactions.count == page.limit else { break }
-            last = newest.token
+            last = newest
         }
         return HistoryPage(transactions: transactions)
     }

@@ -133,7 +133,15 @@ import NIOSSL
     /// Sends `request` as one `save` line, or, when that line would pass the server's request-line limit
     /// (its `hello` says which), as a save in parts written back to back, which the server runs as one
     /// transaction when the last part arrives (PROTOCOL.md §4, A save in parts).
+    ///
+    /// A save that names no process goes as this process's (``ProcessIdentity``): the server records it
+    /// as this client's word, shown qualified by the user's name to every other reader.
     public func save(_ request: SaveRequest) async throws -> SaveResult {
+        var request = request
+        if request.bundleIdentifier == nil, request.processIdentifier == nil {
+            request.bundleIdentifier = ProcessIdentity.bundleIdentifier
+            request.processIdentifier = ProcessIdentity.processIdentifier
+        }
         let channel = try await connectedChannel()
         let lines = try saveLines(for: request)
         do {
@@ -229,6 +237,15 @@ import NIOSSL
             throw PGModelError(.connectionFailed, "the connection to \(endpoint) closed during login")
         }
         return hello
+    }
+
+    /// Who the last successful `hello` logged in, or nil before one.
+    ///
+    /// ```swift
+    /// print(store.loggedInUser?.name ?? "not connected")
+    /// ```
+    public var loggedInUser: (name: String, id: UUID, isAdmin: Bool)? {
+        state.withLockedValue { $0.hello }.map { ($0.user, $0.userID, $0.isAdmin) }
     }
 
     /// Checks that the server answers.

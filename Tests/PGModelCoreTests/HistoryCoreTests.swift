@@ -40,6 +40,33 @@ struct HistoryCoreTests {
         #expect(try JSONDecoder().decode(HistoryRequest.self, from: data) == request)
         let empty = try JSONDecoder().decode(HistoryRequest.self, from: Data("{}".utf8))
         #expect(empty == HistoryRequest())
+        // Sort keys travel only when there are some, in fetch's form.
+        #expect(!String(decoding: data, as: UTF8.self).contains("sort"))
+        request.sort = [HistorySortKey(.author, ascending: false)]
+        // Sorted keys: JSONEncoder's key order otherwise follows the process's hash seed.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let sorted = try encoder.encode(request)
+        #expect(String(decoding: sorted, as: UTF8.self).contains(#""sort":[{"key":"author","order":"reverse"}]"#))
+        #expect(try JSONDecoder().decode(HistoryRequest.self, from: sorted) == request)
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(HistoryRequest.self, from: Data(#"{"sort":[{"key":"timestamp"}]}"#.utf8))
+        }
+    }
+
+    @Test func resumingASortedHistoryComesAfterTheLastTransactionInItsOrder() {
+        let byApp = HistoryRecord(token: 7, transactionIdentifier: 1, author: "App", timestamp: .now)
+        let anonymous = HistoryRecord(token: 8, transactionIdentifier: 2, timestamp: .now)
+        #expect(HistoryRequest().condition(after: byApp) == .token(.greater, 7))
+        #expect(HistoryRequest(newestFirst: true).condition(after: byApp) == .token(.less, 7))
+        let ascending = HistoryRequest(sort: [HistorySortKey(.author)])
+        #expect(ascending.condition(after: byApp) == .or([.author(.greater, "App"), .and([.author(.equal, "App"), .token(.greater, 7)])]))
+        #expect(ascending.condition(after: anonymous) == .or([.author(.notEqual, nil), .and([.author(.equal, nil), .token(.greater, 8)])]))
+        let descending = HistoryRequest(newestFirst: true, sort: [HistorySortKey(.author, ascending: false)])
+        #expect(descending.condition(after: byApp)
+            == .or([.or([.author(.less, "App"), .author(.equal, nil)]), .and([.author(.equal, "App"), .token(.less, 7)])]))
+        // Nothing sorts after no author when nil comes last: only the same author's older ones remain.
+        #expect(descending.condition(after: anonymous) == .and([.author(.equal, nil), .token(.less, 8)]))
     }
 
     @Test func malformedFiltersAreRejected() {
@@ -57,5 +84,19 @@ struct HistoryCoreTests {
                                           updatedAttributes: ["name"], values: ["name": .string("Rome")])])
         let data = try JSONEncoder().encode(record)
         #expect(try JSONDecoder().decode(HistoryRecord.self, from: data) == record)
+        var stated = record
+        stated.bundleIdentifier = "Tool"
+        stated.processIdentifier = "42"
+        #expect(try JSONDecoder().decode(HistoryRecord.self, from: try JSONEncoder().encode(stated)) == stated)
+    }
+
+    @Test func anotherUsersStatedProcessIsShownAsTheirs() {
+        #expect(ProcessIdentity.shown("42", savedBy: "bob", readBy: "alice") == "bob@42")
+        #expect(ProcessIdentity.shown("42", savedBy: "bob", readBy: nil) == "bob@42", "a direct reader too")
+        #expect(ProcessIdentity.shown("42", savedBy: "bob", readBy: "bob") == "42")
+        #expect(ProcessIdentity.shown("42", savedBy: nil, readBy: "alice") == "42", "a direct save is the store's own word")
+        #expect(ProcessIdentity.shown(nil, savedBy: "bob", readBy: "alice") == nil)
+        #expect(ProcessIdentity.processIdentifier == String(ProcessInfo.processInfo.processIdentifier))
+        #expect(!ProcessIdentity.bundleIdentifier.isEmpty)
     }
 }

@@ -9,7 +9,7 @@ import Testing
 struct HistorySQLTests {
     let sql = HistorySQL(schemaName: "app")
     let horizon = #"t."schema_name" = $1 AND t."position" IS NOT NULL"#
-    let columns = #"SELECT t."id", t."position"::text, t."author", t."user_name", t."created_at" FROM "pgmodel"."transactions" t WHERE "#
+    let columns = #"SELECT t."id", t."position"::text, t."author", t."user_name", t."created_at", t."bundle_identifier", t."process_identifier" FROM "pgmodel"."transactions" t WHERE "#
 
     @Test func everyFilterRendersWithBinds() {
         let cases: [(HistoryFilter, String)] = [
@@ -38,12 +38,19 @@ struct HistorySQLTests {
     @Test func orderAndLimit() {
         let statement = sql.selectTransactions(HistoryRequest(newestFirst: true, limit: 1))
         #expect(statement.sql == columns + horizon + #" ORDER BY t."position" DESC LIMIT $2"#)
+        // Sort keys come first, nil authors where Swift puts them; the token always ends the order.
+        let byAuthor = sql.selectTransactions(HistoryRequest(limit: 3, sort: [HistorySortKey(.author, ascending: false)]))
+        #expect(byAuthor.sql == columns + horizon + #" ORDER BY t."author" DESC NULLS LAST, t."position" LIMIT $2"#)
+        let forward = sql.selectTransactions(HistoryRequest(newestFirst: true, sort: [HistorySortKey(.author)]))
+        #expect(forward.sql == columns + horizon + #" ORDER BY t."author" ASC NULLS FIRST, t."position" DESC"#)
         #expect(statement.binds == [.string("app"), .int(1)])
     }
 
     @Test func writesAndTheDoorbell() {
         #expect(sql.insertTransaction(author: "App", userID: nil, userName: nil).sql
-            == #"INSERT INTO "pgmodel"."transactions" ("schema_name", "author", "user_id", "user_name") VALUES ($1, $2, $3::uuid, $4) RETURNING "id""#)
+            == #"INSERT INTO "pgmodel"."transactions" ("schema_name", "author", "user_id", "user_name", "bundle_identifier", "process_identifier") VALUES ($1, $2, $3::uuid, $4, $5::text, $6::text) RETURNING "id""#)
+        let origin = sql.insertTransaction(author: nil, userID: nil, userName: "alice", bundleIdentifier: "Tool", processIdentifier: "42")
+        #expect(origin.binds == [.string("app"), .null, .null, .string("alice"), .string("Tool"), .string("42")])
         let changes = sql.insertChanges(transactionID: 9, changes: "[]")
         #expect(changes.sql.hasPrefix(#"INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "new_values", "tombstone", "audience", "audience_only") SELECT $1, "#))
         #expect(changes.sql.hasSuffix(#"FROM jsonb_to_recordset($2::jsonb) AS r("entity" text, "row_id" uuid, "kind" text, "owner_id" uuid, "updated_attributes" text[], "new_values" jsonb, "tombstone" jsonb, "audience" uuid[], "audience_only" boolean)"#))

@@ -65,10 +65,28 @@ struct HistoryPredicateTranslatorTests {
         #expect(forward.limit == nil)
     }
 
+    @Test func sortByAuthorBecomesAKeyBeforeTheToken() throws {
+        var descriptor = HistoryDescriptor<DefaultHistoryTransaction>(sortBy: [.init(\.author, order: .reverse), .init(\.timestamp, order: .reverse)])
+        var translated = try HistoryPredicateTranslator.request(for: descriptor)
+        #expect(translated.sort == [HistorySortKey(.author, ascending: false)])
+        #expect(translated.newestFirst)
+        // A commit-order key settles the order: what follows it is dropped; storeIdentifier changes nothing.
+        descriptor.sortBy = [.init(\.storeIdentifier), .init(\.token), .init(\.author)]
+        translated = try HistoryPredicateTranslator.request(for: descriptor)
+        #expect(translated.sort.isEmpty)
+        #expect(!translated.newestFirst)
+        descriptor.sortBy = [.init(\.author), .init(\.author, order: .reverse)]
+        translated = try HistoryPredicateTranslator.request(for: descriptor)
+        #expect(translated.sort == [HistorySortKey(.author)])
+        #expect(!translated.newestFirst, "without a commit-order key, ties keep commit order")
+        // A delete ignores the sort.
+        #expect(try ModelContext.deleteHistoryRequest(descriptor).sort.isEmpty)
+    }
+
     @Test func unsupportedConstructsThrowATypedError() throws {
-        var byAuthor = HistoryDescriptor<DefaultHistoryTransaction>()
-        byAuthor.sortBy = [.init(\.storeIdentifier)]
-        #expect { try HistoryPredicateTranslator.request(for: byAuthor) } throws: {
+        var byBundle = HistoryDescriptor<DefaultHistoryTransaction>()
+        byBundle.sortBy = [.init(\.author), .init(\.bundleIdentifier)]
+        #expect { try HistoryPredicateTranslator.request(for: byBundle) } throws: {
             ($0 as? PGModelError)?.code == .unsupportedHistoryQuery
         }
         #expect { try request(#Predicate { $0.storeIdentifier == "x" }) } throws: {

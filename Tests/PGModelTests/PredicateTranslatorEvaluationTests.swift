@@ -24,7 +24,7 @@ struct ReferenceEvaluator {
             return stored
         case .value(let v):
             return v
-        case .isKind, .aggregate, .field, .arrayContains:
+        case .isKind, .aggregate, .field, .arrayContains, .arrayElement, .arrayFold:
             throw Failure(description: "relationship expressions need the database")
         case .compare(let op, let a, let b):
             return .bool(try compare(op, try value(of: a), try value(of: b)))
@@ -57,6 +57,8 @@ struct ReferenceEvaluator {
             case .localizedStandardContains:
                 return .bool(!t.isEmpty && s.range(of: t, options: [.caseInsensitive, .diacriticInsensitive]) != nil)
             case .caseInsensitiveCompare: return .int(Int64(s.caseInsensitiveCompare(t).rawValue))
+            // The test database's collation is code-point order (C.UTF-8).
+            case .localizedCompare: return .int(s < t ? -1 : s > t ? 1 : 0)
             }
         case .in(let needle, let values):
             return .bool(values.contains(try value(of: needle)))

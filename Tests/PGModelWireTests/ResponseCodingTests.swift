@@ -51,7 +51,7 @@ struct ResponseCodingTests {
     func snapshots() throws {
         func line(_ response: Response) throws -> String { try WireTest.text(response.encodedLine()) }
         #expect(try line(Response(id: 1, .hello(HelloResult(user: "alice", userID: WireTest.userID))))
-            == #"{"id":1,"ok":true,"server":"pgmodel/0.1","user":"alice","userID":"0193a7c4-0000-7000-8000-00000000a11c"}"#)
+            == #"{"admin":false,"id":1,"ok":true,"server":"pgmodel/0.1","user":"alice","userID":"0193a7c4-0000-7000-8000-00000000a11c"}"#)
         #expect(try line(Response(id: 2, .pong)) == #"{"id":2,"ok":true,"pong":true}"#)
         #expect(try line(Response(id: 3, .registered(entities: ["Trip"]))) == #"{"entities":["Trip"],"id":3,"ok":true}"#)
         #expect(try line(Response(id: 4, .rows([RowValues(entity: "BusinessTrip", id: WireTest.tripID, values: ["name": .string("Rome"), "perdiem": .double(120.5)])])))

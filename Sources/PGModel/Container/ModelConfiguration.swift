@@ -153,6 +153,22 @@ public struct ModelConfiguration: Identifiable, Hashable, Sendable {
         public static func `private`(_ privateDBName: String) -> CloudKitDatabase { CloudKitDatabase(privateIdentifier: privateDBName, isAutomatic: false) }
     }
 
+    /// The CloudKit container's identifier: the name given to `.private(_:)` (which the container
+    /// refuses), else nil.
+    ///
+    /// ```swift
+    /// print(config.cloudKitContainerIdentifier ?? "no CloudKit")
+    /// ```
+    public var cloudKitContainerIdentifier: String? { cloudKitDatabase.privateIdentifier }
+
+    /// The app group's identifier: the name given to `.identifier(_:)`, else nil. It changes nothing
+    /// (every process connecting to the store shares it).
+    ///
+    /// ```swift
+    /// print(config.groupAppContainerIdentifier ?? "default group")
+    /// ```
+    public var groupAppContainerIdentifier: String? { groupContainer.identifier }
+
     /// Throws for settings PGModel cannot honour.
     func validate() throws {
         if let name = cloudKitDatabase.privateIdentifier {

@@ -36,16 +36,33 @@ extension ModelContainer {
     /// try container.erase()
     /// ```
     public func erase() throws {
+        guard let request = try eraseRequest() else { return }
+        let store = store
+        _ = try bridge.run { try await store.save(request) }
+    }
+
+    /// ``erase()``, suspending instead of blocking a thread for the round trip: the same deletes,
+    /// in one transaction, with the same errors.
+    ///
+    /// ```swift
+    /// try await container.eraseAsync()
+    /// ```
+    public func eraseAsync() async throws {
+        guard let request = try eraseRequest() else { return }
+        _ = try await store.save(request)
+    }
+
+    /// The save that deletes every row of the schema's models; nil when the schema has none.
+    private func eraseRequest() throws -> SaveRequest? {
         let roots = schema.entities.filter { $0.superentityName == nil }.map(\.name)
         // Entities that `.deny` others are deleted last: by then what they protect is gone.
         let denying = Set(schema.entities.filter { entity in entity.entityDescription.relationships.contains { $0.deleteRule == .deny } }.map(\.name))
         let ordered = roots.filter { !denying.contains($0) } + roots.filter { denying.contains($0) }
         let request = SaveRequest(batchDeletes: ordered.map { FetchRequest(entity: $0) })
-        guard !request.isEmpty else { return }
+        guard !request.isEmpty else { return nil }
         guard allowsSave else {
             throw PGModelError(.saveNotAllowed, "this ModelContainer's configuration has allowsSave: false")
         }
-        let store = store
-        _ = try bridge.run { try await store.save(request) }
+        return request
     }
 }

@@ -19,8 +19,16 @@ import NIOConcurrencyHelpers
 public final class ModelContainer: Sendable {
     /// The models this container manages.
     public let schema: Schema
-    /// The configurations given (the first one is used).
+    /// The configurations given. A container keeps all its models in one store: several configurations
+    /// must name the same store (URL and `isStoredInMemoryOnly`), else the container throws
+    /// `invalid_configuration`.
     public let configurations: [ModelConfiguration]
+    /// The migration plan the container was opened with, if any.
+    ///
+    /// ```swift
+    /// if let plan = container.migrationPlan { print(plan.schemas.count) }
+    /// ```
+    public let migrationPlan: (any SchemaMigrationPlan.Type)?
     let store: any ModelStore
     /// The store's name in `PersistentIdentifier.storeIdentifier` (see ``ModelStores/identifier(of:)``).
     let storeIdentifier: String?
@@ -58,6 +66,11 @@ public final class ModelContainer: Sendable {
     public init(for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, configurations: [ModelConfiguration]) throws {
         let configuration = configurations.first ?? ModelConfiguration()
         try configuration.validate()
+        for other in configurations.dropFirst()
+        where other.url != configuration.url || other.isStoredInMemoryOnly != configuration.isStoredInMemoryOnly {
+            throw PGModelError(.invalidConfiguration,
+                "configuration '\(other.name)' names another store than '\(configuration.name)': a PGModel container keeps all its models in one PostgreSQL store; open one container per store")
+        }
         let schema = configuration.schema ?? givenSchema
         guard !schema.entities.isEmpty else {
             throw PGModelError(.invalidSchema, "a ModelContainer needs at least one model type")
@@ -83,6 +96,7 @@ public final class ModelContainer: Sendable {
         }
         self.schema = schema
         self.configurations = configurations.isEmpty ? [configuration] : configurations
+        self.migrationPlan = migrationPlan
         self.store = store
         self.storeIdentifier = ModelStores.identifier(of: store)
         self.bridge = bridge
@@ -95,6 +109,7 @@ public final class ModelContainer: Sendable {
     init(stage schema: Schema, store: any ModelStore, bridge: BlockingBridge, configurations: [ModelConfiguration]) {
         self.schema = schema
         self.configurations = configurations
+        self.migrationPlan = nil
         self.store = store
         self.storeIdentifier = ModelStores.identifier(of: store)
         self.bridge = bridge

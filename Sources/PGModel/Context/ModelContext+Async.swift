@@ -38,15 +38,7 @@ extension ModelContext {
     /// ```
     public nonisolated(nonsending) func fetchAsync<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) async throws -> [T] {
         let (_, request, pending) = try prepare(descriptor)
-        let rows = try await fetchRowsAsync(pending ? Self.unpaged(request) : request)
-        let models = try models(from: rows, for: descriptor, of: request, mergingPending: pending)
-        for keyPath in descriptor.relationshipKeyPathsForPrefetching {
-            guard let load = try prefetchLoad(keyPath, for: models) else { continue }
-            var rows: [StoreRow] = []
-            if let request = load.request { rows = try await fetchRowsAsync(request) }
-            try apply(load, rows: rows)
-        }
-        return models
+        return try await fetchModelsAsync(descriptor, request: request, pending: pending).models
     }
 
     /// ``fetchCount(_:)``, suspending instead of blocking.

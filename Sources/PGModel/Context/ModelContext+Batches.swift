@@ -29,14 +29,40 @@ extension ModelContext {
         _ descriptor: FetchDescriptor<T>, batchSize: Int = 5000, allowEscapingMutations: Bool = false,
         block: (T) throws -> Void
     ) throws {
+        let (unsaved, firstPage) = try enumerationPages(descriptor, batchSize: batchSize)
+        var pages = firstPage
+        let hadChanges = hasChanges
+        while let request = pages.next {
+            var ids: [UUID] = []
+            var count = 0
+            // The batch's models die with this scope unless the block keeps them.
+            do {
+                let (models, last) = try fetch(unsaved, request: request, pending: false)
+                count = models.count
+                if let last, let readers = pages.readers {
+                    // Read before the block runs, so its saves cannot move the position.
+                    pages.resume(after: last, values: try keysetValues(of: last, readers: readers))
+                }
+                for model in models {
+                    ids.append(model._$backingData.id)
+                    try block(model)
+                }
+            }
+            try checkEscapingMutations(of: T.self, allowed: allowEscapingMutations, hadChanges: hadChanges)
+            forgetReleased(ids)
+            guard pages.advance(count: count, of: request) else { return }
+        }
+    }
+
+    /// The descriptor an enumeration fetches with (without unsaved changes) and its pages.
+    func enumerationPages<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int) throws -> (FetchDescriptor<T>, EnumerationPages) {
         guard batchSize > 0 else {
             throw PGModelError(.invalidField, "batchSize of an enumeration of \(T._$entityName) must be positive", model: T._$entityName)
         }
-        let hadChanges = hasChanges
         var unsaved = descriptor
         unsaved.includePendingChanges = false
         var (_, base, _) = try prepare(unsaved)
-        var readers = keysetReaders(for: base)
+        let readers = keysetReaders(for: base)
         if readers != nil, var properties = base.properties {
             // The last row of each batch must carry its sort keys' values.
             for key in base.sort {
@@ -45,45 +71,14 @@ extension ModelContext {
             }
             base.properties = properties
         }
-        var cursor: FetchCursor?
-        var visited = 0
-        var remaining = descriptor.fetchLimit ?? Int.max
-        while remaining > 0 {
-            var request = base
-            request.limit = Swift.min(batchSize, remaining)
-            if readers != nil {
-                request.after = cursor
-                request.offset = cursor == nil ? base.offset : nil
-            } else {
-                // OFFSET paging: the position counts every row before it.
-                request.offset = (base.offset ?? 0) + visited
-            }
-            var ids: [UUID] = []
-            var count = 0
-            // The batch's models die with this scope unless the block keeps them.
-            do {
-                let (models, last) = try fetch(unsaved, request: request, pending: false)
-                count = models.count
-                if let last, let current = readers {
-                    // Read before the block runs, so its saves cannot move the position.
-                    if let values = try keysetValues(of: last, readers: current) {
-                        cursor = FetchCursor(values: values, id: last.id)
-                    } else {
-                        readers = nil
-                    }
-                }
-                for model in models {
-                    ids.append(model._$backingData.id)
-                    try block(model)
-                }
-            }
-            if !allowEscapingMutations && !hadChanges && hasChanges {
-                throw PGModelError(.invalidField, "the enumerate block changed \(T._$entityName) models without saving; save in the block or pass allowEscapingMutations: true", model: T._$entityName)
-            }
-            forgetReleased(ids)
-            guard count == request.limit else { return }
-            visited += count
-            remaining -= count
+        return (unsaved, EnumerationPages(base: base, readers: readers, batchSize: batchSize,
+                                          remaining: descriptor.fetchLimit ?? Int.max))
+    }
+
+    /// Throws when an enumeration's block left unsaved changes behind and may not.
+    func checkEscapingMutations<T: PersistentModel>(of _: T.Type, allowed: Bool, hadChanges: Bool) throws {
+        if !allowed && !hadChanges && hasChanges {
+            throw PGModelError(.invalidField, "the enumerate block changed \(T._$entityName) models without saving; save in the block or pass allowEscapingMutations: true", model: T._$entityName)
         }
     }
 
@@ -209,12 +204,7 @@ extension ModelContext {
                 guard let related = try storeRows(request).first else { return nil }
                 current = related.values
             }
-            var value = current[reader.name] ?? .null
-            if let (path, type) = reader.field {
-                guard let read = KeysetReader.field(path, as: type, in: value) else { return nil }
-                value = read
-            }
-            guard (try? value.validateBindable(model: nil, keyPath: nil)) != nil else { return nil }
+            guard let value = reader.value(in: current) else { return nil }
             values.append(value)
         }
         return values
@@ -318,6 +308,23 @@ public final class FetchResultsCollection<Element>: RandomAccessCollection {
         return element
     }
 
+    /// The identifiers of the batch starting at `start`.
+    func batchIdentifiers(at start: Int) -> [PersistentIdentifier] {
+        guard start >= 0, start < identifiers.count else { return [] }
+        return Array(identifiers[start..<Swift.min(start + batchSize, identifiers.count)])
+    }
+
+    /// Makes `elements` (one per identifier of the batch at `start`, nil where none exists) the current
+    /// batch, as loading it would: an async fetch loads the first batch before handing the collection out.
+    func install(_ elements: [Element?], at start: Int) {
+        batchStart = start
+        batch = elements
+        let missing = elements.count(where: { $0 == nil })
+        if missing > 0 {
+            lastError = PGModelError(.notFound, "\(missing) \(entityName) models were deleted since the fetch; their positions hold stand-ins with empty values", model: entityName)
+        }
+    }
+
     private func load(_ start: Int) {
         let previous = batch.compactMap { $0 }
         batch = []
@@ -325,11 +332,7 @@ public final class FetchResultsCollection<Element>: RandomAccessCollection {
         let slice = Array(identifiers[start..<Swift.min(start + batchSize, identifiers.count)])
         batchStart = start
         do {
-            batch = try loadBatch(slice)
-            let missing = batch.count(where: { $0 == nil })
-            if missing > 0 {
-                lastError = PGModelError(.notFound, "\(missing) \(entityName) models were deleted since the fetch; their positions hold stand-ins with empty values", model: entityName)
-            }
+            install(try loadBatch(slice), at: start)
         } catch {
             batch = Array(repeating: nil, count: slice.count)
             lastError = error as? PGModelError ?? PGModelError(.internalError, "loading a batch failed: \(type(of: error))")
@@ -344,6 +347,18 @@ struct KeysetReader {
     var steps: [(relationship: String, destination: String)]
     var name: String
     var field: ([String], AttributeType)?
+
+    /// The key's value in `values` (the row reached through ``steps``) as PostgreSQL compares it, or nil
+    /// when it cannot be read exactly or bound.
+    func value(in values: StoredValues) -> PGValue? {
+        var value = values[name] ?? .null
+        if let (path, type) = field {
+            guard let read = Self.field(path, as: type, in: value) else { return nil }
+            value = read
+        }
+        guard (try? value.validateBindable(model: nil, keyPath: nil)) != nil else { return nil }
+        return value
+    }
 
     /// `(document #>> path)::type` computed from the document's text; nil when PostgreSQL's result
     /// cannot be reproduced exactly (a field of another JSON type than the cast expects).
@@ -380,5 +395,58 @@ struct KeysetReader {
             else if let v = try? c.decode([String: JSONNode].self) { self = .object(v) }
             else { self = .other }
         }
+    }
+}
+
+/// The batches of one enumeration: keyset pages after the last row read while its sort keys can be read
+/// back exactly, `OFFSET` pages otherwise (see `enumerate`).
+struct EnumerationPages {
+    let base: FetchRequest
+    /// How the sort keys' values are read back; nil once paging fell back to `OFFSET`.
+    private(set) var readers: [KeysetReader]?
+    let batchSize: Int
+    /// How many more rows the descriptor's `fetchLimit` allows.
+    private(set) var remaining: Int
+    private var cursor: FetchCursor?
+    private var visited = 0
+
+    init(base: FetchRequest, readers: [KeysetReader]?, batchSize: Int, remaining: Int) {
+        self.base = base
+        self.readers = readers
+        self.batchSize = batchSize
+        self.remaining = remaining
+    }
+
+    /// The next batch's request; nil when the limit is reached.
+    var next: FetchRequest? {
+        guard remaining > 0 else { return nil }
+        var request = base
+        request.limit = Swift.min(batchSize, remaining)
+        if readers != nil {
+            request.after = cursor
+            request.offset = cursor == nil ? base.offset : nil
+        } else {
+            // OFFSET paging: the position counts every row before it.
+            request.offset = (base.offset ?? 0) + visited
+        }
+        return request
+    }
+
+    /// The next batch starts after `row`, whose sort keys' `values` were read (nil when they could not
+    /// be: paging falls back to `OFFSET`).
+    mutating func resume(after row: StoreRow, values: [PGValue]?) {
+        if let values {
+            cursor = FetchCursor(values: values, id: row.id)
+        } else {
+            readers = nil
+        }
+    }
+
+    /// Counts a batch of `count` rows read with `request`; false when it was the last one.
+    mutating func advance(count: Int, of request: FetchRequest) -> Bool {
+        guard count == request.limit else { return false }
+        visited += count
+        remaining -= count
+        return true
     }
 }

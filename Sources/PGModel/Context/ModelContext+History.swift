@@ -44,6 +44,7 @@ extension ModelContext {
         var request = try historyRequest(descriptor)
         request.limit = nil
         request.newestFirst = false
+        request.sort = []
         return request
     }
 

@@ -19,18 +19,37 @@ enum HistoryPredicateTranslator {
             var context = HistoryTranslationContext(root: variable.key)
             request.filter = try context.filter(predicate.expression)
         }
-        if let first = descriptor.sortBy.first {
-            guard let keyPath = first.keyPath,
-                  [\DefaultHistoryTransaction.token, \DefaultHistoryTransaction.transactionIdentifier,
-                   \DefaultHistoryTransaction.timestamp].contains(where: { $0 == keyPath }) else {
-                throw PGModelError(.unsupportedHistoryQuery,
-                    "PGModel can sort history only by token, transactionIdentifier or timestamp (commit visibility order)",
-                    model: "DefaultHistoryTransaction")
-            }
-            request.newestFirst = first.order == .reverse
-        }
+        (request.sort, request.newestFirst) = try sort(descriptor.sortBy)
         if descriptor.fetchLimit > 0 { request.limit = descriptor.fetchLimit }
         return request
+    }
+
+    /// `sortBy` as the request's keys and token direction. Token, transactionIdentifier and timestamp
+    /// all follow commit order: the first of them settles the order (every transaction has its own
+    /// token), so keys after it change nothing. `author` sorts as Swift orders optionals (nil first), by
+    /// the database's collation whatever the string comparator; `storeIdentifier` is one value per
+    /// store and changes nothing. Any other key path throws `unsupported_history_query`.
+    static func sort(_ descriptors: [SortDescriptor<DefaultHistoryTransaction>]) throws -> ([HistorySortKey], Bool) {
+        let commitOrder: [PartialKeyPath<DefaultHistoryTransaction>] = [\.token, \.transactionIdentifier, \.timestamp]
+        var keys: [HistorySortKey] = []
+        for descriptor in descriptors {
+            let reverse = descriptor.order == .reverse
+            guard let keyPath = descriptor.keyPath else { throw unsupportedSort }
+            if commitOrder.contains(keyPath) {
+                return (keys, reverse)
+            } else if keyPath == \DefaultHistoryTransaction.author {
+                if !keys.contains(where: { $0.key == .author }) { keys.append(HistorySortKey(.author, ascending: !reverse)) }
+            } else if keyPath != \DefaultHistoryTransaction.storeIdentifier {
+                throw unsupportedSort
+            }
+        }
+        return (keys, false)
+    }
+
+    private static var unsupportedSort: PGModelError {
+        PGModelError(.unsupportedHistoryQuery,
+            "PGModel can sort history by token, transactionIdentifier and timestamp (all three commit order), author and storeIdentifier",
+            model: "DefaultHistoryTransaction")
     }
 }
 

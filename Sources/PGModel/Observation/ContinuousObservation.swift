@@ -56,10 +56,11 @@ public enum ObservationTracking {
 /// token = withContinuousObservation(options: [.didSet]) { [weak self] _ in
 ///     self?.count = observer.results.count
 /// }
+/// token = withContinuousObservation(options: .didSet, apply: { _ in print(observer.results.count) })
 /// ```
 public func withContinuousObservation(options: ObservationTracking.Options = .didSet,
                                       isolation: isolated (any Actor)? = #isolation,
-                                      _ body: @escaping (ObservationTracking.Event) -> Void) -> ObservationTracking.Token {
+                                      apply body: @escaping (ObservationTracking.Event) -> Void) -> ObservationTracking.Token {
     let token = ObservationTracking.Token()
     let runner = ContinuousObservationRunner(body: body, options: options, token: token)
     runner.run(.init(kind: .initial))

@@ -1,6 +1,6 @@
 import NIOConcurrencyHelpers
 
-/// What one run of a ``withContinuousObservation(options:isolation:_:)`` closure read from PGModel's own
+/// What one run of a ``withContinuousObservation(options:isolation:apply:)`` closure read from PGModel's own
 /// observers (``HistoryObserver``, ``ResultsObserver``), so that the run can tell whether one of them
 /// changed after the closure read it and before observation tracking took effect.
 ///

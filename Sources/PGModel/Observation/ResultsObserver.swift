@@ -18,7 +18,7 @@ public typealias ModelResultsObserver<Element: PersistentModel> = ResultsObserve
 /// Fetches models and keeps the results current as saves commit — in this context, other contexts,
 /// other processes on the same database and other users of the service (as far as the observing user
 /// may see them). `Observable`: read ``results`` or ``sections`` inside `withObservationTracking` or
-/// ``withContinuousObservation(options:isolation:_:)`` to be told when they change.
+/// ``withContinuousObservation(options:isolation:apply:)`` to be told when they change.
 ///
 /// The observer re-queries only when a committed change touches an entity its fetch depends on (the
 /// fetched class hierarchy and every entity its predicate or sort reaches through relationships). The
@@ -37,10 +37,11 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
     private let sectionSort: SortDescriptor<Element>?
     private let sectionKeyPath: AnyKeyPath?
     private var descriptor: FetchDescriptor<Element>
-    private var storedResults: [Element] = []
+    private var storedResults = FetchResultsCollection<Element>(loaded: [], identifiers: [], entityName: "")
     private var storedSections: SectionedResults<Element, SectionTitle>?
-    private let invalidation: ResultsInvalidation
-    private let registrar = ObservationRegistrar()
+    let invalidation: ResultsInvalidation
+    let registrar = ObservationRegistrar()
+    private(set) var storedModels: [Element] = []
     private var subscription: Int?
 
     /// The latest error of a re-query (the previous results are kept); nil after a successful one.
@@ -58,13 +59,38 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
         set { descriptor.sortBy = newValue; try? updateDependencies(); invalidateFromHere() }
     }
 
-    /// The current results, in sort order.
-    public var results: [Element] {
+    /// The current results, in sort order: a random-access collection of models, all loaded.
+    ///
+    /// ```swift
+    /// for trip in observer.results { print(trip.name) }
+    /// let names = observer.results.map(\.name)
+    /// ```
+    public var results: FetchResultsCollection<Element> {
+        trackResultsRead()
+        return storedResults
+    }
+
+    /// What every read of the results does first: registers it for observation and re-queries if stale.
+    func trackResultsRead() {
         registrar.access(self, keyPath: \.results)
         ObservationReadLog.current?.record(invalidation.epoch)
         refreshIfStale()
-        return storedResults
     }
+
+    /// The fetch the observer runs: its filter and sort (the section key first, when sectioned),
+    /// limit, offset and prefetching.
+    ///
+    /// ```swift
+    /// print(observer.fetchDescriptor.sortBy.count)
+    /// ```
+    public var fetchDescriptor: FetchDescriptor<Element> { effectiveDescriptor }
+
+    /// The key path the results are sectioned by; nil for an unsectioned observer.
+    ///
+    /// ```swift
+    /// if observer.sectionBy == \Book.genre { … }
+    /// ```
+    public var sectionBy: PartialKeyPath<Element>? { sectionKeyPath as? PartialKeyPath<Element> }
 
     /// The results grouped by the `sectionBy` key path, in order of first appearance; nil when the
     /// observer is not sectioned (`SectionTitle == Never`).
@@ -112,7 +138,7 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
         invalidation.dependencies = modelContext.container.schema.schemaDescription.dependencies(of: request)
     }
 
-    private func refreshIfStale() {
+    func refreshIfStale() {
         guard invalidation.takeStale() else { return }
         do {
             try refresh()
@@ -123,7 +149,9 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
 
     private func refresh() throws {
         let models = try modelContext.fetch(effectiveDescriptor)
-        storedResults = models
+        storedModels = models
+        storedResults = FetchResultsCollection(loaded: models, identifiers: models.map(\.persistentModelID),
+                                               entityName: Element._$entityName)
         storedSections = sectionTitle.map { SectionedResults(models, title: $0) }
         lastError = nil
     }
@@ -169,7 +197,7 @@ extension ResultsObserver where SectionTitle == Never {
     /// ```swift
     /// let observer = try ResultsObserver<Trip, Never>(fetchDescriptor: FetchDescriptor(sortBy: [SortDescriptor(\.startDate)]), modelContext: context)
     /// ```
-    public convenience init(fetchDescriptor: FetchDescriptor<Element>, modelContext: ModelContext,
+    public convenience init(fetchDescriptor: FetchDescriptor<Element> = FetchDescriptor<Element>(), modelContext: ModelContext,
                             isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(descriptor: fetchDescriptor, sectionTitle: nil, sectionSort: nil, sectionKeyPath: nil, modelContext: modelContext)
     }
@@ -179,7 +207,7 @@ extension ResultsObserver where SectionTitle == Never {
     /// ```swift
     /// let observer = try ResultsObserver<Trip, Never>(fetchDescriptor: FetchDescriptor(), modelContainer: container)
     /// ```
-    public convenience init(fetchDescriptor: FetchDescriptor<Element>, modelContainer: ModelContainer,
+    public convenience init(fetchDescriptor: FetchDescriptor<Element> = FetchDescriptor<Element>(), modelContainer: ModelContainer,
                             isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(fetchDescriptor: fetchDescriptor, modelContext: ModelContext(modelContainer))
     }
@@ -192,7 +220,7 @@ extension ResultsObserver where SectionTitle == String {
     /// let observer = try ResultsObserver<Book, String>(sectionBy: \.genre, modelContext: context)
     /// ```
     public convenience init(filterBy: Predicate<Element>? = nil, sortBy: [SortDescriptor<Element>]? = nil,
-                            sectionBy: any KeyPath<Element, String> & Sendable, modelContext: ModelContext,
+                            sectionBy: KeyPath<Element, String>, modelContext: ModelContext,
                             isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(fetchDescriptor: FetchDescriptor(predicate: filterBy, sortBy: sortBy ?? []), sectionBy: sectionBy,
                       modelContext: modelContext)
@@ -204,7 +232,7 @@ extension ResultsObserver where SectionTitle == String {
     /// let observer = try ResultsObserver<Trip, String>(sectionBy: \.city, modelContext: context)
     /// ```
     public convenience init(filterBy: Predicate<Element>? = nil, sortBy: [SortDescriptor<Element>]? = nil,
-                            sectionBy: any KeyPath<Element, String?> & Sendable, modelContext: ModelContext,
+                            sectionBy: KeyPath<Element, String?>, modelContext: ModelContext,
                             isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(fetchDescriptor: FetchDescriptor(predicate: filterBy, sortBy: sortBy ?? []), sectionBy: sectionBy,
                       modelContext: modelContext)
@@ -216,7 +244,7 @@ extension ResultsObserver where SectionTitle == String {
     /// let observer = try ResultsObserver<Book, String>(sectionBy: \.genre, modelContainer: container)
     /// ```
     public convenience init(filterBy: Predicate<Element>? = nil, sortBy: [SortDescriptor<Element>]? = nil,
-                            sectionBy: any KeyPath<Element, String> & Sendable, modelContainer: ModelContainer,
+                            sectionBy: KeyPath<Element, String>, modelContainer: ModelContainer,
                             isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(filterBy: filterBy, sortBy: sortBy, sectionBy: sectionBy, modelContext: ModelContext(modelContainer))
     }
@@ -227,7 +255,7 @@ extension ResultsObserver where SectionTitle == String {
     /// let observer = try ResultsObserver<Trip, String>(sectionBy: \.city, modelContainer: container)
     /// ```
     public convenience init(filterBy: Predicate<Element>? = nil, sortBy: [SortDescriptor<Element>]? = nil,
-                            sectionBy: any KeyPath<Element, String?> & Sendable, modelContainer: ModelContainer,
+                            sectionBy: KeyPath<Element, String?>, modelContainer: ModelContainer,
                             isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(filterBy: filterBy, sortBy: sortBy, sectionBy: sectionBy, modelContext: ModelContext(modelContainer))
     }
@@ -237,10 +265,10 @@ extension ResultsObserver where SectionTitle == String {
     /// ```swift
     /// let observer = try ResultsObserver<Trip, String>(fetchDescriptor: FetchDescriptor(), sectionBy: \.destination, modelContext: context)
     /// ```
-    public convenience init(fetchDescriptor: FetchDescriptor<Element>, sectionBy: any KeyPath<Element, String> & Sendable,
+    public convenience init(fetchDescriptor: FetchDescriptor<Element> = FetchDescriptor<Element>(), sectionBy: KeyPath<Element, String>,
                             modelContext: ModelContext, isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(descriptor: fetchDescriptor, sectionTitle: { $0[keyPath: sectionBy] },
-                      sectionSort: SortDescriptor(sectionBy), sectionKeyPath: sectionBy, modelContext: modelContext)
+                      sectionSort: SortDescriptor(sortableKeyPath(sectionBy)), sectionKeyPath: sectionBy, modelContext: modelContext)
     }
 
     /// A sectioned observer of `fetchDescriptor` by an optional key; nil keys form the `""` section.
@@ -248,10 +276,10 @@ extension ResultsObserver where SectionTitle == String {
     /// ```swift
     /// let observer = try ResultsObserver<Trip, String>(fetchDescriptor: FetchDescriptor(), sectionBy: \.city, modelContext: context)
     /// ```
-    public convenience init(fetchDescriptor: FetchDescriptor<Element>, sectionBy: any KeyPath<Element, String?> & Sendable,
+    public convenience init(fetchDescriptor: FetchDescriptor<Element> = FetchDescriptor<Element>(), sectionBy: KeyPath<Element, String?>,
                             modelContext: ModelContext, isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(descriptor: fetchDescriptor, sectionTitle: { $0[keyPath: sectionBy] ?? "" },
-                      sectionSort: SortDescriptor(sectionBy), sectionKeyPath: sectionBy, modelContext: modelContext)
+                      sectionSort: SortDescriptor(sortableKeyPath(sectionBy)), sectionKeyPath: sectionBy, modelContext: modelContext)
     }
 
     /// A sectioned observer of `fetchDescriptor` in a new context of `modelContainer`.
@@ -259,7 +287,7 @@ extension ResultsObserver where SectionTitle == String {
     /// ```swift
     /// let observer = try ResultsObserver<Trip, String>(fetchDescriptor: FetchDescriptor(), sectionBy: \.destination, modelContainer: container)
     /// ```
-    public convenience init(fetchDescriptor: FetchDescriptor<Element>, sectionBy: any KeyPath<Element, String> & Sendable,
+    public convenience init(fetchDescriptor: FetchDescriptor<Element> = FetchDescriptor<Element>(), sectionBy: KeyPath<Element, String>,
                             modelContainer: ModelContainer, isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(fetchDescriptor: fetchDescriptor, sectionBy: sectionBy, modelContext: ModelContext(modelContainer))
     }
@@ -269,7 +297,7 @@ extension ResultsObserver where SectionTitle == String {
     /// ```swift
     /// let observer = try ResultsObserver<Trip, String>(fetchDescriptor: FetchDescriptor(), sectionBy: \.city, modelContainer: container)
     /// ```
-    public convenience init(fetchDescriptor: FetchDescriptor<Element>, sectionBy: any KeyPath<Element, String?> & Sendable,
+    public convenience init(fetchDescriptor: FetchDescriptor<Element> = FetchDescriptor<Element>(), sectionBy: KeyPath<Element, String?>,
                             modelContainer: ModelContainer, isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(fetchDescriptor: fetchDescriptor, sectionBy: sectionBy, modelContext: ModelContext(modelContainer))
     }
@@ -345,4 +373,11 @@ struct WeakInvalidation {
     weak var invalidation: ResultsInvalidation?
 
     init(_ invalidation: ResultsInvalidation) { self.invalidation = invalidation }
+}
+
+/// `sectionBy` as the key path `SortDescriptor` takes. Swift marks key path literals `Sendable` where
+/// they are written, not when they are passed on as `KeyPath`; a key path to a model's stored property
+/// captures nothing, so it is as sendable as the literal was.
+private func sortableKeyPath<Root, Value>(_ keyPath: KeyPath<Root, Value>) -> any KeyPath<Root, Value> & Sendable {
+    unsafeBitCast(keyPath, to: (any KeyPath<Root, Value> & Sendable).self)
 }

@@ -40,3 +40,9 @@ extension PredicateExpressions.StringCaseInsensitiveCompare: IRConvertibleExpres
         .string(.caseInsensitiveCompare, try context.translate(root), try context.translate(other))
     }
 }
+
+extension PredicateExpressions.StringLocalizedCompare: IRConvertibleExpression {
+    func queryExpression(_ context: inout TranslationContext) throws -> QueryExpression {
+        .string(.localizedCompare, try context.translate(root), try context.translate(other))
+    }
+}

@@ -5,6 +5,13 @@ import Foundation
 
 extension PredicateExpressions.KeyPath: IRConvertibleExpression {
     func queryExpression(_ context: inout TranslationContext) throws -> QueryExpression {
+        // `$0.tags.count`, `$0.tags.isEmpty`: an array attribute's length (a to-many relationship's is below).
+        if let kind = collectionKind, kind != .other, !isCapturedValue,
+           let collection = Root.Output.self as? any Collection.Type, !holdsModels(collection), !(Root.Output.self is any StringProtocol.Type),
+           case .key(let name) = try context.translate(root) {
+            let count = QueryExpression.arrayFold(.count, .key(name))
+            return kind == .count ? count : .compare(.equal, count, .value(.int(0)))
+        }
         // `$0.title`, `$0.album?.title` (through OptionalFlatMap's variable), `$0.album` (the related id).
         if let model = try context.modelReference(root) {
             return try context.member(keyPath, of: model)
@@ -291,4 +298,41 @@ extension TranslationContext {
 
 extension RawRepresentable {
     static var rawValueType: Any.Type { RawValue.self }
+}
+
+extension PredicateExpressions.CollectionIndexSubscript: IRConvertibleExpression {
+    func queryExpression(_ context: inout TranslationContext) throws -> QueryExpression {
+        // `$0.tags[0]`: an array attribute at a captured or literal index.
+        guard case .key(let name) = try context.translate(wrapped) else {
+            throw context.unsupported(self, "only a stored array attribute can be subscripted (`$0.tags[0]`)")
+        }
+        guard let captured = index as? any CapturedValueExpression, captured.isCapturedValue,
+              let position = try index.evaluate(PredicateBindings()) as? Int else {
+            throw context.unsupported(self, "an array subscript needs a literal or captured Int index")
+        }
+        return .arrayElement(.key(name), position)
+    }
+}
+
+extension PredicateExpressions.SequenceMaximum: IRConvertibleExpression {
+    func queryExpression(_ context: inout TranslationContext) throws -> QueryExpression {
+        guard case .key(let name) = try context.translate(elements) else {
+            throw context.unsupported(self, "max() folds a stored array attribute (`$0.scores.max()`); for a to-many relationship's values, compare with contains(where:) or allSatisfy")
+        }
+        return .arrayFold(.max, .key(name))
+    }
+}
+
+extension PredicateExpressions.SequenceMinimum: IRConvertibleExpression {
+    func queryExpression(_ context: inout TranslationContext) throws -> QueryExpression {
+        guard case .key(let name) = try context.translate(elements) else {
+            throw context.unsupported(self, "min() folds a stored array attribute (`$0.scores.min()`); for a to-many relationship's values, compare with contains(where:) or allSatisfy")
+        }
+        return .arrayFold(.min, .key(name))
+    }
+}
+
+/// Whether a collection type's elements are models (a to-many relationship) rather than stored values.
+private func holdsModels<C: Collection>(_ type: C.Type) -> Bool {
+    C.Element.self is any PersistentModel.Type
 }

@@ -290,7 +290,7 @@ extension QueryExpression {
             switch e {
             case .key, .isKind: break
             case .value(let v): if !v.foldsTranslation { out.append(v) }
-            case .field(let d, _, _): walk(d)
+            case .field(let d, _, _), .arrayElement(let d, _), .arrayFold(_, let d): walk(d)
             case .aggregate(let a):
                 if let p = a.predicate { walk(p) }
                 if let v = a.value { walk(v) }
@@ -329,6 +329,8 @@ extension QueryExpression {
                 guard !v.foldsTranslation else { return e }
                 return take().map { .value($0) }
             case .field(let d, let path, let type): return fill(d).map { .field($0, path, type) }
+            case .arrayElement(let d, let index): return fill(d).map { .arrayElement($0, index) }
+            case .arrayFold(let fold, let d): return fill(d).map { .arrayFold(fold, $0) }
             case .aggregate(var a):
                 if let p = a.predicate {
                     guard let filled = fill(p) else { return nil }

@@ -11,6 +11,7 @@
             throw PGModelError(.invalidField, "the limit of a history request must not be negative", keyPath: "limit")
         }
         try FetchRequest.checkCount(changedEntities?.count, "changedEntities", "history")
+        try FetchRequest.checkCount(sort.count, "sort", "history")
         var conditions = 0
         try filter.validate(depth: 1, conditions: &conditions)
     }

@@ -22,12 +22,17 @@ import Foundation
     /// Only changes of these entities (by concrete class name) are returned inside each transaction;
     /// `nil` for all. Transactions left with no change are still returned.
     public var changedEntities: [String]?
+    /// Keys ordered before the token, most significant first; empty for token order alone. The token
+    /// (in ``newestFirst``'s direction) always comes last, so the order is total and pages are stable.
+    public var sort: [HistorySortKey]
 
-    public init(filter: HistoryFilter = .all, newestFirst: Bool = false, limit: Int? = nil, changedEntities: [String]? = nil) {
+    public init(filter: HistoryFilter = .all, newestFirst: Bool = false, limit: Int? = nil, changedEntities: [String]? = nil,
+                sort: [HistorySortKey] = []) {
         self.filter = filter
         self.newestFirst = newestFirst
         self.limit = limit
         self.changedEntities = changedEntities
+        self.sort = sort
     }
 
     /// The token this request resumes after (`token > t` or `token >= t`, alone or in a top-level `and`):
@@ -43,7 +48,7 @@ import Foundation
         return bound(filter)
     }
 
-    private enum CodingKeys: String, CodingKey { case filter = "where", newestFirst, limit, changedEntities }
+    private enum CodingKeys: String, CodingKey { case filter = "where", newestFirst, limit, changedEntities, sort }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -51,6 +56,92 @@ import Foundation
         newestFirst = try c.decodeIfPresent(Bool.self, forKey: .newestFirst) ?? false
         limit = try c.decodeIfPresent(Int.self, forKey: .limit)
         changedEntities = try c.decodeIfPresent([String].self, forKey: .changedEntities)
+        sort = try c.decodeIfPresent([HistorySortKey].self, forKey: .sort) ?? []
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(filter, forKey: .filter)
+        try c.encode(newestFirst, forKey: .newestFirst)
+        try c.encodeIfPresent(limit, forKey: .limit)
+        try c.encodeIfPresent(changedEntities, forKey: .changedEntities)
+        // Absent in token order: a request without keys reads the same to a server that predates them.
+        if !sort.isEmpty { try c.encode(sort, forKey: .sort) }
+    }
+
+    /// The condition selecting what comes strictly after `record` in this request's order: how a reader
+    /// pages through a sorted history (keyset paging, as `fetch`'s `after`).
+    ///
+    /// ```swift
+    /// var next = request
+    /// next.filter = .and([request.filter, request.condition(after: page.transactions[page.transactions.count - 1])])
+    /// ```
+    public func condition(after record: HistoryRecord) -> HistoryFilter {
+        func all(_ parts: [HistoryFilter]) -> HistoryFilter { parts.count == 1 ? parts[0] : .and(parts) }
+        var alternatives: [HistoryFilter] = []
+        var equalSoFar: [HistoryFilter] = []
+        for key in sort {
+            switch key.key {
+            case .author:
+                let after = Self.authorAfter(record.author, ascending: key.ascending)
+                if after != .none { alternatives.append(all(equalSoFar + [after])) }
+                equalSoFar.append(.author(.equal, record.author))
+            }
+        }
+        alternatives.append(all(equalSoFar + [.token(newestFirst ? .less : .greater, record.token)]))
+        return alternatives.count == 1 ? alternatives[0] : .or(alternatives)
+    }
+
+    /// Authors after `author` in Swift's order of optionals: `nil` first when ascending, last when not.
+    private static func authorAfter(_ author: String?, ascending: Bool) -> HistoryFilter {
+        switch (author, ascending) {
+        case (nil, true): return .author(.notEqual, nil)
+        case (nil, false): return .none
+        case (let value?, true): return .author(.greater, value)
+        case (let value?, false): return .or([.author(.less, value), .author(.equal, nil)])
+        }
+    }
+}
+
+/// One key a history request sorts by before the token: `{"key":"author"}` or
+/// `{"key":"author","order":"reverse"}`. The token, transaction identifier and timestamp all follow
+/// commit order, so they are the request's token order, not keys.
+///
+/// ```swift
+/// HistoryRequest(newestFirst: true, sort: [HistorySortKey(.author)])   // by author, newest first within one
+/// ```
+@_spi(PGModelInternals) public struct HistorySortKey: Codable, Hashable, Sendable {
+    /// What can be sorted by besides commit order.
+    public enum Key: String, Codable, Hashable, Sendable, CaseIterable {
+        /// `ModelContext.author`; no author sorts before every author, as Swift orders `nil`.
+        case author
+    }
+
+    public var key: Key
+    /// `true` for `.forward`.
+    public var ascending: Bool
+
+    private enum CodingKeys: String, CodingKey { case key, order }
+
+    public init(_ key: Key, ascending: Bool = true) {
+        self.key = key
+        self.ascending = ascending
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        key = try c.decode(Key.self, forKey: .key)
+        switch try c.decodeIfPresent(String.self, forKey: .order) ?? "forward" {
+        case "forward": ascending = true
+        case "reverse": ascending = false
+        default: throw DecodingError.dataCorruptedError(forKey: .order, in: c, debugDescription: "order is 'forward' or 'reverse'")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(key, forKey: .key)
+        if !ascending { try c.encode("reverse", forKey: .order) }
     }
 }
 

@@ -55,6 +55,13 @@ struct ExpressionValidator {
                 throw PGModelError(.unsupportedPredicate, "'\(name)' is not an array attribute of scalars", model: model, keyPath: name)
             }
             try check(element, in: entity, depth: next)
+        case .arrayElement(let array, let index):
+            try checkArrayAttribute(array, in: entity, "an index subscript")
+            guard index >= 0, index < Int(Int32.max) else {
+                throw PGModelError(.invalidField, "an array index must be between 0 and \(Int32.max - 1), not \(index)", model: model)
+            }
+        case .arrayFold(let fold, let array):
+            try checkArrayAttribute(array, in: entity, fold.swiftName)
         case .aggregate(let aggregate):
             let destination = try resolveToMany(aggregate, from: entity)
             if [.min, .max, .sum].contains(aggregate.function), aggregate.value == nil {
@@ -84,6 +91,20 @@ struct ExpressionValidator {
             }
             for value in values { try value.validateBindable(model: model, keyPath: nil) }
             try check(needle, in: entity, depth: next)
+        }
+    }
+
+    /// `array` is a stored array attribute of scalars of `entity`.
+    ///
+    /// ```swift
+    /// try validator.checkArrayAttribute(.key("tags"), in: entity, "count")
+    /// ```
+    func checkArrayAttribute(_ array: QueryExpression, in entity: EntityDescription, _ what: String) throws {
+        guard case .key(let name) = array else {
+            throw PGModelError(.unsupportedPredicate, "\(what) needs a stored array attribute", model: model)
+        }
+        guard case .attribute(let attribute) = try resolve(name, from: entity), attribute.type.arrayElementType != nil else {
+            throw PGModelError(.unsupportedPredicate, "'\(name)' is not an array attribute of scalars, so \(what) cannot read it", model: model, keyPath: name)
         }
     }
 
@@ -181,5 +202,16 @@ struct ExpressionValidator {
             throw PGModelError(.unknownEntity, "entity '\(name.prefix(200))' is not registered in the schema", model: name)
         }
         return entity
+    }
+}
+
+extension ArrayFold {
+    /// How Swift spells the fold, for messages.
+    var swiftName: String {
+        switch self {
+        case .min: return "min()"
+        case .max: return "max()"
+        case .count: return "count"
+        }
     }
 }

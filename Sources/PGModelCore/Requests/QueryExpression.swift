@@ -20,6 +20,12 @@
     case field(QueryExpression, [String], AttributeType)
     /// `$0.tags.contains("x")` for an array attribute. `{"has":[{"key":"tags"},{"value":"x"}]}`
     case arrayContains(QueryExpression, QueryExpression)
+    /// `$0.tags[0]`: an element of an array attribute by its zero-based index; NULL past the end (the
+    /// comparison is then false). `{"at":{"of":{"key":"tags"},"index":0}}`
+    case arrayElement(QueryExpression, Int)
+    /// `$0.scores.max()` / `.min()` of an array attribute (NULL for an empty array), or its `count`.
+    /// `{"arrayMax":{"key":"scores"}}`
+    case arrayFold(ArrayFold, QueryExpression)
     /// A to-many relationship (reached by `relationship`, a key path whose last step is to-many) folded
     /// into one value: `.count`, `contains(where:)`, `allSatisfy`, `min()`/`max()` of a value. Keys inside
     /// `predicate` and `value` name the destination entity's properties.
@@ -125,6 +131,16 @@ extension Aggregate: Codable {
     case add, subtract = "sub", multiply = "mul", divide = "div", remainder = "mod"
 }
 
+/// What ``QueryExpression/arrayFold(_:_:)`` folds an array attribute into.
+@_spi(PGModelInternals) public enum ArrayFold: String, Codable, Hashable, Sendable, CaseIterable {
+    /// `array.min()`.
+    case min = "arrayMin"
+    /// `array.max()`.
+    case max = "arrayMax"
+    /// `array.count` (`isEmpty` is a count of 0).
+    case count = "arrayCount"
+}
+
 /// String operators of ``QueryExpression/string(_:_:_:)``.
 @_spi(PGModelInternals) public enum StringOperator: String, Codable, Hashable, Sendable, CaseIterable {
     /// `a.contains(b)`: case-sensitive substring test.
@@ -135,6 +151,8 @@ extension Aggregate: Codable {
     case localizedStandardContains
     /// `a.caseInsensitiveCompare(b)`: -1, 0 or 1, like `ComparisonResult`'s raw values.
     case caseInsensitiveCompare
+    /// `a.localizedCompare(b)`: -1, 0 or 1 in the database's collation.
+    case localizedCompare
 }
 
 extension QueryExpression: Codable {
@@ -144,6 +162,11 @@ extension QueryExpression: Codable {
         init(_ s: String) { stringValue = s }
         init?(stringValue: String) { self.stringValue = stringValue }
         init?(intValue: Int) { nil }
+    }
+
+    private struct ElementOperands: Codable, Hashable {
+        var of: QueryExpression
+        var index: Int
     }
 
     private struct FieldOperands: Codable, Hashable {
@@ -188,6 +211,9 @@ extension QueryExpression: Codable {
         if let op = StringOperator(rawValue: name) {
             let (a, b) = try pair(); self = .string(op, a, b); return
         }
+        if let fold = ArrayFold(rawValue: name) {
+            self = .arrayFold(fold, try c.decode(QueryExpression.self, forKey: key)); return
+        }
         if let function = Aggregate.Function(rawValue: name) {
             self = .aggregate(try Aggregate(function: function, from: c.superDecoder(forKey: key))); return
         }
@@ -198,6 +224,9 @@ extension QueryExpression: Codable {
             let f = try c.decode(FieldOperands.self, forKey: key)
             self = .field(f.of, f.path, f.as)
         case "has": let (a, b) = try pair(); self = .arrayContains(a, b)
+        case "at":
+            let o = try c.decode(ElementOperands.self, forKey: key)
+            self = .arrayElement(o.of, o.index)
         case "value": self = .value(try c.decode(PGValue.self, forKey: key))
         case "and": self = .and(try c.decode([QueryExpression].self, forKey: key))
         case "or": self = .or(try c.decode([QueryExpression].self, forKey: key))
@@ -225,6 +254,8 @@ extension QueryExpression: Codable {
         case .isKind(let name): try c.encode(name, forKey: Key("is"))
         case .field(let of, let path, let type): try c.encode(FieldOperands(of: of, path: path, as: type), forKey: Key("field"))
         case .arrayContains(let a, let b): try c.encode([a, b], forKey: Key("has"))
+        case .arrayElement(let a, let index): try c.encode(ElementOperands(of: a, index: index), forKey: Key("at"))
+        case .arrayFold(let fold, let a): try c.encode(a, forKey: Key(fold.rawValue))
         case .aggregate(let a): try c.encode(a, forKey: Key(a.function.rawValue))
         case .value(let v): try c.encode(v, forKey: Key("value"))
         case .compare(let op, let a, let b): try c.encode([a, b], forKey: Key(op.rawValue))

@@ -25,7 +25,8 @@ extension SaveRequest {
         total += batchDeletes.count * MemoryLayout<FetchRequest>.stride
         total += shares.count * MemoryLayout<ShareChange>.stride
         for share in shares { total += share.record.entity.approximateHeapBytes + share.user.approximateHeapBytes }
-        return total + (author?.approximateHeapBytes ?? 0)
+        return total + (author?.approximateHeapBytes ?? 0) + (bundleIdentifier?.approximateHeapBytes ?? 0)
+            + (processIdentifier?.approximateHeapBytes ?? 0)
     }
 }
 

@@ -35,6 +35,13 @@ import Foundation
             try PGValue.string(share.user).validateBindable(model: entity.name, keyPath: "user")
         }
         if let author { try PGValue.string(author).validateBindable(model: nil, keyPath: "author") }
+        for (value, field) in [(bundleIdentifier, "bundleIdentifier"), (processIdentifier, "processIdentifier")] {
+            guard let value else { continue }
+            guard value.count <= ProcessIdentity.maximumLength else {
+                throw PGModelError(.invalidField, "\(field) of a save must be at most \(ProcessIdentity.maximumLength) characters", keyPath: field)
+            }
+            try PGValue.string(value).validateBindable(model: nil, keyPath: field)
+        }
     }
 }
 

@@ -24,6 +24,11 @@ import Foundation
     public var shares: [ShareChange]
     /// `ModelContext.author`, kept for history.
     public var author: String?
+    /// The saving program (`DefaultHistoryTransaction.bundleIdentifier`), kept for history: its bundle
+    /// identifier, or its executable's name where it has none (see ``ProcessIdentity``).
+    public var bundleIdentifier: String?
+    /// The saving process's id as text (`DefaultHistoryTransaction.processIdentifier`), kept for history.
+    public var processIdentifier: String?
     /// What the save does with an update or delete whose ``RowValues/ancestor`` (or
     /// ``RowReference/ancestor``) differs from what is stored: ``MergePolicy/error`` when absent.
     public var mergePolicy: MergePolicy
@@ -32,6 +37,7 @@ import Foundation
 
     public init(inserts: [RowValues] = [], updates: [RowValues] = [], deletes: [RowReference] = [], links: [LinkChange] = [],
                 batchDeletes: [FetchRequest] = [], shares: [ShareChange] = [], author: String? = nil,
+                bundleIdentifier: String? = nil, processIdentifier: String? = nil,
                 mergePolicy: MergePolicy = .error, mergeRules: [String: [String: MergeRule]] = [:]) {
         self.mergePolicy = mergePolicy
         self.mergeRules = mergeRules
@@ -42,6 +48,8 @@ import Foundation
         self.updates = updates
         self.deletes = deletes
         self.author = author
+        self.bundleIdentifier = bundleIdentifier
+        self.processIdentifier = processIdentifier
     }
 
     /// `true` when there is nothing to write.
@@ -64,7 +72,9 @@ import Foundation
 
     public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && links.isEmpty && batchDeletes.isEmpty && shares.isEmpty }
 
-    private enum CodingKeys: String, CodingKey { case inserts, updates, deletes, links, batchDeletes, shares, author, mergePolicy, mergeRules }
+    private enum CodingKeys: String, CodingKey {
+        case inserts, updates, deletes, links, batchDeletes, shares, author, bundleIdentifier, processIdentifier, mergePolicy, mergeRules
+    }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -77,6 +87,8 @@ import Foundation
         links = try c.decodeIfPresent([LinkChange].self, forKey: .links) ?? []
         batchDeletes = try c.decodeIfPresent([FetchRequest].self, forKey: .batchDeletes) ?? []
         author = try c.decodeIfPresent(String.self, forKey: .author)
+        bundleIdentifier = try c.decodeIfPresent(String.self, forKey: .bundleIdentifier)
+        processIdentifier = try c.decodeIfPresent(String.self, forKey: .processIdentifier)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -88,6 +100,8 @@ import Foundation
         try c.encode(batchDeletes, forKey: .batchDeletes)
         try c.encode(shares, forKey: .shares)
         try c.encodeIfPresent(author, forKey: .author)
+        try c.encodeIfPresent(bundleIdentifier, forKey: .bundleIdentifier)
+        try c.encodeIfPresent(processIdentifier, forKey: .processIdentifier)
         if mergePolicy != .error { try c.encode(mergePolicy, forKey: .mergePolicy) }
         if !mergeRules.isEmpty { try c.encode(mergeRules, forKey: .mergeRules) }
     }

@@ -18,6 +18,11 @@ import Foundation
     public var author: String?
     /// The service user who saved, when the save came through the service.
     public var userName: String?
+    /// The saving program, as the save recorded it (see ``SaveRequest/bundleIdentifier``); nil when the
+    /// save named none. A reader other than the saving service user sees it qualified (see ``ProcessIdentity``).
+    public var bundleIdentifier: String?
+    /// The saving process's id as text, as the save recorded it; qualified as ``bundleIdentifier`` is.
+    public var processIdentifier: String?
     /// When the save committed (the transaction's start time, as PostgreSQL's `now()`).
     public var timestamp: Date
     /// What the save changed, in the order it changed it.
@@ -26,7 +31,8 @@ import Foundation
     public var storeIdentifier: String
 
     public init(token: UInt64, transactionIdentifier: Int64, author: String? = nil, userName: String? = nil,
-                timestamp: Date, changes: [HistoryChangeRecord] = [], storeIdentifier: String = "public") {
+                timestamp: Date, changes: [HistoryChangeRecord] = [], storeIdentifier: String = "public",
+                bundleIdentifier: String? = nil, processIdentifier: String? = nil) {
         self.token = token
         self.transactionIdentifier = transactionIdentifier
         self.author = author
@@ -34,6 +40,8 @@ import Foundation
         self.timestamp = timestamp
         self.changes = changes
         self.storeIdentifier = storeIdentifier
+        self.bundleIdentifier = bundleIdentifier
+        self.processIdentifier = processIdentifier
     }
 }
 

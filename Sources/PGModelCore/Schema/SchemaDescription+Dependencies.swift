@@ -47,7 +47,7 @@
             follow(key, from: entity, into: &roots)
         case .isKind, .value:
             break
-        case .field(let base, _, _), .negate(let base), .not(let base):
+        case .field(let base, _, _), .negate(let base), .not(let base), .arrayElement(let base, _), .arrayFold(_, let base):
             collect(base, from: entity, into: &roots)
         case .arrayContains(let a, let b), .compare(_, let a, let b), .arithmetic(_, let a, let b),
              .string(_, let a, let b), .coalesce(let a, let b):

@@ -30,7 +30,13 @@ import PostgresNIO
         guard let first = ranges.first else { return try await pipeline.drain() }
         var next = try chunk(first)
         try await pipeline.drain()
-        let rows = try await query(sql.insertTransaction(author: request.author, userID: requester.newRowOwner, userName: requester.userName, joining: isEnclosed), on: connection)
+        // A direct store runs in the saving process: what it says of itself is true, and a request
+        // built without it (a CLI's, a migration's) gets it here. Through the service it is the client's word.
+        let trusted = requester == .trusted
+        let bundle = request.bundleIdentifier ?? (trusted ? ProcessIdentity.bundleIdentifier : nil)
+        let process = request.processIdentifier ?? (trusted ? ProcessIdentity.processIdentifier : nil)
+        let rows = try await query(sql.insertTransaction(author: request.author, userID: requester.newRowOwner, userName: requester.userName,
+                                                         bundleIdentifier: bundle, processIdentifier: process, joining: isEnclosed), on: connection)
         guard let id = try rows.first?.decode(Int64.self) else {
             throw PGModelError(.internalError, "writing the history transaction of schema \(schemaName) returned no id")
         }
@@ -89,13 +95,17 @@ import PostgresNIO
             var records: [HistoryRecord] = []
             var positions: [Int64: Int] = [:]
             for row in try await query(sql.selectTransactions(request), on: connection) {
-                let (id, position, author, userName, createdAt) = try row.decode((Int64, String, String?, String?, Date).self)
+                let (id, position, author, userName, createdAt, bundle, process) =
+                    try row.decode((Int64, String, String?, String?, Date, String?, String?).self)
                 guard let token = UInt64(position) else {
                     throw PGModelError(.internalError, "a history position of schema \(schemaName) is not a 64-bit number")
                 }
                 positions[id] = records.count
+                // Another user's word about their process is shown as theirs (see ProcessIdentity).
                 records.append(HistoryRecord(token: token, transactionIdentifier: id, author: author, userName: userName,
-                                             timestamp: createdAt, storeIdentifier: schemaName))
+                                             timestamp: createdAt, storeIdentifier: schemaName,
+                                             bundleIdentifier: ProcessIdentity.shown(bundle, savedBy: userName, readBy: requester.userName),
+                                             processIdentifier: ProcessIdentity.shown(process, savedBy: userName, readBy: requester.userName)))
             }
             if !records.isEmpty {
                 let changes = sql.selectChanges(transactionIDs: records.map(\.transactionIdentifier), entities: request.changedEntities)

@@ -26,12 +26,15 @@ import Foundation
     ///
     /// With `joining` (saves inside a migration, which all share one PostgreSQL transaction), a second
     /// save joins the first one's history transaction instead of breaking its one-row-per-xid key.
-    public func insertTransaction(author: String?, userID: UUID?, userName: String?, joining: Bool = false) -> SQLStatement {
+    public func insertTransaction(author: String?, userID: UUID?, userName: String?, bundleIdentifier: String? = nil,
+                                  processIdentifier: String? = nil, joining: Bool = false) -> SQLStatement {
         var b = SQLBuilder()
         let values = [b.bind(.string(schemaName)), b.bind(author.map(PGValue.string) ?? .null),
-                      b.bind(userID.map(PGValue.uuid) ?? .null) + "::uuid", b.bind(userName.map(PGValue.string) ?? .null)]
+                      b.bind(userID.map(PGValue.uuid) ?? .null) + "::uuid", b.bind(userName.map(PGValue.string) ?? .null),
+                      b.bind(bundleIdentifier.map(PGValue.string) ?? .null) + "::text",
+                      b.bind(processIdentifier.map(PGValue.string) ?? .null) + "::text"]
         let conflict = joining ? " ON CONFLICT (\"xid\") DO UPDATE SET \"author\" = coalesce(\"pgmodel\".\"transactions\".\"author\", EXCLUDED.\"author\")" : ""
-        b.sql = "INSERT INTO \"pgmodel\".\"transactions\" (\"schema_name\", \"author\", \"user_id\", \"user_name\") VALUES (\(values.joined(separator: ", ")))\(conflict) RETURNING \"id\""
+        b.sql = "INSERT INTO \"pgmodel\".\"transactions\" (\"schema_name\", \"author\", \"user_id\", \"user_name\", \"bundle_identifier\", \"process_identifier\") VALUES (\(values.joined(separator: ", ")))\(conflict) RETURNING \"id\""
         return b.statement
     }
 
@@ -136,15 +139,24 @@ import Foundation
             """, binds: [.string(schemaName)])
     }
 
-    /// `id, position, author, user_name, created_at` of the matching committed transactions, in token order.
+    /// `id, position, author, user_name, created_at, bundle_identifier, process_identifier` of the matching committed transactions, in the
+    /// request's order: its sort keys, then the token.
     /// Positions become visible in order, so what a reader sees is always a gap-free prefix: no horizon.
     /// Which of them a service user sees is row-level security's business: transactions with a change
     /// of a row they may see, and their own.
     public func selectTransactions(_ request: HistoryRequest) -> SQLStatement {
         var b = SQLBuilder()
         let conditions = visibleConditions(request.filter, &b)
-        b.sql = "SELECT t.\"id\", t.\"position\"::text, t.\"author\", t.\"user_name\", t.\"created_at\" FROM \"pgmodel\".\"transactions\" t WHERE "
-            + conditions + " ORDER BY t.\"position\"" + (request.newestFirst ? " DESC" : "")
+        var order: [String] = request.sort.map { key in
+            switch key.key {
+            // Swift orders nil before any value; PostgreSQL's default is the opposite.
+            case .author: key.ascending ? "t.\"author\" ASC NULLS FIRST" : "t.\"author\" DESC NULLS LAST"
+            }
+        }
+        // The position is unique: it ends every order, so pages are stable.
+        order.append("t.\"position\"" + (request.newestFirst ? " DESC" : ""))
+        b.sql = "SELECT t.\"id\", t.\"position\"::text, t.\"author\", t.\"user_name\", t.\"created_at\", t.\"bundle_identifier\", t.\"process_identifier\" FROM \"pgmodel\".\"transactions\" t WHERE "
+            + conditions + " ORDER BY " + order.joined(separator: ", ")
         if let limit = request.limit { b.sql += " LIMIT \(b.bind(.int(Int64(max(0, limit)))))" }
         return b.statement
     }

@@ -57,6 +57,7 @@ struct RenderScope {
         case .and(let ops), .or(let ops): return ops.contains { needsQualification($0, in: entity) }
         case .not(let e), .negate(let e), .in(let e, _), .field(let e, _, _): return needsQualification(e, in: entity)
         case .arrayContains(let l, let r): return needsQualification(l, in: entity) || needsQualification(r, in: entity)
+        case .arrayElement(let e, _), .arrayFold(_, let e): return needsQualification(e, in: entity)
         case .conditional(let a, let b, let c):
             return needsQualification(a, in: entity) || needsQualification(b, in: entity) || needsQualification(c, in: entity)
         }
@@ -101,6 +102,21 @@ struct RenderScope {
             }
             let value = try render(element, &scope, &b)
             return "COALESCE((\(value))::\(elementType.postgresType) = ANY(\(column)), FALSE)"
+        case .arrayElement(let array, let index):
+            let column = try arrayColumn(array, "an index subscript", &scope, &b)
+            guard index >= 0, index < Int(Int32.max) else {
+                throw PGModelError(.invalidField, "an array index must be between 0 and \(Int32.max - 1), not \(index)", model: scope.entity.name)
+            }
+            // PostgreSQL counts from 1 and gives NULL past the end, where Swift would trap.
+            return "(\(column))[\(index + 1)]"
+        case .arrayFold(let fold, let array):
+            switch fold {
+            case .count:
+                return "COALESCE(cardinality(\(try arrayColumn(array, "count", &scope, &b))), 0)"
+            case .min, .max:
+                let column = try arrayColumn(array, fold == .min ? "min()" : "max()", &scope, &b)
+                return "(SELECT \(fold == .min ? "min" : "max")(\"element\") FROM unnest(\(column)) AS \"folded\"(\"element\"))"
+            }
         case .compare(let op, let lhs, let rhs):
             return try renderComparison(op, lhs, rhs, &scope, &b)
         case .and(let operands):
@@ -138,6 +154,9 @@ struct RenderScope {
                 return "(strpos(pgmodel.fold(\(l)), pgmodel.fold(\(r))) > 0)"
             case .caseInsensitiveCompare:
                 return "(CASE WHEN lower(\(l)) COLLATE \"C\" < lower(\(r)) COLLATE \"C\" THEN -1 WHEN lower(\(l)) COLLATE \"C\" > lower(\(r)) COLLATE \"C\" THEN 1 ELSE 0 END)"
+            case .localizedCompare:
+                // The database's collation: the order a string sort uses, so the two agree.
+                return "(CASE WHEN \(l) < \(r) THEN -1 WHEN \(l) > \(r) THEN 1 ELSE 0 END)"
             }
         case .in(let needle, let values):
             let present = values.filter { !$0.isNull }
@@ -154,6 +173,18 @@ struct RenderScope {
         case .coalesce(let lhs, let rhs):
             return "COALESCE(\(try render(lhs, &scope, &b)), \(try render(rhs, &scope, &b)))"
         }
+    }
+
+    /// The column of the stored array attribute `array` names.
+    private func arrayColumn(_ array: QueryExpression, _ what: String, _ scope: inout RenderScope, _ b: inout SQLBuilder) throws -> String {
+        guard case .key(let name) = array else {
+            throw PGModelError(.unsupportedPredicate, "\(what) needs a stored array attribute", model: scope.entity.name)
+        }
+        let (column, attribute) = try resolveKey(name, &scope, &b)
+        guard attribute?.type.arrayElementType != nil else {
+            throw PGModelError(.unsupportedPredicate, "'\(name)' is not an array attribute of scalars, so \(what) cannot read it", model: scope.entity.name, keyPath: name)
+        }
+        return column
     }
 
     /// `"entity" IN ($1, …)`: rows of `name` or any of its subclasses.
@@ -208,7 +239,8 @@ struct RenderScope {
         case .conditional(_, let t, let e): return mayBeNull(t, in: entity) || mayBeNull(e, in: entity)
         case .coalesce(_, let r): return mayBeNull(r, in: entity)
         case .compare, .and, .or, .not, .in, .isKind, .arrayContains: return false
-        case .field: return true
+        case .field, .arrayElement: return true
+        case .arrayFold(let fold, _): return fold != .count
         case .aggregate(let a): return a.function == .min || a.function == .max
         }
     }

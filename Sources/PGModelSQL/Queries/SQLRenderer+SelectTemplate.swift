@@ -101,6 +101,11 @@ import Foundation
             case .arrayContains(let l, let r):
                 guard let l = walk(l), let r = walk(r) else { return nil }
                 return .arrayContains(l, r)
+            case .arrayElement(let array, let index):
+                // The index is rendered into the SQL, so it is part of the shape.
+                return walk(array).map { .arrayElement($0, index) }
+            case .arrayFold(let fold, let array):
+                return walk(array).map { .arrayFold(fold, $0) }
             case .compare(let op, let l, let r):
                 guard let l = walk(l), let r = walk(r) else { return nil }
                 return .compare(op, l, r)

@@ -152,7 +152,7 @@
 }
 
 extension SaveRequest {
-    /// Appends `part`'s lists to this save's; the first `author` given counts.
+    /// Appends `part`'s lists to this save's; the first `author` (and saving process) given counts.
     mutating func append(_ part: SaveRequest) {
         inserts += part.inserts
         updates += part.updates
@@ -161,6 +161,8 @@ extension SaveRequest {
         batchDeletes += part.batchDeletes
         shares += part.shares
         if author == nil { author = part.author }
+        if bundleIdentifier == nil { bundleIdentifier = part.bundleIdentifier }
+        if processIdentifier == nil { processIdentifier = part.processIdentifier }
         // Every part carries the save's policy and rules; a part saying otherwise than the default counts.
         if mergePolicy == .error { mergePolicy = part.mergePolicy }
         for (entity, rules) in part.mergeRules { mergeRules[entity, default: [:]].merge(rules) { first, _ in first } }

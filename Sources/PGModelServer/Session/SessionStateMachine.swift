@@ -136,7 +136,7 @@
         guard case .authenticating = state else { return .ignore }
         state = .authenticated(user)
         failedAuthentications = 0
-        return .respond(Response(id: id, .hello(HelloResult(user: user.name, userID: user.id,
+        return .respond(Response(id: id, .hello(HelloResult(user: user.name, userID: user.id, isAdmin: user.isAdmin,
                                                             maxLineBytes: maxLineBytes, maxSaveBytes: maxSaveBytes))))
     }
 

@@ -23,7 +23,8 @@ enum RequestFastDecoder {
     /// The keys a request this reader takes may have: the cases of its key switch. A key missing here
     /// sends its lines to the general decoder (correct, only slower).
     static let requestKeys = ["id", "op", "format", "entity", "where", "sort", "limit", "offset", "timeoutMs",
-                              "properties", "inserts", "updates", "deletes", "author", "part", "parts", "mergePolicy", "mergeRules"]
+                              "properties", "inserts", "updates", "deletes", "author", "part", "parts", "mergePolicy", "mergeRules",
+                              "bundleIdentifier", "processIdentifier"]
 
     static func decode(_ line: UnsafeRawBufferPointer) -> Request? {
         // Once for the whole line, so no string read below can be one `String(decoding:)` repaired.
@@ -53,6 +54,8 @@ extension JSONReader {
         var updates: [RowValues]?
         var deletes: [RowReference]?
         var author: String??
+        var bundleIdentifier: String??
+        var processIdentifier: String??
         var mergePolicy: MergePolicy?
         var mergeRules: [String: [String: MergeRule]]?
         var partIndex: Int?
@@ -99,6 +102,8 @@ extension JSONReader {
             case "updates": updates = try saveRows()
             case "deletes": deletes = try saveReferences()
             case "author": author = try peek() == UInt8(ascii: "n") ? .some(nil) : .some(try string())
+            case "bundleIdentifier": bundleIdentifier = try peek() == UInt8(ascii: "n") ? .some(nil) : .some(try string())
+            case "processIdentifier": processIdentifier = try peek() == UInt8(ascii: "n") ? .some(nil) : .some(try string())
             case "mergePolicy":
                 let name = try plainString()
                 guard let policy = MergePolicy(rawValue: name) else { throw Unexpected() }
@@ -126,7 +131,8 @@ extension JSONReader {
         skipSpace()
         guard position == bytes.count, let id, let op else { throw Unexpected() }
 
-        let isSave = inserts != nil || updates != nil || deletes != nil || author != nil || mergePolicy != nil || mergeRules != nil
+        let isSave = inserts != nil || updates != nil || deletes != nil || author != nil || bundleIdentifier != nil
+            || processIdentifier != nil || mergePolicy != nil || mergeRules != nil
         if op == "save" {
             guard isSave, entity == nil, format == nil, predicate == nil, sort == nil, limit == nil, offset == nil,
                   properties == nil else { throw Unexpected() }
@@ -138,7 +144,8 @@ extension JSONReader {
                 guard part?.isValid == true else { throw Unexpected() }
             }
             return Request(id: id, operation: .save(SaveRequest(inserts: inserts ?? [], updates: updates ?? [], deletes: deletes ?? [],
-                                                                author: author ?? nil, mergePolicy: mergePolicy ?? .error,
+                                                                author: author ?? nil, bundleIdentifier: bundleIdentifier ?? nil,
+                                                                processIdentifier: processIdentifier ?? nil, mergePolicy: mergePolicy ?? .error,
                                                                 mergeRules: mergeRules ?? [:])), timeout: timeout, part: part)
         }
         guard !isSave, partIndex == nil, partCount == nil else { throw Unexpected() }

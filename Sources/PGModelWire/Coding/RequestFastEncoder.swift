@@ -109,8 +109,8 @@ enum RequestFastEncoder {
         writer.byte(UInt8(ascii: "}"))
     }
 
-    /// The keys in `JSONEncoder`'s sorted order: author, deletes, id, inserts, mergePolicy, mergeRules, op, part,
-    /// parts, timeoutMs, updates.
+    /// The keys in `JSONEncoder`'s sorted order: author, bundleIdentifier, deletes, id, inserts, mergePolicy,
+    /// mergeRules, op, part, parts, processIdentifier, timeoutMs, updates.
     private static func save(_ save: SaveRequest, _ request: Request, _ writer: inout JSONWriter) throws {
         guard save.links.isEmpty, save.batchDeletes.isEmpty, save.shares.isEmpty else { throw Declined() }
         // Roughly what a row of ten short values takes, so a large save grows its buffer a few times at most.
@@ -119,6 +119,11 @@ enum RequestFastEncoder {
         if let author = save.author {
             writer.raw("\"author\":")
             writer.string(author)
+            writer.byte(UInt8(ascii: ","))
+        }
+        if let bundle = save.bundleIdentifier {
+            writer.raw("\"bundleIdentifier\":")
+            writer.string(bundle)
             writer.byte(UInt8(ascii: ","))
         }
         writer.raw("\"deletes\":[")
@@ -165,6 +170,10 @@ enum RequestFastEncoder {
             writer.integer(Int64(part.index))
             writer.raw(",\"parts\":")
             writer.integer(Int64(part.count))
+        }
+        if let process = save.processIdentifier {
+            writer.raw(",\"processIdentifier\":")
+            writer.string(process)
         }
         timeout(request, &writer)
         writer.raw(",\"updates\":")

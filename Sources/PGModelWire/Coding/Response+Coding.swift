@@ -26,7 +26,7 @@ extension Response: Codable {
     }
 
     private enum Field: String {
-        case id, ok, error, server, user, userID, maxLineBytes, maxSaveBytes, held, pong, entities, rows, table, count, ids, remapped, deleted, merged, dropped, history, subscription, shares
+        case id, ok, error, server, user, userID, admin, maxLineBytes, maxSaveBytes, held, pong, entities, rows, table, count, ids, remapped, deleted, merged, dropped, history, subscription, shares
         var key: DynamicKey { DynamicKey(rawValue) }
     }
 
@@ -43,6 +43,7 @@ extension Response: Codable {
                 server: try c.decode(String.self, forKey: Field.server.key),
                 user: try c.decode(String.self, forKey: Field.user.key),
                 userID: try c.decode(UUID.self, forKey: Field.userID.key),
+                isAdmin: try c.decodeIfPresent(Bool.self, forKey: Field.admin.key) ?? false,
                 maxLineBytes: try c.decodeIfPresent(Int.self, forKey: Field.maxLineBytes.key),
                 maxSaveBytes: try c.decodeIfPresent(Int.self, forKey: Field.maxSaveBytes.key))))
         } else if c.contains(Field.held.key) {
@@ -103,6 +104,7 @@ extension Response: Codable {
                 try c.encode(hello.server, forKey: Field.server.key)
                 try c.encode(hello.user, forKey: Field.user.key)
                 try c.encode(hello.userID.uuidString.lowercased(), forKey: Field.userID.key)
+                try c.encode(hello.isAdmin, forKey: Field.admin.key)
                 try c.encodeIfPresent(hello.maxLineBytes, forKey: Field.maxLineBytes.key)
                 try c.encodeIfPresent(hello.maxSaveBytes, forKey: Field.maxSaveBytes.key)
             case .held(let parts):

@@ -14,17 +14,20 @@ import Foundation
     public var user: String
     /// The logged-in user's id: the `owner_id` of the rows they create.
     public var userID: UUID
+    /// Whether the user is an admin (`"admin"`); a result without it is read as not.
+    public var isAdmin: Bool
     /// The server's request-line limit (`"maxLineBytes"`); a result without it is read as 1 MiB.
     public var maxLineBytes: Int?
     /// The most one save in parts may hold, its lines together (`"maxSaveBytes"`); a result without it
     /// is read as a server that takes no saves in parts.
     public var maxSaveBytes: Int?
 
-    public init(server: String = WireProtocol.serverName, user: String, userID: UUID,
+    public init(server: String = WireProtocol.serverName, user: String, userID: UUID, isAdmin: Bool = false,
                 maxLineBytes: Int? = nil, maxSaveBytes: Int? = nil) {
         self.server = server
         self.user = user
         self.userID = userID
+        self.isAdmin = isAdmin
         self.maxLineBytes = maxLineBytes
         self.maxSaveBytes = maxSaveBytes
     }

@@ -121,7 +121,7 @@ package enum SaveParts {
             save.inserts.count + save.updates.count + save.deletes.count + save.links.count + save.batchDeletes.count + save.shares.count
         }
 
-        /// The changes in `range`, as a save of their own; the author goes with the first part.
+        /// The changes in `range`, as a save of their own; the author and the saving process go with the first part.
         func slice(_ range: Range<Int>) -> SaveRequest {
             var start = 0
             func take<Element>(_ list: [Element]) -> [Element] {
@@ -133,6 +133,8 @@ package enum SaveParts {
             return SaveRequest(inserts: take(save.inserts), updates: take(save.updates), deletes: take(save.deletes),
                                links: take(save.links), batchDeletes: take(save.batchDeletes), shares: take(save.shares),
                                author: range.lowerBound == 0 ? save.author : nil,
+                               bundleIdentifier: range.lowerBound == 0 ? save.bundleIdentifier : nil,
+                               processIdentifier: range.lowerBound == 0 ? save.processIdentifier : nil,
                                mergePolicy: save.mergePolicy, mergeRules: save.mergeRules)
         }
 

@@ -7,7 +7,9 @@ struct SavePayload: Codable {
 
     init(_ request: SaveRequest) { self.request = request }
 
-    private enum CodingKeys: String, CodingKey { case inserts, updates, deletes, links, batchDeletes, shares, author, mergePolicy, mergeRules }
+    private enum CodingKeys: String, CodingKey {
+        case inserts, updates, deletes, links, batchDeletes, shares, author, bundleIdentifier, processIdentifier, mergePolicy, mergeRules
+    }
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -20,6 +22,8 @@ struct SavePayload: Codable {
             batchDeletes: try c.decodeIfPresent([FetchRequest].self, forKey: .batchDeletes) ?? [],
             shares: try c.decodeIfPresent([ShareChange].self, forKey: .shares) ?? [],
             author: try c.decodeIfPresent(String.self, forKey: .author),
+            bundleIdentifier: try c.decodeIfPresent(String.self, forKey: .bundleIdentifier),
+            processIdentifier: try c.decodeIfPresent(String.self, forKey: .processIdentifier),
             mergePolicy: try c.decodeIfPresent(MergePolicy.self, forKey: .mergePolicy) ?? .error,
             mergeRules: try c.decodeIfPresent([String: [String: MergeRule]].self, forKey: .mergeRules) ?? [:])
     }
@@ -33,6 +37,8 @@ struct SavePayload: Codable {
         if !request.batchDeletes.isEmpty { try c.encode(request.batchDeletes, forKey: .batchDeletes) }
         if !request.shares.isEmpty { try c.encode(request.shares, forKey: .shares) }
         try c.encodeIfPresent(request.author, forKey: .author)
+        try c.encodeIfPresent(request.bundleIdentifier, forKey: .bundleIdentifier)
+        try c.encodeIfPresent(request.processIdentifier, forKey: .processIdentifier)
         if request.mergePolicy != .error { try c.encode(request.mergePolicy, forKey: .mergePolicy) }
         if !request.mergeRules.isEmpty { try c.encode(request.mergeRules, forKey: .mergeRules) }
     }

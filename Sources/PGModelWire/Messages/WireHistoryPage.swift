@@ -16,7 +16,7 @@ struct WireHistoryPage: Encodable {
 
     private enum PageKeys: String, CodingKey { case transactions }
     private enum RecordKeys: String, CodingKey {
-        case token, transactionIdentifier, author, userName, timestamp, changes, storeIdentifier
+        case token, transactionIdentifier, author, userName, timestamp, changes, storeIdentifier, bundleIdentifier, processIdentifier
     }
     private enum ChangeKeys: String, CodingKey {
         case changeIdentifier, kind, entity, id, updatedAttributes, values, tombstone
@@ -39,6 +39,8 @@ struct WireHistoryPage: Encodable {
             try r.encode(record.userName, forKey: .userName)
             try r.encode(record.timestamp, forKey: .timestamp)
             try r.encode(record.storeIdentifier, forKey: .storeIdentifier)
+            try r.encode(record.bundleIdentifier, forKey: .bundleIdentifier)
+            try r.encode(record.processIdentifier, forKey: .processIdentifier)
             var changes = r.nestedUnkeyedContainer(forKey: .changes)
             for change in record.changes {
                 var ch = changes.nestedContainer(keyedBy: ChangeKeys.self)

@@ -64,6 +64,8 @@ struct PredicateParityTests {
             Case(name: "localizedStandardContains", predicate: #Predicate { $0.destination.localizedStandardContains(search) }),
             Case(name: "caseInsensitiveCompare", predicate: #Predicate { $0.destination.caseInsensitiveCompare("paris") == same }),
             Case(name: "caseInsensitiveCompare ascending", predicate: #Predicate { $0.destination.caseInsensitiveCompare("p") == ascending }),
+            Case(name: "localizedCompare", predicate: #Predicate { $0.destination.localizedCompare("Paris") == same }),
+            Case(name: "localizedCompare ascending", predicate: #Predicate { $0.destination.localizedCompare("P") == ascending }),
             Case(name: "captured array contains", predicate: #Predicate { wanted.contains($0.destination) }),
             Case(name: "enum ==", predicate: #Predicate { $0.kind == vacation }),
             Case(name: "enum in captured array", predicate: #Predicate { kinds.contains($0.kind) }),
