@@ -38,40 +38,41 @@ struct PredicateParityTests {
         let vacation = TripKind.vacation
         let same = ComparisonResult.orderedSame
         let ascending = ComparisonResult.orderedAscending
-        return [
-            Case(name: "==", predicate: #Predicate { $0.destination == paris }),
-            Case(name: "!=", predicate: #Predicate { $0.destination != paris }),
-            Case(name: "< on Date", predicate: #Predicate { $0.startDate < cutoff }),
-            Case(name: ">= on Double", predicate: #Predicate { $0.budget >= 1000.5 }),
-            Case(name: "<= on Int", predicate: #Predicate { $0.travelers <= 2 }),
-            Case(name: "> on Int", predicate: #Predicate { $0.travelers > 3 }),
-            Case(name: "&& ||", predicate: #Predicate { ($0.travelers == 1 || $0.travelers == 4) && $0.budget > 500 }),
-            Case(name: "!", predicate: #Predicate { !($0.travelers == 1) }),
-            Case(name: "== nil", predicate: #Predicate { $0.notes == nil }),
-            Case(name: "!= nil", predicate: #Predicate { $0.notes != nil }),
-            Case(name: "== captured nil", predicate: #Predicate { $0.notes == noNotes }),
-            Case(name: "optional == value", predicate: #Predicate { $0.notes == "note 1" }),
-            Case(name: "arithmetic", predicate: #Predicate { $0.travelers * 2 + 1 > 5 }),
-            Case(name: "remainder", predicate: #Predicate { $0.travelers % 2 == 0 }),
-            Case(name: "double arithmetic", predicate: #Predicate { $0.budget / 2 - 100 > 400 }),
-            Case(name: "Bool key path", predicate: #Predicate { $0.isFavorite }),
-            Case(name: "negated Bool", predicate: #Predicate { !$0.isFavorite }),
-            Case(name: "ternary", predicate: #Predicate { ($0.travelers > 2 ? $0.budget : 0) > 1000 }),
-            Case(name: "contains", predicate: #Predicate { $0.destination.contains("ar") }),
-            Case(name: "contains % literally", predicate: #Predicate { $0.destination.contains("%") }),
-            Case(name: "contains _ literally", predicate: #Predicate { $0.destination.contains("_") }),
-            Case(name: "starts(with:)", predicate: #Predicate { $0.destination.starts(with: "Pa") }),
-            Case(name: "localizedStandardContains", predicate: #Predicate { $0.destination.localizedStandardContains(search) }),
-            Case(name: "caseInsensitiveCompare", predicate: #Predicate { $0.destination.caseInsensitiveCompare("paris") == same }),
-            Case(name: "caseInsensitiveCompare ascending", predicate: #Predicate { $0.destination.caseInsensitiveCompare("p") == ascending }),
-            Case(name: "localizedCompare", predicate: #Predicate { $0.destination.localizedCompare("Paris") == same }),
-            Case(name: "localizedCompare ascending", predicate: #Predicate { $0.destination.localizedCompare("P") == ascending }),
-            Case(name: "captured array contains", predicate: #Predicate { wanted.contains($0.destination) }),
-            Case(name: "enum ==", predicate: #Predicate { $0.kind == vacation }),
-            Case(name: "enum in captured array", predicate: #Predicate { kinds.contains($0.kind) }),
-            Case(name: "?? on optional", predicate: #Predicate { ($0.notes ?? "none") == "none" }),
-            Case(name: "always true", predicate: #Predicate { _ in true }),
-        ]
+        // One statement per case: a single literal of them all takes the type checker too long.
+        var all: [Case] = []
+        all.append(Case(name: "==", predicate: #Predicate { $0.destination == paris }))
+        all.append(Case(name: "!=", predicate: #Predicate { $0.destination != paris }))
+        all.append(Case(name: "< on Date", predicate: #Predicate { $0.startDate < cutoff }))
+        all.append(Case(name: ">= on Double", predicate: #Predicate { $0.budget >= 1000.5 }))
+        all.append(Case(name: "<= on Int", predicate: #Predicate { $0.travelers <= 2 }))
+        all.append(Case(name: "> on Int", predicate: #Predicate { $0.travelers > 3 }))
+        all.append(Case(name: "&& ||", predicate: #Predicate { ($0.travelers == 1 || $0.travelers == 4) && $0.budget > 500 }))
+        all.append(Case(name: "!", predicate: #Predicate { !($0.travelers == 1) }))
+        all.append(Case(name: "== nil", predicate: #Predicate { $0.notes == nil }))
+        all.append(Case(name: "!= nil", predicate: #Predicate { $0.notes != nil }))
+        all.append(Case(name: "== captured nil", predicate: #Predicate { $0.notes == noNotes }))
+        all.append(Case(name: "optional == value", predicate: #Predicate { $0.notes == "note 1" }))
+        all.append(Case(name: "arithmetic", predicate: #Predicate { $0.travelers * 2 + 1 > 5 }))
+        all.append(Case(name: "remainder", predicate: #Predicate { $0.travelers % 2 == 0 }))
+        all.append(Case(name: "double arithmetic", predicate: #Predicate { $0.budget / 2 - 100 > 400 }))
+        all.append(Case(name: "Bool key path", predicate: #Predicate { $0.isFavorite }))
+        all.append(Case(name: "negated Bool", predicate: #Predicate { !$0.isFavorite }))
+        all.append(Case(name: "ternary", predicate: #Predicate { ($0.travelers > 2 ? $0.budget : 0) > 1000 }))
+        all.append(Case(name: "contains", predicate: #Predicate { $0.destination.contains("ar") }))
+        all.append(Case(name: "contains % literally", predicate: #Predicate { $0.destination.contains("%") }))
+        all.append(Case(name: "contains _ literally", predicate: #Predicate { $0.destination.contains("_") }))
+        all.append(Case(name: "starts(with:)", predicate: #Predicate { $0.destination.starts(with: "Pa") }))
+        all.append(Case(name: "localizedStandardContains", predicate: #Predicate { $0.destination.localizedStandardContains(search) }))
+        all.append(Case(name: "caseInsensitiveCompare", predicate: #Predicate { $0.destination.caseInsensitiveCompare("paris") == same }))
+        all.append(Case(name: "caseInsensitiveCompare ascending", predicate: #Predicate { $0.destination.caseInsensitiveCompare("p") == ascending }))
+        all.append(Case(name: "localizedCompare", predicate: #Predicate { $0.destination.localizedCompare("Paris") == same }))
+        all.append(Case(name: "localizedCompare ascending", predicate: #Predicate { $0.destination.localizedCompare("P") == ascending }))
+        all.append(Case(name: "captured array contains", predicate: #Predicate { wanted.contains($0.destination) }))
+        all.append(Case(name: "enum ==", predicate: #Predicate { $0.kind == vacation }))
+        all.append(Case(name: "enum in captured array", predicate: #Predicate { kinds.contains($0.kind) }))
+        all.append(Case(name: "?? on optional", predicate: #Predicate { ($0.notes ?? "none") == "none" }))
+        all.append(Case(name: "always true", predicate: #Predicate { _ in true }))
+        return all
     }()
 
     @Test(arguments: StoreKind.tested)
