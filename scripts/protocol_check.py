@@ -683,6 +683,8 @@ def t_hello(ctx):
         check("hello: result has server, user, userID (uuid)", isinstance(r.get("server"), str) and
               r.get("user") == ctx.u1 and uuid.UUID(r.get("userID", "")) is not None, short(r))
         check("hello: a plain user's result says admin false", r.get("admin") is False, short(r))
+        check("hello: result names the store (the schema, a non-empty string)",
+              isinstance(r.get("store"), str) and r.get("store") != "", short(r))
     else:
         login(c, ctx.u1, ctx.p1)
     expect_err("hello: second hello -> already_authenticated",

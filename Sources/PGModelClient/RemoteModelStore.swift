@@ -248,6 +248,16 @@ import NIOSSL
         state.withLockedValue { $0.hello }.map { ($0.user, $0.userID, $0.isAdmin) }
     }
 
+    /// The schema the service's tables live in, as the last successful `hello` named it; nil before
+    /// one or from a server that does not say.
+    ///
+    /// ```swift
+    /// print(store.storeName ?? "unknown")
+    /// ```
+    public var storeName: String? {
+        state.withLockedValue { $0.hello?.store }
+    }
+
     /// Checks that the server answers.
     ///
     /// ```swift

@@ -133,7 +133,7 @@ import Testing
 
     @Test func uniquenessConstraintsAndIndicesComeFromTheMacros() throws {
         let trip = try #require(schema.entitiesByName["IntroTrip"])
-        #expect(trip.uniquenessConstraints == [["name", "startDate"]])
+        #expect(trip.uniquenessConstraints == [["name", "startDate"], ["code"]])
         #expect(trip.indices == [["name"], ["startDate", "name"]])
         #expect(schema.entitiesByName["IntroStop"]?.uniquenessConstraints == [])
     }

@@ -31,7 +31,7 @@ public final class ModelContainer: Sendable {
     public let migrationPlan: (any SchemaMigrationPlan.Type)?
     let store: any ModelStore
     /// The store's name in `PersistentIdentifier.storeIdentifier` (see ``ModelStores/identifier(of:)``).
-    let storeIdentifier: String?
+    var storeIdentifier: String? { ModelStores.identifier(of: store) }
     let bridge: BlockingBridge
     /// The shared reader of the history log behind `ResultsObserver` and `HistoryObserver`; idle until
     /// the first observer registers.
@@ -98,7 +98,6 @@ public final class ModelContainer: Sendable {
         self.configurations = configurations.isEmpty ? [configuration] : configurations
         self.migrationPlan = migrationPlan
         self.store = store
-        self.storeIdentifier = ModelStores.identifier(of: store)
         self.bridge = bridge
         self.historyFeed = HistoryFeed(store: store, executor: bridge.executor)
         self.mainContextBox = MainContextBox()
@@ -111,7 +110,6 @@ public final class ModelContainer: Sendable {
         self.configurations = configurations
         self.migrationPlan = nil
         self.store = store
-        self.storeIdentifier = ModelStores.identifier(of: store)
         self.bridge = bridge
         self.historyFeed = HistoryFeed(store: store, executor: bridge.executor)
         self.mainContextBox = MainContextBox()

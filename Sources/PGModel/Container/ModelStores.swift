@@ -48,9 +48,10 @@ package enum ModelStores {
     }
 
     /// What `PersistentIdentifier.storeIdentifier` says for models of `store`: a direct store's
-    /// PostgreSQL schema name, as its history transactions carry; nil when the store does not say
-    /// (the service picks the schema on its side).
+    /// PostgreSQL schema name, as its history transactions carry; the service's, as its `hello` named
+    /// it (nil before the first connection).
     package static func identifier(of store: any ModelStore) -> String? {
-        (store as? PostgresModelStore)?.schemaName
+        if let direct = store as? PostgresModelStore { return direct.schemaName }
+        return (store as? RemoteModelStore)?.storeName
     }
 }

@@ -131,13 +131,13 @@ extension ModelContext {
     nonisolated(nonsending) func alignedModelsAsync<T: PersistentModel>(_ ids: [PersistentIdentifier], as type: T.Type) async throws -> [T?] {
         // The registry is weak: hold what it has and what is fetched until the result owns them.
         var found: [UUID: any PersistentModel] = [:]
-        for id in ids { if let model = registered(id.id) { found[id.id] = model } }
-        let missing = ids.map(\.id).filter { found[$0] == nil }
+        for id in ids { if let model = registered(id.uuid) { found[id.uuid] = model } }
+        let missing = ids.map(\.uuid).filter { found[$0] == nil }
         if !missing.isEmpty {
             let rows = try await fetchRowsAsync(FetchRequest(entity: T._$entityName, identifiers: missing))
             defer { stagedRows = [:] }
             for row in rows { found[row.id] = try materializeConcrete(row) }
         }
-        return ids.map { found[$0.id] as? T }
+        return ids.map { found[$0.uuid] as? T }
     }
 }

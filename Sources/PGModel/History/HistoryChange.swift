@@ -45,16 +45,21 @@ public enum HistoryChange: Hashable, Sendable {
 
     /// `nil` for a class this container's schema does not contain (another app sharing the store):
     /// such a change has no model type to be typed with.
-    init?(record: HistoryChangeRecord, transaction: Int64, schema: Schema) {
+    init?(record: HistoryChangeRecord, transaction: Int64, storeIdentifier: String, schema: Schema) {
         guard let entity = schema.entity(named: record.entity) else { return nil }
-        self = Self.make(entity.type, record: record, transaction: transaction, entity: entity)
+        // The store's name as models of that store carry it, so a changed identifier and a fetched
+        // model's `persistentModelID` say the same.
+        let changed = PersistentIdentifier(entityName: record.entity, id: record.id,
+                                           storeIdentifier: storeIdentifier, isTemporary: false)
+        self = Self.make(entity.type, record: record, transaction: transaction, changed: changed, entity: entity)
     }
 
-    private static func make<M: PersistentModel>(_: M.Type, record: HistoryChangeRecord, transaction: Int64, entity: Schema.Entity?) -> HistoryChange {
+    private static func make<M: PersistentModel>(_: M.Type, record: HistoryChangeRecord, transaction: Int64,
+                                                 changed: PersistentIdentifier, entity: Schema.Entity?) -> HistoryChange {
         switch record.kind {
-        case .insert: .insert(DefaultHistoryInsert<M>(record: record, transactionIdentifier: transaction))
-        case .update: .update(DefaultHistoryUpdate<M>(record: record, transactionIdentifier: transaction, entity: entity))
-        case .delete: .delete(DefaultHistoryDelete<M>(record: record, transactionIdentifier: transaction, entity: entity))
+        case .insert: .insert(DefaultHistoryInsert<M>(record: record, transactionIdentifier: transaction, changed: changed))
+        case .update: .update(DefaultHistoryUpdate<M>(record: record, transactionIdentifier: transaction, changed: changed, entity: entity))
+        case .delete: .delete(DefaultHistoryDelete<M>(record: record, transactionIdentifier: transaction, changed: changed, entity: entity))
         }
     }
 }
@@ -117,11 +122,12 @@ public struct DefaultHistoryInsert<Model: PersistentModel>: HistoryInsert, PGMod
     let record: HistoryChangeRecord
     public let transactionIdentifier: Int64
     public var changeIdentifier: Int64 { record.changeIdentifier }
-    public var changedPersistentIdentifier: PersistentIdentifier { PersistentIdentifier(entityName: record.entity, id: record.id) }
+    public let changedPersistentIdentifier: PersistentIdentifier
 
-    init(record: HistoryChangeRecord, transactionIdentifier: Int64) {
+    init(record: HistoryChangeRecord, transactionIdentifier: Int64, changed: PersistentIdentifier) {
         self.record = record
         self.transactionIdentifier = transactionIdentifier
+        self.changedPersistentIdentifier = changed
     }
 }
 
@@ -138,16 +144,17 @@ public struct DefaultHistoryUpdate<Model: PersistentModel>: HistoryUpdate, PGMod
     private let entity: Schema.Entity?
     public let transactionIdentifier: Int64
     public var changeIdentifier: Int64 { record.changeIdentifier }
-    public var changedPersistentIdentifier: PersistentIdentifier { PersistentIdentifier(entityName: record.entity, id: record.id) }
+    public let changedPersistentIdentifier: PersistentIdentifier
     /// Key paths of the attributes and to-one relationships the save changed.
     public let updatedAttributes: [PartialKeyPath<Model>]
     /// Swift names of the changed properties, including any this model type cannot name by key path.
     public var updatedAttributeNames: [String] { record.updatedAttributes }
 
-    init(record: HistoryChangeRecord, transactionIdentifier: Int64, entity: Schema.Entity?) {
+    init(record: HistoryChangeRecord, transactionIdentifier: Int64, changed: PersistentIdentifier, entity: Schema.Entity?) {
         self.record = record
         self.entity = entity
         self.transactionIdentifier = transactionIdentifier
+        self.changedPersistentIdentifier = changed
         updatedAttributes = record.updatedAttributes.compactMap { entity?.property(named: $0)?.keypath as? PartialKeyPath<Model> }
     }
 
@@ -167,12 +174,13 @@ public struct DefaultHistoryDelete<Model: PersistentModel>: HistoryDelete, PGMod
     let record: HistoryChangeRecord
     public let transactionIdentifier: Int64
     public var changeIdentifier: Int64 { record.changeIdentifier }
-    public var changedPersistentIdentifier: PersistentIdentifier { PersistentIdentifier(entityName: record.entity, id: record.id) }
+    public let changedPersistentIdentifier: PersistentIdentifier
     public let tombstone: HistoryTombstone<Model>
 
-    init(record: HistoryChangeRecord, transactionIdentifier: Int64, entity: Schema.Entity?) {
+    init(record: HistoryChangeRecord, transactionIdentifier: Int64, changed: PersistentIdentifier, entity: Schema.Entity?) {
         self.record = record
         self.transactionIdentifier = transactionIdentifier
+        self.changedPersistentIdentifier = changed
         self.tombstone = HistoryTombstone(values: record.tombstone, entity: entity)
     }
 }

@@ -79,7 +79,8 @@ public struct DefaultHistoryTransaction: HistoryTransaction {
         userName = record.userName
         bundleIdentifier = record.bundleIdentifier ?? ""
         processIdentifier = record.processIdentifier ?? ""
-        changes = record.changes.compactMap { HistoryChange(record: $0, transaction: record.transactionIdentifier, schema: schema) }
+        changes = record.changes.compactMap { HistoryChange(record: $0, transaction: record.transactionIdentifier,
+                                                             storeIdentifier: record.storeIdentifier, schema: schema) }
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {

@@ -107,11 +107,11 @@ extension Schema.Entity {
         Set((subclasses[ObjectIdentifier(type)] ?? []).map { Schema.Entity($0, subclasses: subclasses) })
     }
 
-    /// The groups of properties whose values are unique together, as `#Unique` declares them (a
-    /// subclass's include its superclass's).
+    /// The groups of properties whose values are unique together: each `#Unique` group, then each
+    /// `@Attribute(.unique)` property on its own (a subclass's include its superclass's).
     ///
     /// ```swift
-    /// schema.entitiesByName["Trip"]?.uniquenessConstraints   // [["name", "startDate"]]
+    /// schema.entitiesByName["Trip"]?.uniquenessConstraints   // [["name", "startDate"], ["code"]]
     /// ```
     public var uniquenessConstraints: [[String]] {
         entityDescription.uniquenessConstraints

@@ -37,6 +37,8 @@ struct ConnectionServer: Sendable {
     let maxLineBytes: Int
     /// The most one save in parts may hold (``SaveAssembly``).
     let maxSaveBytes: Int
+    /// The schema `hello` reports as the store.
+    let storeName: String
     /// What the server's connections hold of unfinished saves in parts, together.
     let heldSaves: HeldSaveBudget
     /// How long a held save in parts may wait for its next part (``HeldSaveWatchdog``).
@@ -170,7 +172,8 @@ struct ConnectionServer: Sendable {
     private func serveRequests(_ inbox: FrameInbox, _ client: Client) async throws {
                 let logger = client.logger
                 var session = SessionStateMachine(maxFailedAuthentications: maxFailedAuthentications,
-                                                  maxLineBytes: maxLineBytes, maxSaveBytes: maxSaveBytes)
+                                                  maxLineBytes: maxLineBytes, maxSaveBytes: maxSaveBytes,
+                                                  storeName: storeName)
                 var assembly = SaveAssembly(maxSaveBytes: maxSaveBytes, maxLifetime: heldSaveLifetime)
                 // Whose share of the held-save budget the open save takes: the connection's user.
                 var holder: UUID?

@@ -56,6 +56,7 @@ struct LineListener: Service {
             shareProbes: ShareProbeGuard(policy: server.configuration.shareProbeThrottle),
             idleTimeout: server.configuration.idleTimeout, maxResponseBytes: server.configuration.maxResponseBytes,
             maxLineBytes: server.configuration.maxLineBytes, maxSaveBytes: server.configuration.maxSaveBytes,
+            storeName: server.databaseConfiguration.schemaName,
             heldSaves: HeldSaveBudget(limit: server.configuration.maxHeldSaveBytes,
                                       perUserLimit: server.configuration.effectiveMaxHeldSaveBytesPerUser),
             heldSaveTimeout: server.configuration.heldSaveTimeout,

@@ -57,7 +57,12 @@
     /// The limit of one save in parts a successful `hello` reports (``HelloResult/maxSaveBytes``).
     public let maxSaveBytes: Int?
 
-    public init(maxFailedAuthentications: Int = 5, maxLineBytes: Int? = nil, maxSaveBytes: Int? = nil) {
+    /// The schema a successful `hello` names as the store (``HelloResult/store``).
+    public let storeName: String?
+
+    public init(maxFailedAuthentications: Int = 5, maxLineBytes: Int? = nil, maxSaveBytes: Int? = nil,
+                storeName: String? = nil) {
+        self.storeName = storeName
         self.maxFailedAuthentications = max(1, maxFailedAuthentications)
         self.maxLineBytes = maxLineBytes
         self.maxSaveBytes = maxSaveBytes
@@ -137,7 +142,8 @@
         state = .authenticated(user)
         failedAuthentications = 0
         return .respond(Response(id: id, .hello(HelloResult(user: user.name, userID: user.id, isAdmin: user.isAdmin,
-                                                            maxLineBytes: maxLineBytes, maxSaveBytes: maxSaveBytes))))
+                                                            maxLineBytes: maxLineBytes, maxSaveBytes: maxSaveBytes,
+                                                            store: storeName))))
     }
 
     /// The credentials of `hello` `id` were wrong (or could not be checked): answer `error`; after

@@ -26,7 +26,7 @@ extension Response: Codable {
     }
 
     private enum Field: String {
-        case id, ok, error, server, user, userID, admin, maxLineBytes, maxSaveBytes, held, pong, entities, rows, table, count, ids, remapped, deleted, merged, dropped, history, subscription, shares
+        case id, ok, error, server, user, userID, admin, maxLineBytes, maxSaveBytes, store, held, pong, entities, rows, table, count, ids, remapped, deleted, merged, dropped, history, subscription, shares
         var key: DynamicKey { DynamicKey(rawValue) }
     }
 
@@ -45,7 +45,8 @@ extension Response: Codable {
                 userID: try c.decode(UUID.self, forKey: Field.userID.key),
                 isAdmin: try c.decodeIfPresent(Bool.self, forKey: Field.admin.key) ?? false,
                 maxLineBytes: try c.decodeIfPresent(Int.self, forKey: Field.maxLineBytes.key),
-                maxSaveBytes: try c.decodeIfPresent(Int.self, forKey: Field.maxSaveBytes.key))))
+                maxSaveBytes: try c.decodeIfPresent(Int.self, forKey: Field.maxSaveBytes.key),
+                store: try c.decodeIfPresent(String.self, forKey: Field.store.key))))
         } else if c.contains(Field.held.key) {
             self.init(id: id, .held(try c.decode(Int.self, forKey: Field.held.key)))
         } else if c.contains(Field.pong.key) {
@@ -107,6 +108,7 @@ extension Response: Codable {
                 try c.encode(hello.isAdmin, forKey: Field.admin.key)
                 try c.encodeIfPresent(hello.maxLineBytes, forKey: Field.maxLineBytes.key)
                 try c.encodeIfPresent(hello.maxSaveBytes, forKey: Field.maxSaveBytes.key)
+                try c.encodeIfPresent(hello.store, forKey: Field.store.key)
             case .held(let parts):
                 try c.encode(parts, forKey: Field.held.key)
             case .pong:

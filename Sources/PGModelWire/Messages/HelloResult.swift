@@ -21,14 +21,18 @@ import Foundation
     /// The most one save in parts may hold, its lines together (`"maxSaveBytes"`); a result without it
     /// is read as a server that takes no saves in parts.
     public var maxSaveBytes: Int?
+    /// The PostgreSQL schema the service's tables live in (`"store"`): the `storeIdentifier` of its
+    /// models and history. A result without it is read as a server that does not say.
+    public var store: String?
 
     public init(server: String = WireProtocol.serverName, user: String, userID: UUID, isAdmin: Bool = false,
-                maxLineBytes: Int? = nil, maxSaveBytes: Int? = nil) {
+                maxLineBytes: Int? = nil, maxSaveBytes: Int? = nil, store: String? = nil) {
         self.server = server
         self.user = user
         self.userID = userID
         self.isAdmin = isAdmin
         self.maxLineBytes = maxLineBytes
         self.maxSaveBytes = maxSaveBytes
+        self.store = store
     }
 }

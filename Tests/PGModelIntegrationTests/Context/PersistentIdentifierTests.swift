@@ -44,8 +44,9 @@ struct PersistentIdentifierTests {
         }
     }
 
-    @Test func aDirectStoreIsNamedByItsSchemaAsHistoryNamesIt() async throws {
-        let f = try await StoreFixture.make(.direct, [Booking.self])
+    @Test(arguments: StoreKind.tested)
+    func theStoreIsNamedByItsSchemaAsHistoryNamesIt(kind: StoreKind) async throws {
+        let f = try await StoreFixture.make(kind, [Booking.self])
         try await offCooperativePool {
             let context = f.newContext()
             let booking = Booking(hotel: "h\(f.token)", room: 3, night: .now, guest: nil)
@@ -56,6 +57,8 @@ struct PersistentIdentifierTests {
             let transaction = try #require(try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
             #expect(transaction.storeIdentifier == store)
             #expect(transaction.token.storeIdentifier == store)
+            let changed = try #require(transaction.changes.first?.changedPersistentIdentifier)
+            #expect(changed == booking.persistentModelID && changed.storeIdentifier == store)
         }
     }
 }
