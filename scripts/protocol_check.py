@@ -2087,6 +2087,26 @@ def t_sharing(ctx):
     r = b.req({"op": "shares", "entity": T, "rowID": ctx.paris})
     check("shares: a grantee gets only their own share", is_ok(r) and [s["user"] for s in r["shares"]] == [ctx.u2],
           short(r))
+    check("shares: the answer names the record's owner, for a grantee too", is_ok(r) and r.get("owner") == ctx.u1,
+          short(r))
+    expect_ok("shares: the owner of a row the owner asks about is the owner",
+              a.req({"op": "shares", "entity": T, "rowID": ctx.rome}), None, lambda r: r.get("owner") == ctx.u1)
+    # ownership: the grantee's own rows, or what others shared with them
+    expect_ok("fetch ownership sharedWithMe: a grantee gets the shared record",
+              b.req({"op": "ids", "entity": T, "ownership": "sharedWithMe"}), None,
+              lambda r: ctx.paris in [x["id"] for x in r.get("ids", [])] and ctx.rome not in [x["id"] for x in r.get("ids", [])])
+    expect_ok("fetch ownership owned: a grantee's own rows exclude the shared record",
+              b.req({"op": "fetch", "entity": T, "ownership": "owned"}), None,
+              lambda r: ctx.paris not in [x["id"] for x in r.get("rows", [])])
+    expect_ok("count ownership owned: the owner counts the shared record as theirs",
+              a.req({"op": "count", "entity": T, "ownership": "owned", "ids": [ctx.paris]}), None,
+              lambda r: r.get("count") == 1)
+    expect_ok("count ownership sharedWithMe: nothing is shared with the owner",
+              a.req({"op": "count", "entity": T, "ownership": "sharedWithMe", "ids": [ctx.paris]}), None,
+              lambda r: r.get("count") == 0)
+    expect_err("fetch ownership: an unknown value -> invalid_field",
+               b.req({"id": 44, "op": "fetch", "entity": T, "ownership": "everyone"}), "invalid_field",
+               field="ownership", rid=44)
     expect_ok("shares: [] for an unshared record", a.req({"op": "shares", "entity": T, "rowID": ctx.rome}), None,
               lambda r: r.get("shares") == [])
     expect_ok("shares: only shares naming this record (not a child's owner's)",

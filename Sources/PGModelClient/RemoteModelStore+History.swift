@@ -62,9 +62,9 @@ import NIOCore
         return count
     }
 
-    public func shares(of record: RowReference) async throws -> [ModelShare] {
-        guard case .shares(let shares) = try await call(.shares(record)) else { throw Self.unexpectedResult(.shares) }
-        return shares
+    public func sharing(of record: RowReference) async throws -> RecordSharing {
+        guard case .shares(let sharing) = try await call(.shares(record)) else { throw Self.unexpectedResult(.shares) }
+        return sharing
     }
 
     /// A new stream of doorbells for saves in the server's schema, by any client. Each stream holds a

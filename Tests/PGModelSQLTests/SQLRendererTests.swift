@@ -83,6 +83,14 @@ struct SQLRendererTests {
         #expect(none.sql == #"SELECT count(*) FROM "app"."bucket_list_item" WHERE FALSE"#)
     }
 
+    @Test func ownershipSelectsTheCallersRowsOrThoseSharedWithThem() throws {
+        let owned = try renderer.count(FetchRequest(entity: "BucketListItem", ownership: .owned))
+        #expect(owned.sql == #"SELECT count(*) FROM "app"."bucket_list_item" WHERE "owner_id" IS NOT DISTINCT FROM (SELECT "pgmodel"."current_user_id"())"#)
+        let shared = try renderer.selectIdentifiers(FetchRequest(entity: "BucketListItem", identifiers: [rowID], ownership: .sharedWithMe))
+        #expect(shared.sql == #"SELECT "id", "entity" FROM "app"."bucket_list_item" WHERE ("owner_id" IS DISTINCT FROM (SELECT "pgmodel"."current_user_id"()) AND "id" = ANY ((SELECT "app"."pgmodel_shared_ids"('BucketListItem', false, false))::uuid[])) AND "id" IN ($1) ORDER BY "id" ASC"#)
+        #expect(shared.binds == [.uuid(rowID)])
+    }
+
     @Test func countWithAndWithoutPaging() throws {
         let plain = try renderer.count(FetchRequest(entity: "BucketListItem"))
         #expect(plain.sql == #"SELECT count(*) FROM "app"."bucket_list_item""#)

@@ -43,7 +43,7 @@ struct HistoryFeedTests {
         func fetchIdentifiers(_ request: FetchRequest) async throws -> [RowReference] { throw Self.refused }
         func save(_ request: SaveRequest) async throws -> SaveResult { throw Self.refused }
         func deleteHistory(_ request: HistoryRequest) async throws -> Int { throw Self.refused }
-        func shares(of record: RowReference) async throws -> [ModelShare] { throw Self.refused }
+        func sharing(of record: RowReference) async throws -> RecordSharing { throw Self.refused }
         static let refused = PGModelError(.internalError, "not part of this test")
     }
 

@@ -54,6 +54,8 @@ struct RequestCodingTests {
             stages: [.init(from: "0.9.0", to: schema.version, isCustom: false)])),
         .fetch(fetch),
         .count(FetchRequest(entity: "Trip")),
+        .count(FetchRequest(entity: "Trip", ownership: .owned)),
+        .fetch(FetchRequest(entity: "Trip", limit: 3, ownership: .sharedWithMe)),
         .ids(fetch),
         .save(save),
         .save(SaveRequest()),
@@ -176,6 +178,8 @@ struct RequestCodingTests {
             sort: [SortKey("startDate")], limit: 10)
         let line = try WireTest.text(Request(id: 2, operation: .fetch(request)).encodedLine())
         #expect(line == #"{"entity":"Trip","id":2,"limit":10,"op":"fetch","sort":[{"key":"startDate"}],"where":{"eq":[{"key":"destination"},{"value":"Paris"}]}}"#)
+        let shared = try WireTest.text(Request(id: 3, operation: .fetch(FetchRequest(entity: "Trip", ownership: .sharedWithMe))).encodedLine())
+        #expect(shared == #"{"entity":"Trip","id":3,"op":"fetch","ownership":"sharedWithMe"}"#)
     }
 
     @Test("save line snapshot: lowercase ids, tagged values, sorted keys")

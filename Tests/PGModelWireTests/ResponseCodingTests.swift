@@ -13,6 +13,10 @@ struct ResponseCodingTests {
 
     static let everyResult: [ResponseResult] = [
         .hello(HelloResult(user: "alice", userID: WireTest.userID)),
+        .hello(HelloResult(user: "alice", userID: WireTest.userID, isAdmin: true, maxLineBytes: 1 << 20, maxSaveBytes: 1 << 26, store: "app")),
+        .shares(RecordSharing(owner: "alice", shares: [ModelShare(user: "bob", permission: .readWrite, grantedBy: "alice",
+                                                                  createdAt: Date(timeIntervalSince1970: 1_700_000_000))])),
+        .shares(RecordSharing(owner: nil, shares: [])),
         .pong,
         .registered(entities: ["Trip", "BucketListItem"]),
         .rows([row, RowValues(entity: "Trip", id: WireTest.otherID, values: [:])]),
@@ -52,7 +56,11 @@ struct ResponseCodingTests {
         func line(_ response: Response) throws -> String { try WireTest.text(response.encodedLine()) }
         #expect(try line(Response(id: 1, .hello(HelloResult(user: "alice", userID: WireTest.userID))))
             == #"{"admin":false,"id":1,"ok":true,"server":"pgmodel/0.1","user":"alice","userID":"0193a7c4-0000-7000-8000-00000000a11c"}"#)
+        #expect(try line(Response(id: 1, .hello(HelloResult(user: "alice", userID: WireTest.userID, store: "app"))))
+            == #"{"admin":false,"id":1,"ok":true,"server":"pgmodel/0.1","store":"app","user":"alice","userID":"0193a7c4-0000-7000-8000-00000000a11c"}"#)
         #expect(try line(Response(id: 2, .pong)) == #"{"id":2,"ok":true,"pong":true}"#)
+        #expect(try line(Response(id: 2, .shares(RecordSharing(owner: nil, shares: []))))
+            == #"{"id":2,"ok":true,"owner":null,"shares":[]}"#)
         #expect(try line(Response(id: 3, .registered(entities: ["Trip"]))) == #"{"entities":["Trip"],"id":3,"ok":true}"#)
         #expect(try line(Response(id: 4, .rows([RowValues(entity: "BusinessTrip", id: WireTest.tripID, values: ["name": .string("Rome"), "perdiem": .double(120.5)])])))
             == #"{"id":4,"ok":true,"rows":[{"entity":"BusinessTrip","id":"0193a7c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d","values":{"name":"Rome","perdiem":120.5}}]}"#)

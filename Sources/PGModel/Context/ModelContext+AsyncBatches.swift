@@ -95,7 +95,12 @@ extension ModelContext {
                                                                       pending: Bool) async throws -> (models: [T], last: StoreRow?) {
         let rows = try await fetchRowsAsync(pending ? Self.unpaged(request) : request)
         let last = rows.last
-        let models = try models(from: rows, for: descriptor, of: request, mergingPending: pending)
+        var kept: Set<UUID>?
+        if pending, let check = ownershipCheck(of: T.self, request: request, rows: rows) {
+            let store = container.store
+            kept = Set(try await roundTripAsync { try await store.fetchIdentifiers(check) }.map(\.id))
+        }
+        let models = try models(from: rows, for: descriptor, of: request, mergingPending: pending, ownedChanges: kept)
         for keyPath in descriptor.relationshipKeyPathsForPrefetching {
             guard let load = try prefetchLoad(keyPath, for: models) else { continue }
             var related: [StoreRow] = []

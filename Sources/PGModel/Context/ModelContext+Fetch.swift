@@ -19,7 +19,12 @@ extension ModelContext {
                                    pending: Bool) throws -> (models: [T], last: StoreRow?) {
         let rows = try fetchRows(pending ? Self.unpaged(request) : request)
         let last = rows.last
-        let models = try models(from: rows, for: descriptor, of: request, mergingPending: pending)
+        var kept: Set<UUID>?
+        if pending, let check = ownershipCheck(of: T.self, request: request, rows: rows) {
+            let store = container.store
+            kept = Set(try roundTrip { try await store.fetchIdentifiers(check) }.map(\.id))
+        }
+        let models = try models(from: rows, for: descriptor, of: request, mergingPending: pending, ownedChanges: kept)
         for keyPath in descriptor.relationshipKeyPathsForPrefetching {
             guard let load = try prefetchLoad(keyPath, for: models) else { continue }
             try apply(load, rows: try load.request.map { try fetchRows($0) } ?? [])
@@ -35,10 +40,24 @@ extension ModelContext {
         return unpaged
     }
 
+    /// With an ownership filter and unsaved changes, the ids of the changed models of `T` the rows did not
+    /// bring back, asked of the store with the same filter: the stored values of such a model may not
+    /// match the predicate while its unsaved ones do, and only the store knows whose row it is. Nil when
+    /// there is nothing to ask.
+    func ownershipCheck<T: PersistentModel>(of type: T.Type, request: FetchRequest, rows: [StoreRow]) -> FetchRequest? {
+        guard let ownership = request.ownership else { return nil }
+        let returned = Set(rows.map(\.id))
+        let ids = pendingModels(of: T.self).changed.compactMap { ($0 as? T)?._$backingData.id }.filter { !returned.contains($0) }
+        guard !ids.isEmpty else { return nil }
+        return FetchRequest(entity: request.entity, identifiers: ids, ownership: ownership)
+    }
+
     /// The fetch's models from the rows `request` read: as they are, or merged with the context's unsaved
-    /// changes and then sorted and paged in memory.
+    /// changes and then sorted and paged in memory. With an ownership filter, `ownedChanges` holds the
+    /// changed models outside `rows` that pass it (``ownershipCheck(of:request:rows:)``); unsaved inserts
+    /// count as the user's own.
     func models<T: PersistentModel>(from rows: [StoreRow], for descriptor: FetchDescriptor<T>, of request: FetchRequest,
-                                    mergingPending pending: Bool) throws -> [T] {
+                                    mergingPending pending: Bool, ownedChanges: Set<UUID>? = nil) throws -> [T] {
         defer { stagedRows = [:] }
         var materialization = RowMaterialization(isPartial: request.properties != nil)
         guard pending else {
@@ -59,7 +78,11 @@ extension ModelContext {
             if model.hasChanges, let predicate = descriptor.predicate, !(try predicate.evaluate(model)) { continue }
             if seen.insert(model._$backingData.id).inserted { candidates.append(model) }
         }
-        for model in (changes.changed + changes.inserted).compactMap({ $0 as? T }) where !seen.contains(model._$backingData.id) {
+        let changed = changes.changed.compactMap { $0 as? T }.filter { model in
+            request.ownership == nil || ownedChanges?.contains(model._$backingData.id) == true
+        }
+        let inserted = request.ownership == .sharedWithMe ? [] : changes.inserted.compactMap { $0 as? T }
+        for model in changed + inserted where !seen.contains(model._$backingData.id) {
             if let predicate = descriptor.predicate, !(try predicate.evaluate(model)) { continue }
             seen.insert(model._$backingData.id)
             candidates.append(model)
@@ -139,7 +162,8 @@ extension ModelContext {
             sort: try translations.translate(descriptor.sortBy, with: translator),
             limit: descriptor.fetchLimit,
             offset: descriptor.fetchOffset,
-            properties: try propertiesToFetch(descriptor.propertiesToFetch, of: entity))
+            properties: try propertiesToFetch(descriptor.propertiesToFetch, of: entity),
+            ownership: descriptor.ownership.rowOwnership)
         let changes = pendingModels(of: T.self)
         let pending = descriptor.includePendingChanges
             && !(changes.inserted.isEmpty && changes.changed.isEmpty && changes.deleted.isEmpty)

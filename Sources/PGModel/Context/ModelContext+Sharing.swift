@@ -54,6 +54,31 @@ extension ModelContext {
         return try await roundTripAsync { try await store.shares(of: record) }
     }
 
+    /// The name of the user who owns `model`, read from the store now: the user who created it (a child a
+    /// read-write grantee adds to a shared record belongs to the record's owner). Nil for a row without an
+    /// owner, one the direct store (`postgres://`) created. A model not saved yet, or not visible to
+    /// this user, is `not_found`.
+    ///
+    /// ```swift
+    /// let mine = try context.owner(of: trip) == container.currentUser?.name
+    /// ```
+    public func owner<T: PersistentModel>(of model: T) throws -> String? {
+        let record = try shareableRecord(model)
+        let store = container.store
+        return try roundTrip { try await store.sharing(of: record) }.owner
+    }
+
+    /// ``owner(of:)``, suspending instead of blocking.
+    ///
+    /// ```swift
+    /// let owner = try await context.ownerAsync(of: trip)
+    /// ```
+    public nonisolated(nonsending) func ownerAsync<T: PersistentModel>(of model: T) async throws -> String? {
+        let record = try shareableRecord(model)
+        let store = container.store
+        return try await roundTripAsync { try await store.sharing(of: record) }.owner
+    }
+
     private func addShareChange<T: PersistentModel>(_ model: T, user: String, permission: SharePermission?) throws {
         guard (1...128).contains(user.count) else {
             throw PGModelError(.invalidField, "a user name is 1 to 128 characters", model: T._$entityName)

@@ -27,6 +27,14 @@ public struct FetchDescriptor<T: PersistentModel>: @unchecked Sendable {
     /// Relationships to load for every fetched model up front: one extra query per key path instead of
     /// one per model on first access.
     public var relationshipKeyPathsForPrefetching: [PartialKeyPath<T>]
+    /// Whose models to fetch: all the user can see (the default), only their own, or only those others
+    /// shared with them. PGModel's own: SwiftData has one user per store.
+    ///
+    /// ```swift
+    /// var mine = FetchDescriptor<Trip>()
+    /// mine.ownership = .owned
+    /// ```
+    public var ownership: FetchOwnership
 
     public init(predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = []) {
         self.predicate = predicate
@@ -36,5 +44,6 @@ public struct FetchDescriptor<T: PersistentModel>: @unchecked Sendable {
         self.includePendingChanges = true
         self.propertiesToFetch = []
         self.relationshipKeyPathsForPrefetching = []
+        self.ownership = .all
     }
 }

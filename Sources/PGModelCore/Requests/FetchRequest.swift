@@ -31,14 +31,19 @@ import Foundation
     /// the id), so the next batch of an enumeration starts where the last one ended however many rows
     /// precede it. `nil` for no such restriction.
     public var after: FetchCursor?
+    /// Only the requesting user's own rows, or only other users' rows shared with them; `nil` for every
+    /// visible row.
+    public var ownership: RowOwnership?
 
     private enum CodingKeys: String, CodingKey {
-        case entity, predicate = "where", sort, limit, offset, identifiers = "ids", related, properties, after
+        case entity, predicate = "where", sort, limit, offset, identifiers = "ids", related, properties, after, ownership
     }
 
     public init(entity: String, predicate: QueryExpression? = nil, sort: [SortKey] = [], limit: Int? = nil, offset: Int? = nil,
-                identifiers: [UUID]? = nil, related: RelatedScope? = nil, properties: [String]? = nil, after: FetchCursor? = nil) {
+                identifiers: [UUID]? = nil, related: RelatedScope? = nil, properties: [String]? = nil, after: FetchCursor? = nil,
+                ownership: RowOwnership? = nil) {
         self.entity = entity
+        self.ownership = ownership
         self.after = after
         self.related = related
         self.properties = properties
@@ -60,6 +65,7 @@ import Foundation
         related = try c.decodeIfPresent(RelatedScope.self, forKey: .related)
         properties = try c.decodeIfPresent([String].self, forKey: .properties)
         after = try c.decodeIfPresent(FetchCursor.self, forKey: .after)
+        ownership = try c.decodeIfPresent(RowOwnership.self, forKey: .ownership)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -73,6 +79,7 @@ import Foundation
         try c.encodeIfPresent(related, forKey: .related)
         try c.encodeIfPresent(properties, forKey: .properties)
         try c.encodeIfPresent(after, forKey: .after)
+        try c.encodeIfPresent(ownership, forKey: .ownership)
     }
 }
 

@@ -34,6 +34,26 @@ public struct ModelShare: Codable, Sendable, Hashable {
     }
 }
 
+/// Who owns a record and whom it is shared with, as the caller may see it: the answer of
+/// ``ModelStore/sharing(of:)``.
+///
+/// ```swift
+/// let sharing = try await store.sharing(of: RowReference(entity: "Trip", id: tripID))
+/// print(sharing.owner ?? "no owner", sharing.shares.map(\.user))
+/// ```
+public struct RecordSharing: Codable, Sendable, Hashable {
+    /// The name of the service user who owns the record; nil for a row without an owner (one the
+    /// direct store created).
+    public var owner: String?
+    /// The shares the caller may see: all of them for the owner or an admin, their own for a grantee.
+    public var shares: [ModelShare]
+
+    public init(owner: String?, shares: [ModelShare]) {
+        self.owner = owner
+        self.shares = shares
+    }
+}
+
 /// A pending share or revocation of a root record, applied by a save in its transaction.
 ///
 /// ```swift

@@ -25,8 +25,9 @@
     func fetchHistory(_ request: HistoryRequest) async throws -> HistoryPage
     /// Deletes the history transactions matching `request` (and their changes); returns how many.
     func deleteHistory(_ request: HistoryRequest) async throws -> Int
-    /// The shares of `record` the caller may see (``SaveRequest/shares`` changes them).
-    func shares(of record: RowReference) async throws -> [ModelShare]
+    /// The owner of `record` and the shares of it the caller may see (``SaveRequest/shares`` changes
+    /// them). `notFound` when the record is not visible.
+    func sharing(of record: RowReference) async throws -> RecordSharing
     /// The doorbell: a new stream of ``ChangeSignal``s for each call, until the store closes. The store
     /// reconnects by itself after a drop and then yields ``ChangeSignal/Kind/reconnected``.
     func changeSignals() -> AsyncStream<ChangeSignal>

@@ -133,10 +133,10 @@ package final class DatabaseGateway: Sendable {
     }
 
     /// The shares of `record` the requester may see.
-    package func shares(of record: RowReference, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> [ModelShare] {
+    package func sharing(of record: RowReference, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> RecordSharing {
         let schema = try await schema(covering: [record.entity], budget: budget)
         return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "shares of \(record.entity)") {
-            try await self.engine.shares(of: record, in: schema, as: requester, on: $0)
+            try await self.engine.sharing(of: record, in: schema, as: requester, on: $0)
         }
     }
 

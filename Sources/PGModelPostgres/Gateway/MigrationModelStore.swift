@@ -48,9 +48,9 @@ struct MigrationModelStore: ModelStore {
         try await session.call { try await $0.deleteHistory(request, as: .trusted, on: $1) }
     }
 
-    func shares(of record: RowReference) async throws -> [ModelShare] {
+    func sharing(of record: RowReference) async throws -> RecordSharing {
         let schema = schema
-        return try await session.call { try await $0.shares(of: record, in: schema, as: .trusted, on: $1) }
+        return try await session.call { try await $0.sharing(of: record, in: schema, as: .trusted, on: $1) }
     }
 
     func changeSignals() -> AsyncStream<ChangeSignal> {

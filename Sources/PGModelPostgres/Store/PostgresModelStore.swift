@@ -68,8 +68,8 @@ import NIOCore
         try await gateway.deleteHistory(request, as: .trusted)
     }
 
-    public func shares(of record: RowReference) async throws -> [ModelShare] {
-        try await gateway.shares(of: record, as: .trusted)
+    public func sharing(of record: RowReference) async throws -> RecordSharing {
+        try await gateway.sharing(of: record, as: .trusted)
     }
 
     public func changeSignals() -> AsyncStream<ChangeSignal> {

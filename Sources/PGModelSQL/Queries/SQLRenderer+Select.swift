@@ -168,6 +168,9 @@ import Foundation
         if let predicate = request.predicate {
             conditions.append(try render(predicate, &scope, &b))
         }
+        if let ownership = request.ownership {
+            conditions.append(ownershipCondition(ownership, of: entity, alias: alias))
+        }
         if let ids = request.identifiers {
             conditions.append(ids.isEmpty ? "FALSE" : "\(Self.column("id", alias)) IN (\(ids.map { b.bind(.uuid($0)) }.joined(separator: ", ")))")
         }
@@ -226,6 +229,22 @@ import Foundation
         }
         b.sql = "SELECT \(columns(alias, via)) FROM \(from)\(scope.joins.joined())\(tail)"
         return try b.checkedStatement(model: entity.name)
+    }
+
+    /// The rows of `ownership`. The requesting user is `pgmodel.current_user_id()` (NULL outside the service,
+    /// where the store's own rows have no owner); the rows shared with them are the ids row-level security
+    /// lets them read through shares, so a fetch never names more than the policy shows.
+    func ownershipCondition(_ ownership: RowOwnership, of entity: EntityDescription, alias: String?) -> String {
+        let owner = Self.column("owner_id", alias)
+        let me = "(SELECT \"pgmodel\".\"current_user_id\"())"
+        switch ownership {
+        case .owned:
+            return "\(owner) IS NOT DISTINCT FROM \(me)"
+        case .sharedWithMe:
+            let root = schema.rootEntity(of: entity.name)?.name ?? entity.name
+            let shared = "(SELECT \(Naming.quoted(schemaName)).\"pgmodel_shared_ids\"(\(literal(root)), false, false))::uuid[]"
+            return "(\(owner) IS DISTINCT FROM \(me) AND \(Self.column("id", alias)) = ANY (\(shared)))"
+        }
     }
 
     /// The rows strictly after `cursor` in the order ORDER BY gives (each key ASC NULLS FIRST or DESC NULLS

@@ -517,6 +517,16 @@ import Foundation
 
     /// `SELECT id, owner_id, entity` of the rows of `entity`'s hierarchy table with these ids that the
     /// connection sees.
+    /// The name of the user who owns row `id` of `entity`'s table (NULL for a row without an owner); no
+    /// row when the row is not visible.
+    public func ownerName(of entity: String, id: UUID) throws -> SQLStatement {
+        let entity = try self.entity(entity)
+        var b = SQLBuilder()
+        b.sql = "SELECT u.\"name\" FROM \(qualifiedTable(entity)) AS t LEFT JOIN \"pgmodel\".\"users\" AS u ON u.\"id\" = t.\"owner_id\" "
+            + "WHERE t.\"id\" = \(b.bind(.uuid(id)))"
+        return b.statement
+    }
+
     public func owners(of entity: String, ids: [UUID]) throws -> SQLStatement {
         let entity = try self.entity(entity)
         var b = SQLBuilder()

@@ -206,7 +206,7 @@ package struct RequestDispatcher: Sendable {
             _ = try await gateway.save(SaveRequest(shares: [change]), as: requester, budget: budget)
             return .acknowledged
         case .shares(let record):
-            return .shares(try await gateway.shares(of: record, as: requester, budget: budget))
+            return .shares(try await gateway.sharing(of: record, as: requester, budget: budget))
         case .deleteHistory(let request):
             // History is shared by every user of the schema: a transaction may hold several users'
             // changes, so no per-user delete leaves the log consistent for the others. Admins only.

@@ -61,7 +61,7 @@ package enum RequestWeight {
         case .table(let table): return table.rows.count > lightAnswerRows
         case .ids(let ids): return ids.count > lightAnswerRows
         case .history(let page): return page.transactions.count > lightAnswerRows / 8
-        case .shares(let shares): return shares.count > lightAnswerRows
+        case .shares(let sharing): return sharing.shares.count > lightAnswerRows
         case .saved(let result): return result.remappedIdentifiers.count + result.deleted.count > lightAnswerRows
         case .hello, .pong, .registered, .count, .acknowledged, .subscribed, .held:
             return false

@@ -64,7 +64,7 @@ enum RequestFastEncoder {
     private static func fetch(_ fetch: FetchRequest, _ request: Request, op: StaticString, format: Bool,
                               _ writer: inout JSONWriter) throws {
         let requestID = request.id
-        guard fetch.identifiers == nil, fetch.related == nil, fetch.after == nil else { throw Declined() }
+        guard fetch.identifiers == nil, fetch.related == nil, fetch.after == nil, fetch.ownership == nil else { throw Declined() }
         writer.raw("{\"entity\":")
         try string(fetch.entity, &writer)
         if format { writer.raw(",\"format\":\"table\"") }

@@ -26,7 +26,7 @@ extension Response: Codable {
     }
 
     private enum Field: String {
-        case id, ok, error, server, user, userID, admin, maxLineBytes, maxSaveBytes, store, held, pong, entities, rows, table, count, ids, remapped, deleted, merged, dropped, history, subscription, shares
+        case id, ok, error, server, user, userID, admin, maxLineBytes, maxSaveBytes, store, held, pong, entities, rows, table, count, ids, remapped, deleted, merged, dropped, history, subscription, shares, owner
         var key: DynamicKey { DynamicKey(rawValue) }
     }
 
@@ -81,7 +81,8 @@ extension Response: Codable {
         } else if c.contains(Field.subscription.key) {
             self.init(id: id, .subscribed(try c.decode(RequestID.self, forKey: Field.subscription.key)))
         } else if c.contains(Field.shares.key) {
-            self.init(id: id, .shares(try c.decode([ModelShare].self, forKey: Field.shares.key)))
+            self.init(id: id, .shares(RecordSharing(owner: try c.decodeIfPresent(String.self, forKey: Field.owner.key),
+                                                    shares: try c.decode([ModelShare].self, forKey: Field.shares.key))))
         } else {
             self.init(id: id, .acknowledged)
         }
@@ -140,8 +141,9 @@ extension Response: Codable {
                 try c.encode(WireHistoryPage(page), forKey: Field.history.key)
             case .subscribed(let subscription):
                 try c.encode(subscription, forKey: Field.subscription.key)
-            case .shares(let shares):
-                try c.encode(shares, forKey: Field.shares.key)
+            case .shares(let sharing):
+                try c.encode(sharing.shares, forKey: Field.shares.key)
+                try c.encode(sharing.owner, forKey: Field.owner.key)
             }
         }
     }

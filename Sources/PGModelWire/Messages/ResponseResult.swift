@@ -31,8 +31,8 @@
     case history(HistoryPage)
     /// `subscribe`: `{"subscription":7}`, the id that the subscription's events carry (the request's id).
     case subscribed(RequestID)
-    /// `shares`: `{"shares":[{"user":"bob","permission":"readOnly","grantedBy":"alice","createdAt":…}]}`.
-    case shares([ModelShare])
+    /// `shares`: `{"owner":"alice","shares":[{"user":"bob","permission":"readOnly","grantedBy":"alice","createdAt":…}]}`.
+    case shares(RecordSharing)
 
     /// The op this result answers; `nil` for ``acknowledged``, which no op but `bye` returns.
     ///

@@ -246,7 +246,7 @@ enum FuzzDriver {
         case .shares(let record):
             _ = try schema.requireEntity(record.entity)
             count(ShareSQL(schemaName: "app").shares(of: record, root: record.entity))
-            return .shares([])
+            return .shares(RecordSharing(owner: nil, shares: []))
         case .subscribe(let entities):
             return .subscribed(RequestID.int(Int64(entities?.count ?? 0)))
         case .unsubscribe, .hello, .ping, .bye:
