@@ -226,6 +226,10 @@ struct SQLRendererTests {
         #expect(s.sql == #"UPDATE "app"."bucket_list_item" SET "notes" = NULL, "cost" = $1 FROM (SELECT "id", "notes", "cost" FROM "app"."bucket_list_item" WHERE "id" = $2 FOR UPDATE) AS "replaced" WHERE "app"."bucket_list_item"."id" = "replaced"."id" RETURNING "app"."bucket_list_item"."id", "app"."bucket_list_item"."owner_id", "replaced"."notes", "replaced"."cost""#)
         #expect(s.binds == [.decimal(Decimal(1.5)), .uuid(rowID)])
         #expect(try renderer.replacedColumns(of: row).map(\.name) == ["notes", "cost"])
+        // And the whole row as the update leaves it, after what it replaced.
+        let whole = try renderer.updateReturningReplaced(row, returningStored: true)
+        #expect(whole.sql == s.sql + #", "app"."bucket_list_item"."title", "app"."bucket_list_item"."start_date", "app"."bucket_list_item"."notes", "app"."bucket_list_item"."attr_id", "app"."bucket_list_item"."cost""#)
+        #expect(whole.binds == s.binds)
     }
 
     @Test func deleteByID() throws {

@@ -37,7 +37,7 @@ import PostgresNIO
                 // parent (and links removed) in this save are out of the deleted row's reach before it goes.
                 let moves = foreignKeyMoves(in: request.updates, renderer)
                 if !moves.isEmpty {
-                    for (key, row) in try await applyUpdates(moves, renderer, connection, returningReplaced: true) { replaced[key] = row.replaced }
+                    for (key, row) in try await applyUpdates(moves, renderer, connection, returning: .replacedValues) { replaced[key] = row.replaced }
                 }
                 let unlinks = request.links.filter { !$0.isAdded }
                 if !unlinks.isEmpty { linked = try await applyLinks(unlinks, renderer, connection) }
@@ -68,7 +68,8 @@ import PostgresNIO
             }
             if !request.updates.isEmpty {
                 let updates = deletedRows.isEmpty ? request.updates : request.updates.filter { !deletedRows.contains(deletedKey($0.entity, $0.id)) }
-                let updated = try await applyUpdates(updates, renderer, connection, returningReplaced: true)
+                // Each row whole, as this save leaves it: the saving context shows what others changed too.
+                let updated = try await applyUpdates(updates, renderer, connection, returning: .replacedAndStored)
                 var written: [RowValues] = []
                 written.reserveCapacity(updates.count)
                 for row in updates {
@@ -116,6 +117,7 @@ import PostgresNIO
                     history.record(.update, row.entity, row.id, owner: updated[key]?.owner ?? nil, values: values,
                                    previous: replaced[key].map { before in before.filter { values[$0.key] != nil } })
                 }
+                result.stored = try storedRows(written, updated, corrections: corrections, rowKey: rowKey, renderer)
             }
             if !conflicts.isEmpty { throw Self.saveConflict(conflicts) }
             let owners = try await insertOwners(request, renderer, requester, connection)
@@ -202,6 +204,37 @@ import PostgresNIO
             if !values.isEmpty { moves.append(RowValues(entity: row.entity, id: row.id, values: values)) }
         }
         return moves
+    }
+
+    /// The rows `written` updated, whole, as the save leaves them (``SaveResult/stored``): what each update
+    /// returned of the row, with `corrections` written over it. One shape per class, a row once.
+    private func storedRows(_ written: [RowValues], _ updated: [RowKey: UpdatedRow], corrections: [RowKey: [String: PGValue]],
+                            rowKey: (String, UUID) -> RowKey, _ renderer: SQLRenderer) throws -> FetchedTable {
+        var table = FetchedTable()
+        var shapes: [String: (index: Int, positions: [String: Int])] = [:]
+        var seen = Set<RowKey>(minimumCapacity: written.count)
+        table.rows.reserveCapacity(written.count)
+        for row in written {
+            let key = rowKey(row.entity, row.id)
+            guard let done = updated[key], var values = done.stored, seen.insert(key).inserted else { continue }
+            let shape: (index: Int, positions: [String: Int])
+            if let known = shapes[row.entity] {
+                shape = known
+            } else {
+                let names = try renderer.storedColumns(of: row.entity).map(\.name)
+                var positions: [String: Int] = [:]
+                for (i, name) in names.enumerated() { positions[name] = i }
+                shape = (table.shapes.count, positions)
+                shapes[row.entity] = shape
+                table.shapes.append(FetchedTable.Shape(entity: row.entity, keys: names))
+            }
+            guard values.count == table.shapes[shape.index].keys.count else { continue }
+            for (name, value) in corrections[key] ?? [:] {
+                if let i = shape.positions[name] { values[i] = value }
+            }
+            table.rows.append(FetchedTable.Row(shape: shape.index, id: row.id, values: values))
+        }
+        return table
     }
 
     /// What became of an inserted row: inserted, or merged into an existing row with its unique values.

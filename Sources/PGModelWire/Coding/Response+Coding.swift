@@ -26,7 +26,7 @@ extension Response: Codable {
     }
 
     private enum Field: String {
-        case id, ok, error, server, user, userID, admin, maxLineBytes, maxSaveBytes, held, pong, entities, rows, table, count, ids, remapped, deleted, merged, dropped, history, subscription, shares
+        case id, ok, error, server, user, userID, admin, maxLineBytes, maxSaveBytes, held, pong, entities, rows, table, count, ids, remapped, deleted, merged, dropped, stored, history, subscription, shares
         var key: DynamicKey { DynamicKey(rawValue) }
     }
 
@@ -74,7 +74,9 @@ extension Response: Codable {
             let deleted = try c.decodeIfPresent([WireReference].self, forKey: Field.deleted.key)?.map(\.reference) ?? []
             let merged = try c.decodeIfPresent([WireRow].self, forKey: Field.merged.key)?.map(\.row) ?? []
             let dropped = try c.decodeIfPresent([WireReference].self, forKey: Field.dropped.key)?.map(\.reference) ?? []
-            self.init(id: id, .saved(SaveResult(remappedIdentifiers: remapped, deleted: deleted, merged: merged, dropped: dropped)))
+            // Absent from an older server's answer: the saving context then shows only what the save wrote.
+            let stored = try c.decodeIfPresent(WireTableBody.self, forKey: Field.stored.key)?.table ?? FetchedTable()
+            self.init(id: id, .saved(SaveResult(remappedIdentifiers: remapped, deleted: deleted, merged: merged, dropped: dropped, stored: stored)))
         } else if c.contains(Field.history.key) {
             self.init(id: id, .history(try c.decode(HistoryPage.self, forKey: Field.history.key)))
         } else if c.contains(Field.subscription.key) {
@@ -132,6 +134,7 @@ extension Response: Codable {
                 }
                 if !result.merged.isEmpty { try c.encode(result.merged.map(WireRow.init), forKey: Field.merged.key) }
                 if !result.dropped.isEmpty { try c.encode(result.dropped.map(WireReference.init), forKey: Field.dropped.key) }
+                if !result.stored.rows.isEmpty { try c.encode(WireTableBody(result.stored), forKey: Field.stored.key) }
             case .acknowledged:
                 break
             case .history(let page):
