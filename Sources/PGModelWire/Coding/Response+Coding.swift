@@ -9,9 +9,13 @@ extension Response: Codable {
     /// let data = try Response(id: 1, .pong).encodedLine()   // {"id":1,"ok":true,"pong":true}\n
     /// ```
     public func encodedLine() throws -> Data {
-        // The one line that can hold millions of values is written by hand (same JSON, sorted keys).
-        if case .success(.table(let table)) = result { return try WireTable.encodeLine(id: id, table: table) }
-        return try WireJSON.encodeLine(self)
+        // The lines that can hold millions of values (a fetch's table, a save's stored rows) are written by
+        // hand (same JSON, sorted keys).
+        switch result {
+        case .success(.table(let table)): return try WireTable.encodeLine(id: id, table: table)
+        case .success(.saved(let saved)): return try WireSaveAnswer.encodeLine(id: id, result: saved)
+        default: return try WireJSON.encodeLine(self)
+        }
     }
 
     /// ``encodedLine()`` as the buffer a channel writes: a large `table` answer is copied into it once
@@ -21,8 +25,11 @@ extension Response: Codable {
     /// try await outbound.write(try response.encodedLineBuffer())
     /// ```
     public func encodedLineBuffer() throws -> ByteBuffer {
-        if case .success(.table(let table)) = result { return try WireTable.encodeLineBuffer(id: id, table: table) }
-        return ByteBuffer(bytes: try WireJSON.encodeLine(self))
+        switch result {
+        case .success(.table(let table)): return try WireTable.encodeLineBuffer(id: id, table: table)
+        case .success(.saved(let saved)): return try WireSaveAnswer.encodeLineBuffer(id: id, result: saved)
+        default: return ByteBuffer(bytes: try WireJSON.encodeLine(self))
+        }
     }
 
     private enum Field: String {
