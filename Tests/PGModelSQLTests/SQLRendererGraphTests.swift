@@ -211,6 +211,12 @@ struct SQLRendererGraphTests {
         #expect(one.sql == #"UPDATE "app"."track" SET "title" = $1 FROM (SELECT "id", "title" FROM "app"."track" WHERE "id" = $2 FOR UPDATE) AS "replaced" WHERE "app"."track"."id" = "replaced"."id" RETURNING "app"."track"."id", "app"."track"."owner_id", "replaced"."title", "app"."track"."title", "app"."track"."duration", "app"."track"."album_id""#)
     }
 
+    @Test func aNullifyReadsTheReferencesAndWhatTheyPointAt() throws {
+        let statements = try r.referencingRows(to: "Album", ids: [a])
+        #expect(statements.map(\.relationship) == ["album"])
+        #expect(statements.first?.statement.sql == #"SELECT "id", "entity", "owner_id", "target" FROM "pgmodel"."nullified_reference_targets"($1::text::regclass, $2::text, $3::uuid[], $4::text::regclass, $5)"#)
+    }
+
     @Test func linksNormalizeToTheJoinTable() throws {
         let following = try r.link(LinkChange(entity: "User", relationship: "following", source: a, destination: owner, isAdded: true))
         #expect(following.sql == #"INSERT INTO "app"."user_followers" ("followers_id", "user_id") VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1"#)

@@ -255,7 +255,9 @@ import Foundation
     }
 
     /// After an insert met a uniqueness constraint: updates the row of the same owner (uniqueness is per
-    /// owner) that holds the same unique values with all of `row`'s attributes, returning its id. Only groups whose values are all non-nil can match,
+    /// owner) that holds the same unique values with all of `row`'s attributes, returning its id and then
+    /// the values it replaced, in the order of ``storedColumns(of:)`` (the row is locked by the sub-select
+    /// that finds it), for history. Only groups whose values are all non-nil can match,
     /// because PostgreSQL treats NULLs as distinct in UNIQUE constraints. Returns `nil` if no group can match.
     public func upsertUpdate(_ row: RowValues, owner: UUID?) throws -> SQLStatement? {
         let entity = try self.entity(row.entity)
@@ -283,11 +285,16 @@ import Foundation
         }
         guard !matches.isEmpty else { return nil }
         let table = qualifiedTable(entity)
-        var target = "SELECT \"id\" FROM \(table) WHERE (\(matches.joined(separator: " OR ")))"
+        let columns = storedColumnList(of: entity)
+        // The row as it was, locked: what the upsert replaces, returned for history.
+        let selected = (["\"id\""] + columns.map { Naming.quoted($0.column) }).joined(separator: ", ")
+        var target = "SELECT \(selected) FROM \(table) WHERE (\(matches.joined(separator: " OR ")))"
         target += owner.map { " AND \"owner_id\" = \(b.bind(.uuid($0)))" } ?? " AND \"owner_id\" IS NULL"
         // One row only, locked: two constraints could match two different rows.
         target += " ORDER BY \"id\" LIMIT 1 FOR UPDATE"
-        b.sql = "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = (\(target)) RETURNING \"id\""
+        b.sql = "UPDATE \(table) SET \(assignments.joined(separator: ", ")) FROM (\(target)) AS \"replaced\""
+        b.sql += " WHERE \(table).\"id\" = \"replaced\".\"id\" RETURNING \(table).\"id\""
+        b.sql += columns.map { ", " + Self.readExpression("\"replaced\".\(Naming.quoted($0.column))", $0.type) }.joined()
         return b.statement
     }
 
@@ -386,7 +393,8 @@ import Foundation
 
     /// Every stored property of `entity`, attributes then to-one relationships held as foreign keys (as
     /// `uuid`), in the class's order: what ``updateReturningReplaced(_:returningStored:)`` and the set-based
-    /// ``update(_:returningReplaced:returningStored:)`` return last with `returningStored`.
+    /// ``update(_:returningReplaced:returningStored:)`` return last with `returningStored`, and what ``upsertUpdate(_:owner:)``
+    /// returns after the id.
     ///
     /// ```swift
     /// try renderer.storedColumns(of: "Track").map(\.name)   // ["title", "duration", "album"]
