@@ -1642,8 +1642,26 @@ def t_conflicts(ctx):
     def update(values, ancestor, **extra):
         return c.req(dict({"op": "save", "updates": [{"entity": T, "id": rid, "values": values, "ancestor": ancestor}]}, **extra))
 
-    expect_ok("conflicts: insert", c.req({"op": "save", "inserts": [{"entity": T, "id": rid, "values": trip_values(name, perdiem=10.5, nights=3)}]}))
-    expect_ok("conflicts: an update whose ancestor is what is stored saves", update({"perdiem": 11.5}, {"perdiem": 10.5}))
+    def whole_rows(r):
+        # `stored`: the updated rows whole, as a fetch's `table` object; by id, each {key: value}.
+        table = r.get("stored")
+        if not isinstance(table, dict) or not isinstance(table.get("shapes"), list) or not isinstance(table.get("rows"), list):
+            return None
+        rows = {}
+        for row in table["rows"]:
+            shape = table["shapes"][row[0]]
+            if shape.get("entity") != T or len(row) != 2 + len(shape["keys"]):
+                return None
+            rows[row[1]] = dict(zip(shape["keys"], row[2:]))
+        return rows
+
+    r = c.req({"op": "save", "inserts": [{"entity": T, "id": rid, "values": trip_values(name, perdiem=10.5, nights=3)}]})
+    expect_ok("conflicts: insert", r)
+    check("conflicts: a save that updates nothing has no stored rows", is_ok(r) and "stored" not in r, short(r))
+    r = update({"perdiem": 11.5}, {"perdiem": 10.5})
+    expect_ok("conflicts: an update whose ancestor is what is stored saves", r)
+    check("conflicts: the answer's stored holds the updated row whole, as a fetch reads it",
+          whole_rows(r) == {rid: stored()} and (stored() or {}).get("nights") == 3, short(r))
     r = update({"perdiem": 12.5, "nights": 9}, {"perdiem": 10.5, "nights": 3})
     expect_err("conflicts: the same attribute changed since is save_conflict", r, "save_conflict")
     conflicts = (r.get("error") or {}).get("conflicts")
@@ -1656,11 +1674,21 @@ def t_conflicts(ctx):
     expect_ok("conflicts: mergePolicy store saves and lists what it kept in merged", r, None,
               lambda r: r.get("merged") == [{"entity": T, "id": rid, "values": {"perdiem": 11.5}}])
     check("conflicts: under store the stored value stays", (stored() or {}).get("perdiem") == 11.5)
+    check("conflicts: stored shows the value the merge kept", (whole_rows(r) or {}).get(rid, {}).get("perdiem") == 11.5, short(r))
+    # Another client of the same user changes `done`; this client's next save shows it in `stored`.
+    other = ctx.connect()
+    login(other, ctx.u1, ctx.p1, "conf-login")
+    expect_ok("conflicts: a second connection changes another attribute",
+              other.req({"op": "save", "updates": [{"entity": T, "id": rid, "values": {"done": True}, "ancestor": {"done": None}}]}))
+    other.close()
     expect_ok("conflicts: mergePolicy context saves", update({"perdiem": 12.5}, {"perdiem": 10.5}, mergePolicy="context"))
     check("conflicts: under context this client's value is stored", (stored() or {}).get("perdiem") == 12.5)
-    expect_ok("conflicts: a different attribute than the one changed since saves", update({"nights": 4}, {"nights": 3}))
+    r = update({"nights": 4}, {"nights": 3})
+    expect_ok("conflicts: a different attribute than the one changed since saves", r)
     v = stored() or {}
     check("conflicts: both changes stay", v.get("perdiem") == 12.5 and v.get("nights") == 4, short(v))
+    check("conflicts: stored shows the whole row: this save's change and the other connection's",
+          whole_rows(r) == {rid: v} and v.get("done") is True, short(r))
     r = update({"nights": 5}, {"nights": 3}, mergeRules={T: {"nights": "sum"}})
     expect_ok("conflicts: a sum rule adds this client's increment to the stored value", r, None,
               lambda r: r.get("merged") == [{"entity": T, "id": rid, "values": {"nights": 6}}])

@@ -195,6 +195,28 @@ struct SQLRendererGraphTests {
         #expect { try r.update(RowValues(entity: "Track", id: a, values: ["album": .int(1)])) } throws: { ($0 as? PGModelError)?.code == .typeMismatch }
     }
 
+    @Test func setBasedUpdatesReturnWhatTheyReplacedAndTheWholeRow() throws {
+        let rows = [RowValues(entity: "Track", id: a, values: ["title": .string("t"), "album": .null]),
+                    RowValues(entity: "Track", id: owner, values: ["title": .string("u")])]
+        let plain = try r.update(rows)
+        #expect(plain.sql == #"UPDATE "app"."track" AS "t" SET "title" = "v"."c1", "album_id" = CASE WHEN "v"."m2" THEN "v"."c2" ELSE "t"."album_id" END FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::bool[]) AS "v"("id", "c1", "c2", "m2") WHERE "t"."id" = "v"."id" RETURNING "t"."id", "t"."owner_id""#)
+        let replaced = try r.update(rows, returningReplaced: true)
+        #expect(replaced.sql == #"UPDATE "app"."track" AS "t" SET "title" = "v"."c1", "album_id" = CASE WHEN "v"."m2" THEN "v"."c2" ELSE "t"."album_id" END FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::bool[]) AS "v"("id", "c1", "c2", "m2"), (SELECT "id", "title", "album_id" FROM "app"."track" WHERE "id" = ANY($1::uuid[]) FOR UPDATE) AS "replaced" WHERE "t"."id" = "v"."id" AND "t"."id" = "replaced"."id" RETURNING "t"."id", "t"."owner_id", "replaced"."title", "replaced"."album_id""#)
+        // The whole row after what it replaced: every attribute, then the foreign keys.
+        let whole = try r.update(rows, returningReplaced: true, returningStored: true)
+        #expect(whole.sql == replaced.sql + #", "t"."title", "t"."duration", "t"."album_id""#)
+        #expect(try r.storedColumns(of: "Track").map(\.name) == ["title", "duration", "album"])
+        #expect(try r.storedColumns(of: "Track").map(\.type) == [.string, .int64, .uuid])
+        let one = try r.updateReturningReplaced(rows[1], returningStored: true)
+        #expect(one.sql == #"UPDATE "app"."track" SET "title" = $1 FROM (SELECT "id", "title" FROM "app"."track" WHERE "id" = $2 FOR UPDATE) AS "replaced" WHERE "app"."track"."id" = "replaced"."id" RETURNING "app"."track"."id", "app"."track"."owner_id", "replaced"."title", "app"."track"."title", "app"."track"."duration", "app"."track"."album_id""#)
+    }
+
+    @Test func aNullifyReadsTheReferencesAndWhatTheyPointAt() throws {
+        let statements = try r.referencingRows(to: "Album", ids: [a])
+        #expect(statements.map(\.relationship) == ["album"])
+        #expect(statements.first?.statement.sql == #"SELECT "id", "entity", "owner_id", "target" FROM "pgmodel"."nullified_reference_targets"($1::text::regclass, $2::text, $3::uuid[], $4::text::regclass, $5)"#)
+    }
+
     @Test func linksNormalizeToTheJoinTable() throws {
         let following = try r.link(LinkChange(entity: "User", relationship: "following", source: a, destination: owner, isAdded: true))
         #expect(following.sql == #"INSERT INTO "app"."user_followers" ("followers_id", "user_id") VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1"#)

@@ -218,8 +218,10 @@ struct SQLRendererTests {
 
     @Test func upsertUpdateMatchesOnlyGroupsWithoutNil() throws {
         let s = try #require(try renderer.upsertUpdate(RowValues(entity: "BucketListItem", id: rowID, values: values), owner: owner))
-        // The (startDate, notes) group has a nil, and NULLs never conflict: only `title` can match.
-        #expect(s.sql == #"UPDATE "app"."bucket_list_item" SET "title" = $1, "start_date" = $2, "notes" = NULL, "attr_id" = $3, "cost" = $4 WHERE "id" = (SELECT "id" FROM "app"."bucket_list_item" WHERE (("title" = $5)) AND "owner_id" = $6 ORDER BY "id" LIMIT 1 FOR UPDATE) RETURNING "id""#)
+        // The (startDate, notes) group has a nil, and NULLs never conflict: only `title` can match. The
+        // matched row comes back with what the upsert replaced in it, for history.
+        #expect(s.sql == #"UPDATE "app"."bucket_list_item" SET "title" = $1, "start_date" = $2, "notes" = NULL, "attr_id" = $3, "cost" = $4 FROM (SELECT "id", "title", "start_date", "notes", "attr_id", "cost" FROM "app"."bucket_list_item" WHERE (("title" = $5)) AND "owner_id" = $6 ORDER BY "id" LIMIT 1 FOR UPDATE) AS "replaced" WHERE "app"."bucket_list_item"."id" = "replaced"."id" RETURNING "app"."bucket_list_item"."id", "replaced"."title", "replaced"."start_date", "replaced"."notes", "replaced"."attr_id", "replaced"."cost""#)
+        #expect(try renderer.storedColumns(of: "BucketListItem").map(\.name) == ["title", "startDate", "notes", "id", "cost"])
     }
 
     @Test func updateWritesOnlyGivenColumns() throws {
@@ -234,6 +236,10 @@ struct SQLRendererTests {
         #expect(s.sql == #"UPDATE "app"."bucket_list_item" SET "notes" = NULL, "cost" = $1 FROM (SELECT "id", "notes", "cost" FROM "app"."bucket_list_item" WHERE "id" = $2 FOR UPDATE) AS "replaced" WHERE "app"."bucket_list_item"."id" = "replaced"."id" RETURNING "app"."bucket_list_item"."id", "app"."bucket_list_item"."owner_id", "replaced"."notes", "replaced"."cost""#)
         #expect(s.binds == [.decimal(Decimal(1.5)), .uuid(rowID)])
         #expect(try renderer.replacedColumns(of: row).map(\.name) == ["notes", "cost"])
+        // And the whole row as the update leaves it, after what it replaced.
+        let whole = try renderer.updateReturningReplaced(row, returningStored: true)
+        #expect(whole.sql == s.sql + #", "app"."bucket_list_item"."title", "app"."bucket_list_item"."start_date", "app"."bucket_list_item"."notes", "app"."bucket_list_item"."attr_id", "app"."bucket_list_item"."cost""#)
+        #expect(whole.binds == s.binds)
     }
 
     @Test func deleteByID() throws {

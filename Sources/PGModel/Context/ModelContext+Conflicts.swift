@@ -45,6 +45,51 @@ extension ModelContext {
         }
     }
 
+    /// Takes the rows a save updated, whole as it left them (``SaveResult/stored``), as what each registered
+    /// model shows and what this context read of it: attributes and to-one relationships someone else
+    /// changed show now, without a fetch, and the next save compares with these values. A value equal (as
+    /// stored) to the one the context holds is left as it is, so a model's own values are not replaced by
+    /// the store's copy of them. A property the app changed while an async save was in flight keeps the
+    /// app's value; only what the context read moves on.
+    func applyStoredRows(_ table: FetchedTable) {
+        guard !table.rows.isEmpty else { return }
+        let schema = container.schema.schemaDescription
+        // Each shape's property types, worked out once: a save of many rows of a class has one shape.
+        let types: [[AttributeType?]] = table.shapes.map { shape in
+            guard let entity = schema.entity(named: shape.entity) else { return shape.keys.map { _ in nil } }
+            return shape.keys.map { key in
+                if let attribute = entity.attribute(named: key) { return attribute.type }
+                return entity.relationship(named: key).map { _ in AttributeType.uuid }
+            }
+        }
+        for row in table.rows {
+            guard row.shape >= 0, row.shape < table.shapes.count, let model = registered(row.id) else { continue }
+            let shape = table.shapes[row.shape]
+            guard type(of: model)._$entityName == shape.entity, row.values.count == shape.keys.count else { continue }
+            let data = model._$backingData
+            let entity = ModelGraph.entity(for: type(of: model))
+            data.isApplyingStoredValues = true
+            defer { data.isApplyingStoredValues = false }
+            for (i, key) in shape.keys.enumerated() {
+                guard let type = types[row.shape][i] else { continue }
+                let value = row.values[i]
+                let was = data.storedValues[key]
+                if let was, value.isStoredEquivalent(to: was, as: type), !data.faults.contains(key) { continue }
+                data.storedValues[key] = value
+                // A change the app made while an async save was in flight stays the app's.
+                guard !data.changedKeys.contains(key), let property = entity.property(named: key) else { continue }
+                if let relationship = property.relationship {
+                    // Another partner now (or a fault not loaded yet): it loads on next access.
+                    if relationship.isOptional { try? relationship.assign(model, []) }
+                    data.faults.insert(key)
+                    continue
+                }
+                try? property.write(model, value)
+                data.faults.remove(key)
+            }
+        }
+    }
+
     /// Reads `model` again from the store, as Core Data's `refresh(_:mergeChanges:)` does: what this
     /// context read becomes what is stored now, so the next save compares with it. With `mergeChanges`
     /// the model keeps its unsaved changes (a save then writes them over the store's values, on

@@ -328,8 +328,10 @@ public final class ModelContext {
         }
         lastAutosaveError = nil
         // What a merge stored instead of this context's values (the store's, a sum, a union) is what the
-        // models show now; a row someone else deleted is gone here too.
+        // models show now, and so is every updated row whole (others' changes this save did not touch);
+        // a row someone else deleted is gone here too.
         for row in result.merged { applyStoredValues(row) }
+        applyStoredRows(result.stored)
         forgetDeleted(Set(result.deleted.map(\.id)).union(prepared.unsaved.map { $0._$backingData.id })
             .union(result.dropped.map(\.id)))
         // Read-your-writes for this context's observers: stale now, not when the history feed gets there.

@@ -335,15 +335,22 @@ import Foundation
     /// Updates and deletes the save dropped under its merge policy: updates of rows someone else deleted,
     /// and (``MergePolicy/mergeByPropertyStoreTrump``) deletes of rows someone else changed.
     public var dropped: [RowReference]
+    /// Every row the save updated, whole, as the save leaves it: each stored attribute and to-one
+    /// foreign key, including what others changed that this save did not touch (and ``merged``'s
+    /// values). One shape per class. The saving context takes them as its models' values and as what it
+    /// read, so its next save compares with them. Empty from a store that does not return them.
+    public var stored: FetchedTable
 
-    public init(remappedIdentifiers: [UUID: UUID] = [:], deleted: [RowReference] = [], merged: [RowValues] = [], dropped: [RowReference] = []) {
+    public init(remappedIdentifiers: [UUID: UUID] = [:], deleted: [RowReference] = [], merged: [RowValues] = [], dropped: [RowReference] = [],
+                stored: FetchedTable = FetchedTable()) {
         self.remappedIdentifiers = remappedIdentifiers
         self.deleted = deleted
         self.merged = merged
         self.dropped = dropped
+        self.stored = stored
     }
 
-    private enum CodingKeys: String, CodingKey { case remappedIdentifiers, deleted, merged, dropped }
+    private enum CodingKeys: String, CodingKey { case remappedIdentifiers, deleted, merged, dropped, stored }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -351,6 +358,7 @@ import Foundation
         deleted = try c.decodeIfPresent([RowReference].self, forKey: .deleted) ?? []
         merged = try c.decodeIfPresent([RowValues].self, forKey: .merged) ?? []
         dropped = try c.decodeIfPresent([RowReference].self, forKey: .dropped) ?? []
+        stored = FetchedTable(rows: try c.decodeIfPresent([RowValues].self, forKey: .stored) ?? [])
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -359,6 +367,7 @@ import Foundation
         try c.encode(deleted, forKey: .deleted)
         if !merged.isEmpty { try c.encode(merged, forKey: .merged) }
         if !dropped.isEmpty { try c.encode(dropped, forKey: .dropped) }
+        if !stored.rows.isEmpty { try c.encode(stored.rowValues, forKey: .stored) }
     }
 }
 

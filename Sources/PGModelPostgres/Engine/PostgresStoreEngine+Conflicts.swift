@@ -122,25 +122,9 @@ import PostgresNIO
                             keyPath: first.attributes.first?.name, conflicts: conflicts)
     }
 
-    /// Whether two values of one attribute are the same stored value: JSON compared as JSON (the
-    /// database normalizes it), dates to the microsecond, `Float`s as `Float`s.
+    /// Whether two values of one attribute are the same stored value (``PGValue/isStoredEquivalent(to:as:)``).
     static func equivalent(_ a: PGValue, _ b: PGValue, as type: AttributeType) -> Bool {
-        if a == b { return true }
-        switch (a, b) {
-        case (.string(let x), .string(let y)) where type.isJSONTransported:
-            guard let l = json(x), let r = json(y) else { return false }
-            return l.isEqual(r)
-        case (.date(let x), .date(let y)):
-            return (x.timeIntervalSinceReferenceDate * 1_000_000).rounded() == (y.timeIntervalSinceReferenceDate * 1_000_000).rounded()
-        case (.double(let x), .double(let y)) where type == .float:
-            return Float(x) == Float(y)
-        case (.int(let x), .double(let y)), (.double(let y), .int(let x)):
-            return Double(x) == y
-        case (.decimal(let x), .decimal(let y)):
-            return x == y
-        default:
-            return false
-        }
+        a.isStoredEquivalent(to: b, as: type)
     }
 
     /// A counter's merge: the store's value plus this context's increment. Nil when the values are not

@@ -37,7 +37,7 @@ import PostgresNIO
                 // parent (and links removed) in this save are out of the deleted row's reach before it goes.
                 let moves = foreignKeyMoves(in: request.updates, renderer)
                 if !moves.isEmpty {
-                    for (key, row) in try await applyUpdates(moves, renderer, connection, returningReplaced: true) { replaced[key] = row.replaced }
+                    for (key, row) in try await applyUpdates(moves, renderer, connection, returning: .replacedValues) { replaced[key] = row.replaced }
                 }
                 let unlinks = request.links.filter { !$0.isAdded }
                 if !unlinks.isEmpty { linked = try await applyLinks(unlinks, renderer, connection) }
@@ -60,7 +60,8 @@ import PostgresNIO
                 deletedRows = Set(deleted.lazy.map { deletedKey($0.reference.entity, $0.reference.id) })
                 result.deleted = deleted.map(\.reference)
                 for row in nullified {
-                    history.record(.update, row.reference.entity, row.reference.id, owner: row.owner, values: [row.relationship: .null])
+                    history.record(.update, row.reference.entity, row.reference.id, owner: row.owner, values: [row.relationship: .null],
+                                   previous: [row.relationship: .uuid(row.target)])
                 }
                 for row in deleted {
                     history.record(.delete, row.reference.entity, row.reference.id, owner: row.owner, tombstone: row.tombstone, audience: row.audience)
@@ -68,7 +69,8 @@ import PostgresNIO
             }
             if !request.updates.isEmpty {
                 let updates = deletedRows.isEmpty ? request.updates : request.updates.filter { !deletedRows.contains(deletedKey($0.entity, $0.id)) }
-                let updated = try await applyUpdates(updates, renderer, connection, returningReplaced: true)
+                // Each row whole, as this save leaves it: the saving context shows what others changed too.
+                let updated = try await applyUpdates(updates, renderer, connection, returning: .replacedAndStored)
                 var written: [RowValues] = []
                 written.reserveCapacity(updates.count)
                 for row in updates {
@@ -116,6 +118,7 @@ import PostgresNIO
                     history.record(.update, row.entity, row.id, owner: updated[key]?.owner ?? nil, values: values,
                                    previous: replaced[key].map { before in before.filter { values[$0.key] != nil } })
                 }
+                result.stored = try storedRows(written, updated, corrections: corrections, rowKey: rowKey, renderer)
             }
             if !conflicts.isEmpty { throw Self.saveConflict(conflicts) }
             let owners = try await insertOwners(request, renderer, requester, connection)
@@ -134,7 +137,9 @@ import PostgresNIO
                     if let existing = outcomes.merged[i] {
                         let id = request.inserts[i].id
                         if existing != id { result.remappedIdentifiers[id] = existing }
-                        history.record(.update, request.inserts[i].entity, existing, owner: owner, values: request.inserts[i].values)
+                        let values = request.inserts[i].values
+                        history.record(.update, request.inserts[i].entity, existing, owner: owner, values: values,
+                                       previous: outcomes.replaced[i].map { before in before.filter { values[$0.key] != nil } })
                     } else {
                         history.recordInsert(ofRow: i, owner: owner)
                     }
@@ -204,27 +209,62 @@ import PostgresNIO
         return moves
     }
 
-    /// What became of an inserted row: inserted, or merged into an existing row with its unique values.
+    /// The rows `written` updated, whole, as the save leaves them (``SaveResult/stored``): what each update
+    /// returned of the row, with `corrections` written over it. One shape per class, a row once.
+    private func storedRows(_ written: [RowValues], _ updated: [RowKey: UpdatedRow], corrections: [RowKey: [String: PGValue]],
+                            rowKey: (String, UUID) -> RowKey, _ renderer: SQLRenderer) throws -> FetchedTable {
+        var table = FetchedTable()
+        var shapes: [String: (index: Int, positions: [String: Int])] = [:]
+        var seen = Set<RowKey>(minimumCapacity: written.count)
+        table.rows.reserveCapacity(written.count)
+        for row in written {
+            let key = rowKey(row.entity, row.id)
+            guard let done = updated[key], var values = done.stored, seen.insert(key).inserted else { continue }
+            let shape: (index: Int, positions: [String: Int])
+            if let known = shapes[row.entity] {
+                shape = known
+            } else {
+                let names = try renderer.storedColumns(of: row.entity).map(\.name)
+                var positions: [String: Int] = [:]
+                for (i, name) in names.enumerated() { positions[name] = i }
+                shape = (table.shapes.count, positions)
+                shapes[row.entity] = shape
+                table.shapes.append(FetchedTable.Shape(entity: row.entity, keys: names))
+            }
+            guard values.count == table.shapes[shape.index].keys.count else { continue }
+            for (name, value) in corrections[key] ?? [:] {
+                if let i = shape.positions[name] { values[i] = value }
+            }
+            table.rows.append(FetchedTable.Row(shape: shape.index, id: row.id, values: values))
+        }
+        return table
+    }
+
+    /// What became of an inserted row: inserted, or merged into an existing row with its unique values
+    /// (with the values the merge replaced there, for history).
     enum InsertOutcome {
         case inserted(owner: UUID?)
-        case merged(into: UUID, owner: UUID?)
+        case merged(into: UUID, owner: UUID?, replaced: [String: PGValue])
     }
 
     /// What became of a save's inserted rows, by their index in the request: each row's owner, and the
-    /// existing row each merged one went into (the rest were inserted). Not one ``InsertOutcome`` per
-    /// row: a large save would hold one per row, for the few upserts.
+    /// existing row each merged one went into (the rest were inserted) with what it replaced there. Not
+    /// one ``InsertOutcome`` per row: a large save would hold one per row, for the few upserts.
     struct InsertOutcomes {
         var owners: [UUID?]
         var merged: [Int: UUID] = [:]
+        var replaced: [Int: [String: PGValue]] = [:]
 
         mutating func set(_ i: Int, _ outcome: InsertOutcome) {
             switch outcome {
             case .inserted(let owner):
                 owners[i] = owner
                 merged[i] = nil
-            case .merged(let existing, let owner):
+                replaced[i] = nil
+            case .merged(let existing, let owner, let before):
                 owners[i] = owner
                 merged[i] = existing
+                replaced[i] = before
             }
         }
     }
@@ -354,7 +394,19 @@ import PostgresNIO
             throw PGModelError(.uniqueViolation,
                 "an inserted \(row.entity) has the unique values of a row this user cannot change", model: row.entity)
         }
-        return .merged(into: try first.decode(UUID.self), owner: owner)
+        var cells = first.makeIterator()
+        guard let idCell = cells.next() else {
+            throw PGModelError(.internalError, "an upsert returned fewer columns than it names")
+        }
+        // What the merge replaced in the existing row: history keeps it, as for any update.
+        var replaced: [String: PGValue] = [:]
+        for column in try renderer.storedColumns(of: row.entity) {
+            guard let cell = cells.next() else {
+                throw PGModelError(.internalError, "an upsert returned fewer columns than it names")
+            }
+            replaced[column.name] = try PostgresValueCoding.decode(cell, as: column.type)
+        }
+        return .merged(into: try idCell.decode(UUID.self), owner: owner, replaced: replaced)
     }
 
     /// The owner of each inserted row that goes into a `.cascade` relationship of another record in this
@@ -550,9 +602,10 @@ import PostgresNIO
         for (root, ids) in byRoot {
             for statement in try renderer.referencingRows(to: root, ids: ids) {
                 for row in try await query(statement.statement, on: connection, model: root) {
-                    let (id, entity, owner) = try row.decode((UUID, String, UUID?).self)
+                    let (id, entity, owner, target) = try row.decode((UUID, String, UUID?, UUID).self)
                     guard targets[key(entity, id)] == nil else { continue }
-                    nullified.append(NullifiedRow(reference: RowReference(entity: entity, id: id), owner: owner, relationship: statement.relationship))
+                    nullified.append(NullifiedRow(reference: RowReference(entity: entity, id: id), owner: owner,
+                                                  relationship: statement.relationship, target: target))
                 }
             }
         }
@@ -597,6 +650,8 @@ import PostgresNIO
         var reference: RowReference
         var owner: UUID?
         var relationship: String
+        /// The deleted row it referenced: what the delete replaces, for history.
+        var target: UUID
     }
 
     /// A row a save deleted, with what history keeps of it.

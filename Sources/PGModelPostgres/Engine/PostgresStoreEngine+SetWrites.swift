@@ -10,15 +10,29 @@ import PostgresNIO
     /// The most rows one set-based update or link statement carries: bounds the message and its binds.
     static let updateChunkSize = 10_000
 
-    /// One row an update changed: its owner, and (when asked for) the values the update replaced, of the
-    /// attributes it set, as the row held them once locked.
+    /// One row an update changed: its owner, (when asked for) the values the update replaced, of the
+    /// attributes it set, as the row held them once locked, and (when asked for) every stored column's
+    /// value after the update, in the order of ``SQLRenderer/storedColumns(of:)``.
     struct UpdatedRow {
         var owner: UUID?
         var replaced: [String: PGValue]
+        var stored: [PGValue]? = nil
     }
 
-    /// Updates `rows` set-based and returns every row updated, with its owner and — with
-    /// `returningReplaced` — the values each update replaced. A row missing from the result was not
+    /// What an update statement returns besides each row's id and owner.
+    struct UpdateReturns {
+        /// The values each update replaced (the rows are locked first).
+        var replaced: Bool
+        /// Every stored column's new value: the whole row as the save leaves it.
+        var stored: Bool
+
+        static let idsOnly = UpdateReturns(replaced: false, stored: false)
+        static let replacedValues = UpdateReturns(replaced: true, stored: false)
+        static let replacedAndStored = UpdateReturns(replaced: true, stored: true)
+    }
+
+    /// Updates `rows` set-based and returns every row updated, with its owner and what `returning` asks
+    /// for: the values each update replaced, the whole row it left. A row missing from the result was not
     /// updated: it is gone, or row-level security does not let the requester change it (the caller tells
     /// which, for the first such row in the request's order).
     ///
@@ -29,20 +43,29 @@ import PostgresNIO
     /// is replayed one row at a time in the request's order, and the error (or success) is exactly the
     /// one-row path's.
     func applyUpdates(_ rows: [RowValues], _ renderer: SQLRenderer, _ connection: EngineConnection,
-                      returningReplaced: Bool = false) async throws -> [RowKey: UpdatedRow] {
+                      returning: UpdateReturns = .idsOnly) async throws -> [RowKey: UpdatedRow] {
         var updated: [RowKey: UpdatedRow] = [:]
         updated.reserveCapacity(rows.count)
+        // A class's stored columns, looked up once per class.
+        var storedByEntity: [String: [(name: String, type: AttributeType)]] = [:]
         for batch in Self.batches(of: rows.indices, key: { rows[$0].entity }, id: { rows[$0].id }, limit: Self.updateChunkSize) {
             let entity = rows[batch[0]].entity
             // A batch is of one class: its rows' keys share the hierarchy's root.
             let root = renderer.schema.rowKey(entity, rows[batch[0]].id).root
+            var stored: [(name: String, type: AttributeType)] = []
+            if returning.stored {
+                if let known = storedByEntity[entity] { stored = known } else {
+                    stored = try renderer.storedColumns(of: entity)
+                    storedByEntity[entity] = stored
+                }
+            }
             guard batch.count > 1 else {
-                try await updateOne(rows[batch[0]], renderer, connection, root: root, returningReplaced: returningReplaced, into: &updated)
+                try await updateOne(rows[batch[0]], renderer, connection, root: root, returning: returning, stored: stored, into: &updated)
                 continue
             }
             let group = batch.map { rows[$0] }
-            let statement = try renderer.update(group, returningReplaced: returningReplaced)
-            let columns = returningReplaced ? try renderer.replacedColumns(of: group) : []
+            let statement = try renderer.update(group, returningReplaced: returning.replaced, returningStored: returning.stored)
+            let columns = ReturnedColumns(replaced: returning.replaced ? try renderer.replacedColumns(of: group) : [], stored: stored)
             guard touchesUniqueness(group, renderer) else {
                 try record(try await query(statement, on: connection, model: entity), columns, root: root, into: &updated)
                 continue
@@ -53,7 +76,7 @@ import PostgresNIO
             } catch let error as PGModelError where error.code == .uniqueViolation {
                 try await execute(SQLStatement(sql: "ROLLBACK TO SAVEPOINT \"pgmodel_set_update\""), on: connection)
                 for row in group {
-                    try await updateOne(row, renderer, connection, root: root, returningReplaced: returningReplaced, into: &updated)
+                    try await updateOne(row, renderer, connection, root: root, returning: returning, stored: stored, into: &updated)
                 }
             }
             try await execute(SQLStatement(sql: "RELEASE SAVEPOINT \"pgmodel_set_update\""), on: connection)
@@ -61,18 +84,30 @@ import PostgresNIO
         return updated
     }
 
-    /// The one-row update: what a group of one row, and a replayed group, runs.
-    private func updateOne(_ row: RowValues, _ renderer: SQLRenderer, _ connection: EngineConnection, root: String,
-                           returningReplaced: Bool, into updated: inout [RowKey: UpdatedRow]) async throws {
-        guard returningReplaced else {
-            try record(try await query(try renderer.update(row), on: connection, model: row.entity), [], root: root, into: &updated)
-            return
-        }
-        let statement = try renderer.updateReturningReplaced(row)
-        try record(try await query(statement, on: connection, model: row.entity), try renderer.replacedColumns(of: row), root: root, into: &updated)
+    /// The columns an update returns after each row's id and owner, in order.
+    private struct ReturnedColumns {
+        var replaced: [(name: String, type: AttributeType)]
+        /// Empty unless the statement returns the whole row.
+        var stored: [(name: String, type: AttributeType)]
     }
 
-    private func record(_ rows: [PostgresRow], _ columns: [(name: String, type: AttributeType)], root: String,
+    /// The one-row update: what a group of one row, and a replayed group, runs.
+    private func updateOne(_ row: RowValues, _ renderer: SQLRenderer, _ connection: EngineConnection, root: String,
+                           returning: UpdateReturns, stored: [(name: String, type: AttributeType)],
+                           into updated: inout [RowKey: UpdatedRow]) async throws {
+        guard returning.replaced else {
+            // Only corrections take this path, and they need nothing back but the ids.
+            try record(try await query(try renderer.update(row), on: connection, model: row.entity), ReturnedColumns(replaced: [], stored: []),
+                       root: root, into: &updated)
+            return
+        }
+        let statement = try renderer.updateReturningReplaced(row, returningStored: returning.stored)
+        try record(try await query(statement, on: connection, model: row.entity),
+                   ReturnedColumns(replaced: try renderer.replacedColumns(of: row), stored: returning.stored ? stored : []),
+                   root: root, into: &updated)
+    }
+
+    private func record(_ rows: [PostgresRow], _ columns: ReturnedColumns, root: String,
                         into updated: inout [RowKey: UpdatedRow]) throws {
         for row in rows {
             var cells = row.makeIterator()
@@ -82,13 +117,25 @@ import PostgresNIO
             let id = try idCell.decode(UUID.self)
             let owner = try ownerCell.decode(UUID?.self)
             var replaced: [String: PGValue] = [:]
-            for column in columns {
+            for column in columns.replaced {
                 guard let cell = cells.next() else {
                     throw PGModelError(.internalError, "an update returned fewer columns than it names")
                 }
                 replaced[column.name] = try PostgresValueCoding.decode(cell, as: column.type)
             }
-            updated[RowKey(root: root, id: id)] = UpdatedRow(owner: owner, replaced: replaced)
+            var stored: [PGValue]?
+            if !columns.stored.isEmpty {
+                var values: [PGValue] = []
+                values.reserveCapacity(columns.stored.count)
+                for column in columns.stored {
+                    guard let cell = cells.next() else {
+                        throw PGModelError(.internalError, "an update returned fewer columns than it names")
+                    }
+                    values.append(try PostgresValueCoding.decode(cell, as: column.type))
+                }
+                stored = values
+            }
+            updated[RowKey(root: root, id: id)] = UpdatedRow(owner: owner, replaced: replaced, stored: stored)
         }
     }
 

@@ -55,9 +55,9 @@ import Foundation
         return b.statement
     }
 
-    /// One `SELECT id, entity, owner_id` per foreign key that can point into `entity`'s hierarchy table, of
-    /// the rows pointing at `ids`: the references a delete sets to NULL, which history records as updates
-    /// of the relationship.
+    /// One `SELECT id, entity, owner_id, target` per foreign key that can point into `entity`'s hierarchy
+    /// table, of the rows pointing at `ids` (`target`: the one each points at): the references a delete
+    /// sets to NULL, which history records as updates of the relationship that replaced `target`.
     public func referencingRows(to entity: String, ids: [UUID]) throws -> [(statement: SQLStatement, relationship: String)] {
         let target = try self.entity(entity)
         let targetRoot = schema.rootEntity(of: target.name)?.name ?? target.name
@@ -74,7 +74,7 @@ import Foundation
                 let list = b.bindIDs(ids)
                 let table = b.bind(.string(qualifiedTable(named: root.tableName)))
                 let column = b.bind(.string(relationship.foreignKeyColumn))
-                b.sql = "SELECT \"id\", \"entity\", \"owner_id\" FROM \"pgmodel\".\"nullified_references\"(\(target)::text::regclass, \(rootName)::text, \(list), \(table)::text::regclass, \(column))"
+                b.sql = "SELECT \"id\", \"entity\", \"owner_id\", \"target\" FROM \"pgmodel\".\"nullified_reference_targets\"(\(target)::text::regclass, \(rootName)::text, \(list), \(table)::text::regclass, \(column))"
                 result.append((b.statement, relationship.name))
             }
         }

@@ -19,7 +19,11 @@ import Foundation
     /// Rows may change different columns: a column some rows leave alone carries a `bool[]` mask, and
     /// those rows keep their value. Each row is assigned exactly what ``update(_:)`` would assign it.
     /// Every row must be of one class with distinct ids (a join matches each target row once).
-    public func update(_ rows: [RowValues], returningReplaced: Bool = false) throws -> SQLStatement {
+    ///
+    /// `returningReplaced` locks the rows first and returns what each update replaced
+    /// (``replacedColumns(of:)-([RowValues])``) after the id and owner; `returningStored` then adds every
+    /// stored column's new value (``storedColumns(of:)``), the whole row as the update leaves it.
+    public func update(_ rows: [RowValues], returningReplaced: Bool = false, returningStored: Bool = false) throws -> SQLStatement {
         guard let first = rows.first else {
             throw PGModelError(.internalError, "a set-based update needs at least one row")
         }
@@ -96,10 +100,12 @@ import Foundation
             assignments.append("\(Naming.quoted(column.column)) = \(expression)")
         }
         let table = qualifiedTable(entity)
+        let stored = returningStored
+            ? storedColumnList(of: entity).map { ", " + Self.readExpression("\"t\".\(Naming.quoted($0.column))", $0.type) }.joined() : ""
         guard returningReplaced else {
             b.sql = "UPDATE \(table) AS \"t\" SET \(assignments.joined(separator: ", ")) "
                 + "FROM unnest(\(parameters.joined(separator: ", "))) AS \"v\"(\(aliases.joined(separator: ", "))) "
-                + "WHERE \"t\".\"id\" = \"v\".\"id\" RETURNING \"t\".\"id\", \"t\".\"owner_id\""
+                + "WHERE \"t\".\"id\" = \"v\".\"id\" RETURNING \"t\".\"id\", \"t\".\"owner_id\"" + stored
             return b.statement
         }
         // The rows as they are before the update, locked first (a concurrent writer's commit is waited
@@ -113,6 +119,7 @@ import Foundation
                 let cell = "\"replaced\".\(Naming.quoted(column.column))"
                 return ", " + (column.attribute.map { $0.type.selectExpression(cell) } ?? cell)
             }.joined()
+            + stored
         return b.statement
     }
 

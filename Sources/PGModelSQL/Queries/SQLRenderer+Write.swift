@@ -255,7 +255,9 @@ import Foundation
     }
 
     /// After an insert met a uniqueness constraint: updates the row of the same owner (uniqueness is per
-    /// owner) that holds the same unique values with all of `row`'s attributes, returning its id. Only groups whose values are all non-nil can match,
+    /// owner) that holds the same unique values with all of `row`'s attributes, returning its id and then
+    /// the values it replaced, in the order of ``storedColumns(of:)`` (the row is locked by the sub-select
+    /// that finds it), for history. Only groups whose values are all non-nil can match,
     /// because PostgreSQL treats NULLs as distinct in UNIQUE constraints. Returns `nil` if no group can match.
     public func upsertUpdate(_ row: RowValues, owner: UUID?) throws -> SQLStatement? {
         let entity = try self.entity(row.entity)
@@ -283,11 +285,16 @@ import Foundation
         }
         guard !matches.isEmpty else { return nil }
         let table = qualifiedTable(entity)
-        var target = "SELECT \"id\" FROM \(table) WHERE (\(matches.joined(separator: " OR ")))"
+        let columns = storedColumnList(of: entity)
+        // The row as it was, locked: what the upsert replaces, returned for history.
+        let selected = (["\"id\""] + columns.map { Naming.quoted($0.column) }).joined(separator: ", ")
+        var target = "SELECT \(selected) FROM \(table) WHERE (\(matches.joined(separator: " OR ")))"
         target += owner.map { " AND \"owner_id\" = \(b.bind(.uuid($0)))" } ?? " AND \"owner_id\" IS NULL"
         // One row only, locked: two constraints could match two different rows.
         target += " ORDER BY \"id\" LIMIT 1 FOR UPDATE"
-        b.sql = "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = (\(target)) RETURNING \"id\""
+        b.sql = "UPDATE \(table) SET \(assignments.joined(separator: ", ")) FROM (\(target)) AS \"replaced\""
+        b.sql += " WHERE \(table).\"id\" = \"replaced\".\"id\" RETURNING \(table).\"id\""
+        b.sql += columns.map { ", " + Self.readExpression("\"replaced\".\(Naming.quoted($0.column))", $0.type) }.joined()
         return b.statement
     }
 
@@ -328,7 +335,10 @@ import Foundation
     /// // UPDATE … SET "name" = $1 FROM (SELECT "id", "name" FROM … WHERE "id" = $2 FOR UPDATE) AS "replaced"
     /// //   WHERE … "id" = "replaced"."id" RETURNING …"id", …"owner_id", "replaced"."name"
     /// ```
-    public func updateReturningReplaced(_ row: RowValues) throws -> SQLStatement {
+    ///
+    /// With `returningStored`, every stored column's new value follows (``storedColumns(of:)``'s order):
+    /// the whole row as the update leaves it, so the saving context shows what others changed too.
+    public func updateReturningReplaced(_ row: RowValues, returningStored: Bool = false) throws -> SQLStatement {
         let entity = try self.entity(row.entity)
         try rejectUnknownKeys(row, entity)
         var b = SQLBuilder()
@@ -359,6 +369,9 @@ import Foundation
         b.sql += " FROM (SELECT \(replaced) FROM \(table) WHERE \"id\" = \(b.bind(.uuid(row.id))) FOR UPDATE) AS \"replaced\""
         b.sql += " WHERE \(table).\"id\" = \"replaced\".\"id\""
         b.sql += " RETURNING \(table).\"id\", \(table).\"owner_id\"" + returned.map { ", " + $0 }.joined()
+        if returningStored {
+            b.sql += storedColumnList(of: entity).map { ", " + Self.readExpression("\(table).\(Naming.quoted($0.column))", $0.type) }.joined()
+        }
         return b.statement
     }
 
@@ -378,12 +391,36 @@ import Foundation
         return storedColumns(of: try self.entity(first.entity)) { changed.contains($0) }
     }
 
+    /// Every stored property of `entity`, attributes then to-one relationships held as foreign keys (as
+    /// `uuid`), in the class's order: what ``updateReturningReplaced(_:returningStored:)`` and the set-based
+    /// ``update(_:returningReplaced:returningStored:)`` return last with `returningStored`, and what ``upsertUpdate(_:owner:)``
+    /// returns after the id.
+    ///
+    /// ```swift
+    /// try renderer.storedColumns(of: "Track").map(\.name)   // ["title", "duration", "album"]
+    /// ```
+    public func storedColumns(of entity: String) throws -> [(name: String, type: AttributeType)] {
+        storedColumns(of: try self.entity(entity)) { _ in true }
+    }
+
     /// The attributes, then the to-one relationships held as foreign keys (as `uuid`), of `entity` whose
     /// names `include` takes, in the class's order: the columns a row of it stores, by property name.
     func storedColumns(of entity: EntityDescription, where include: (String) -> Bool) -> [(name: String, type: AttributeType)] {
-        var columns = entity.attributes.filter { include($0.name) }.map { (name: $0.name, type: $0.type) }
-        columns += foreignKeys(of: entity).filter { include($0.0.name) }.map { (name: $0.0.name, type: AttributeType.uuid) }
+        storedColumnList(of: entity, where: include).map { (name: $0.name, type: $0.type ?? .uuid) }
+    }
+
+    /// ``storedColumns(of:where:)`` with each property's column, and its attribute type (nil for a foreign key).
+    func storedColumnList(of entity: EntityDescription, where include: (String) -> Bool = { _ in true })
+        -> [(name: String, column: String, type: AttributeType?)] {
+        var columns = entity.attributes.filter { include($0.name) }.map { (name: $0.name, column: $0.columnName, type: Optional($0.type)) }
+        columns += foreignKeys(of: entity).filter { include($0.0.name) }.map { (name: $0.0.name, column: $0.1, type: AttributeType?.none) }
         return columns
+    }
+
+    /// `cell` as a fetch reads it: an attribute through its type's select expression (JSON and arrays as
+    /// JSON text), a foreign key as it is.
+    static func readExpression(_ cell: String, _ type: AttributeType?) -> String {
+        type.map { $0.selectExpression(cell) } ?? cell
     }
 
     /// `DELETE` of one row. Returns the id when a row was deleted.

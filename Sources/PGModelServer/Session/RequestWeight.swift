@@ -62,7 +62,8 @@ package enum RequestWeight {
         case .ids(let ids): return ids.count > lightAnswerRows
         case .history(let page): return page.transactions.count > lightAnswerRows / 8
         case .shares(let sharing): return sharing.shares.count > lightAnswerRows
-        case .saved(let result): return result.remappedIdentifiers.count + result.deleted.count > lightAnswerRows
+        case .saved(let result):
+            return result.remappedIdentifiers.count + result.deleted.count + result.merged.count + result.stored.rows.count > lightAnswerRows
         case .hello, .pong, .registered, .count, .acknowledged, .subscribed, .held:
             return false
         }

@@ -1,8 +1,8 @@
 import Foundation
 @_spi(PGModelInternals) import PGModelCore
 
-/// Reads the JSON of a `table` response. Any surprise throws; the caller then leaves the line to the
-/// general decoder, which reports precisely what is wrong.
+/// Reads the JSON of a `table` response or a save's answer. Any surprise throws; the caller then leaves
+/// the line to the general decoder, which reports precisely what is wrong.
 struct JSONReader {
     struct Unexpected: Error {}
 
@@ -535,12 +535,17 @@ struct JSONReader {
         return FetchedTable.Row(shape: shape, id: id, values: values)
     }
 
-    /// `{"id":…,"ok":true,"table":{…}}`, keys in any order, nothing else.
+    /// `{"id":…,"ok":true,"table":{…}}` (a fetch's table) or `{"id":…,"ok":true,"remapped":{…}, …}` (a save's
+    /// answer, as ``WireSaveAnswer`` writes it), keys in any order, each once, nothing else.
     mutating func response() throws -> Response {
         var id: RequestID?
         var ok = false
         var table: FetchedTable?
+        var remapped: [UUID: UUID]?
+        var save = SaveResult()
+        var seen = Set<String>()
         try object { key, reader in
+            guard seen.insert(key).inserted else { throw Unexpected() }
             switch key {
             case "id":
                 switch try reader.peek() {
@@ -558,12 +563,73 @@ struct JSONReader {
                 ok = true
             case "table":
                 table = try reader.table()
+            case "remapped":
+                var map: [UUID: UUID] = [:]
+                try reader.object { old, reader in
+                    guard let oldID = UUID(uuidString: old), map[oldID] == nil else { throw Unexpected() }
+                    map[oldID] = try reader.uuid()
+                }
+                remapped = map
+            case "deleted":
+                save.deleted = try reader.references()
+            case "dropped":
+                save.dropped = try reader.references()
+            case "merged":
+                try reader.array { reader in save.merged.append(try reader.namedRow()) }
+            case "stored":
+                save.stored = try reader.table()
             default:
                 throw Unexpected()
             }
         }
         skipSpace()
-        guard ok, let table, position == bytes.count else { throw Unexpected() }
-        return Response(id: id, .table(table))
+        guard ok, position == bytes.count else { throw Unexpected() }
+        let isSave = !seen.isDisjoint(with: ["remapped", "deleted", "dropped", "merged", "stored"])
+        if let table, !isSave { return Response(id: id, .table(table)) }
+        guard table == nil, let remapped else { throw Unexpected() }
+        save.remappedIdentifiers = remapped
+        return Response(id: id, .saved(save))
+    }
+
+    /// `[{"entity":…,"id":…}, …]`: a save answer's `deleted` or `dropped`.
+    private mutating func references() throws -> [RowReference] {
+        var references: [RowReference] = []
+        try array { reader in
+            var entity: String?
+            var id: UUID?
+            try reader.object { key, reader in
+                switch key {
+                case "entity" where entity == nil: entity = try reader.string()
+                case "id" where id == nil: id = try reader.uuid()
+                default: throw Unexpected()
+                }
+            }
+            guard let entity, let id else { throw Unexpected() }
+            references.append(RowReference(entity: entity, id: id))
+        }
+        return references
+    }
+
+    /// `{"entity":…,"id":…,"values":{…}}`: a save answer's `merged` row.
+    private mutating func namedRow() throws -> RowValues {
+        var entity: String?
+        var id: UUID?
+        var values: [String: PGValue]?
+        try object { key, reader in
+            switch key {
+            case "entity" where entity == nil: entity = try reader.string()
+            case "id" where id == nil: id = try reader.uuid()
+            case "values" where values == nil:
+                var read: [String: PGValue] = [:]
+                try reader.object { name, reader in
+                    guard read[name] == nil else { throw Unexpected() }
+                    read[name] = try reader.value()
+                }
+                values = read
+            default: throw Unexpected()
+            }
+        }
+        guard let entity, let id, let values else { throw Unexpected() }
+        return RowValues(entity: entity, id: id, values: values)
     }
 }

@@ -9,9 +9,13 @@ extension Response: Codable {
     /// let data = try Response(id: 1, .pong).encodedLine()   // {"id":1,"ok":true,"pong":true}\n
     /// ```
     public func encodedLine() throws -> Data {
-        // The one line that can hold millions of values is written by hand (same JSON, sorted keys).
-        if case .success(.table(let table)) = result { return try WireTable.encodeLine(id: id, table: table) }
-        return try WireJSON.encodeLine(self)
+        // The lines that can hold millions of values (a fetch's table, a save's stored rows) are written by
+        // hand (same JSON, sorted keys).
+        switch result {
+        case .success(.table(let table)): return try WireTable.encodeLine(id: id, table: table)
+        case .success(.saved(let saved)): return try WireSaveAnswer.encodeLine(id: id, result: saved)
+        default: return try WireJSON.encodeLine(self)
+        }
     }
 
     /// ``encodedLine()`` as the buffer a channel writes: a large `table` answer is copied into it once
@@ -21,12 +25,15 @@ extension Response: Codable {
     /// try await outbound.write(try response.encodedLineBuffer())
     /// ```
     public func encodedLineBuffer() throws -> ByteBuffer {
-        if case .success(.table(let table)) = result { return try WireTable.encodeLineBuffer(id: id, table: table) }
-        return ByteBuffer(bytes: try WireJSON.encodeLine(self))
+        switch result {
+        case .success(.table(let table)): return try WireTable.encodeLineBuffer(id: id, table: table)
+        case .success(.saved(let saved)): return try WireSaveAnswer.encodeLineBuffer(id: id, result: saved)
+        default: return ByteBuffer(bytes: try WireJSON.encodeLine(self))
+        }
     }
 
     private enum Field: String {
-        case id, ok, error, server, user, userID, admin, maxLineBytes, maxSaveBytes, store, held, pong, entities, rows, table, count, ids, remapped, deleted, merged, dropped, history, subscription, shares, owner
+        case id, ok, error, server, user, userID, admin, maxLineBytes, maxSaveBytes, store, held, pong, entities, rows, table, count, ids, remapped, deleted, merged, dropped, stored, history, subscription, shares, owner
         var key: DynamicKey { DynamicKey(rawValue) }
     }
 
@@ -75,7 +82,9 @@ extension Response: Codable {
             let deleted = try c.decodeIfPresent([WireReference].self, forKey: Field.deleted.key)?.map(\.reference) ?? []
             let merged = try c.decodeIfPresent([WireRow].self, forKey: Field.merged.key)?.map(\.row) ?? []
             let dropped = try c.decodeIfPresent([WireReference].self, forKey: Field.dropped.key)?.map(\.reference) ?? []
-            self.init(id: id, .saved(SaveResult(remappedIdentifiers: remapped, deleted: deleted, merged: merged, dropped: dropped)))
+            // Absent from an older server's answer: the saving context then shows only what the save wrote.
+            let stored = try c.decodeIfPresent(WireTableBody.self, forKey: Field.stored.key)?.table ?? FetchedTable()
+            self.init(id: id, .saved(SaveResult(remappedIdentifiers: remapped, deleted: deleted, merged: merged, dropped: dropped, stored: stored)))
         } else if c.contains(Field.history.key) {
             self.init(id: id, .history(try c.decode(HistoryPage.self, forKey: Field.history.key)))
         } else if c.contains(Field.subscription.key) {
@@ -135,6 +144,7 @@ extension Response: Codable {
                 }
                 if !result.merged.isEmpty { try c.encode(result.merged.map(WireRow.init), forKey: Field.merged.key) }
                 if !result.dropped.isEmpty { try c.encode(result.dropped.map(WireReference.init), forKey: Field.dropped.key) }
+                if !result.stored.rows.isEmpty { try c.encode(WireTableBody(result.stored), forKey: Field.stored.key) }
             case .acknowledged:
                 break
             case .history(let page):

@@ -20,7 +20,8 @@
     case count(Int)
     /// `ids`: `{"ids":[{"entity":…,"id":…}]}`.
     case ids([RowReference])
-    /// `save`: `{"remapped":{"<inserted id>":"<existing id>"}}`.
+    /// `save`: `{"remapped":{"<inserted id>":"<existing id>"}}`, plus `deleted`, `merged`, `dropped` and
+    /// `stored` (the updated rows whole, as a `table` object) when the save has any.
     case saved(SaveResult)
     /// A part of a save in parts before its last (PROTOCOL.md §4): `{"held":2}`, the parts the server holds
     /// so far. Nothing is written until the last part, whose answer is ``saved(_:)``.

@@ -31,17 +31,35 @@ import NIOCore
 
     private static func writeLine(id: RequestID?, table: FetchedTable) throws -> JSONWriter {
         var writer = JSONWriter()
-        let rowBytes = estimatedRowBytes(table)
-        // The shapes too: a point fetch's line is mostly its one shape, and growing the buffer copies it.
-        let shapeBytes = table.shapes.reduce(0) { $0 + 32 + $1.entity.utf8.count + 24 * $1.keys.count }
-        writer.reserve(64 + shapeBytes + table.rows.count * rowBytes)
+        writer.reserve(64 + estimatedBytes(table))
         writer.raw("{\"id\":")
+        write(id, into: &writer)
+        writer.raw(",\"ok\":true,\"table\":")
+        try writeBody(table, into: &writer)
+        writer.raw("}\n")
+        return writer
+    }
+
+    /// A response's `id`, or `null`.
+    static func write(_ id: RequestID?, into writer: inout JSONWriter) {
         switch id {
         case nil: writer.raw("null")
         case .int(let number)?: writer.integer(number)
         case .string(let text)?: writer.string(text)
         }
-        writer.raw(",\"ok\":true,\"table\":{\"rows\":[")
+    }
+
+    /// About how many bytes `table`'s object takes: its rows, and its shapes (a point fetch's line is
+    /// mostly its one shape, and growing the buffer copies it).
+    static func estimatedBytes(_ table: FetchedTable) -> Int {
+        table.shapes.reduce(0) { $0 + 32 + $1.entity.utf8.count + 24 * $1.keys.count } + table.rows.count * estimatedRowBytes(table)
+    }
+
+    /// The `table` object, `{"rows":[…],"shapes":[…]}` (and `"via":true` when a row has one), as
+    /// ``WireTableBody`` encodes it: a fetch's `table` answer, and a save's `stored` rows.
+    static func writeBody(_ table: FetchedTable, into writer: inout JSONWriter) throws {
+        let rowBytes = estimatedRowBytes(table)
+        writer.raw("{\"rows\":[")
         let hasVia = table.rows.contains { $0.via != nil }
         if table.rows.count >= parallelRows {
             // Two halves written at once; each is valid JSON elements, joined by a comma.
@@ -67,8 +85,7 @@ import NIOCore
             }
             writer.raw("]}")
         }
-        writer.raw(hasVia ? "],\"via\":true}}\n" : "]}}\n")
-        return writer
+        writer.raw(hasVia ? "],\"via\":true}" : "]}")
     }
 
     /// The fewest rows a table needs for its line to be written, and read, in two halves at once: a large
@@ -111,9 +128,9 @@ import NIOCore
     }
 
     /// The response in `line` (without its `"\n"`) when it is a successful `table` answer of exactly the
-    /// form ``encodeLine(id:table:)`` writes (keys in any order); `nil` for any other line, which the
-    /// general decoder then reads. A `table` whose rows do not match their shapes is `nil` too, so
-    /// the general decoder reports it.
+    /// form ``encodeLine(id:table:)`` writes, or a save's answer of the form ``WireSaveAnswer`` writes
+    /// (keys in any order); `nil` for any other line, which the general decoder then reads. A `table`
+    /// whose rows do not match their shapes is `nil` too, so the general decoder reports it.
     public static func decodeLine(_ line: Data) -> Response? {
         line.withUnsafeBytes { decodeLine(bytes: $0) }
     }

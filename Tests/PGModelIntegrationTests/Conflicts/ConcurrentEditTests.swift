@@ -28,7 +28,32 @@ enum ConflictModels {
         }
     }
 
-    static let models: [any PersistentModel.Type] = [EditedMemo.self]
+    /// A trip two people plan at once: attributes and a to-one relationship (a foreign key in its row).
+    @Model final class PlannedTrip {
+        /// Never edited: how a test finds its trip.
+        var key: String
+        var name: String
+        var budget: Double
+        var guide: TripGuide?
+
+        init(key: String, name: String, budget: Double) {
+            self.key = key
+            self.name = name
+            self.budget = budget
+        }
+    }
+
+    @Model final class TripGuide {
+        var key: String
+        var name: String
+
+        init(key: String, name: String) {
+            self.key = key
+            self.name = name
+        }
+    }
+
+    static let models: [any PersistentModel.Type] = [EditedMemo.self, PlannedTrip.self, TripGuide.self]
 }
 
 /// Two contexts (the second on another container: another process, or through the service another
@@ -112,6 +137,78 @@ struct ConcurrentEditTests {
             let now = try #require(try stored(f, memo))
             #expect(now.title == "theirs")
             #expect(now.body == "mine")
+        }
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func aSaveShowsTheWholeStoredRowAndTakesItAsWhatItRead(kind: StoreKind) async throws {
+        typealias Trip = ConflictModels.PlannedTrip
+        typealias Guide = ConflictModels.TripGuide
+        let f = try await StoreFixture.make(kind, ConflictModels.models)
+        try await offCooperativePool {
+            let a = f.newContext()
+            let trip = Trip(key: "\(f.token)-trip", name: "read", budget: 100)
+            let guide = Guide(key: "\(f.token)-guide", name: "Ann")
+            a.insert(trip)
+            a.insert(guide)
+            try a.save()
+            let b = ModelContext(try f.otherProcess())
+            let tripKey = trip.key, guideKey = guide.key
+            let theirTrip = try #require(try b.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.key == tripKey })).first)
+            let theirGuide = try #require(try b.fetch(FetchDescriptor<Guide>(predicate: #Predicate { $0.key == guideKey })).first)
+
+            // B renames the trip and gives it a guide; A, which read neither change, saves its budget.
+            theirTrip.name = "B1"
+            theirTrip.guide = theirGuide
+            try b.save()
+            trip.budget = 200
+            try a.save()
+            #expect(trip.name == "B1", "A's model shows B's name as soon as A's own save returns, with no fetch")
+            #expect(trip.guide?.persistentModelID == guide.persistentModelID, "and B's to-one relationship")
+            #expect(trip.budget == 200)
+            #expect(!a.hasChanges)
+
+            // What A read is now the stored row: changing what B changed before A's save is no conflict.
+            trip.guide = nil
+            try a.save()
+            let stored = try #require(try f.newContext().fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.key == tripKey })).first)
+            #expect(stored.guide == nil && stored.name == "B1" && stored.budget == 200)
+
+            // A change B makes after A's save still is one: A's ancestor for the name is B's first name.
+            theirTrip.name = "B2"
+            try b.save()
+            trip.name = "A"
+            var thrown: PGModelError?
+            do { try a.save() } catch let error as PGModelError { thrown = error }
+            let error = try #require(thrown, "the default policy throws")
+            #expect(error.code == .saveConflict)
+            #expect(error.conflicts == [SaveConflict(entity: "PlannedTrip", id: trip.persistentModelID.uuid, kind: .changed, attributes: [
+                SaveConflict.Attribute(name: "name", mine: .string("A"), theirs: .string("B2"), ancestor: .string("B1")),
+            ])])
+        }
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func aSetBasedSaveShowsEveryRowWhole(kind: StoreKind) async throws {
+        typealias Trip = ConflictModels.PlannedTrip
+        let f = try await StoreFixture.make(kind, ConflictModels.models)
+        try await offCooperativePool {
+            let a = f.newContext()
+            let prefix = "\(f.token)-set-"
+            let trips = (0..<5).map { Trip(key: "\(prefix)\($0)", name: "read", budget: 100) }
+            for trip in trips { a.insert(trip) }
+            try a.save()
+            let b = ModelContext(try f.otherProcess())
+            let theirs = try b.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.key.starts(with: prefix) }))
+            #expect(theirs.count == 5)
+            for trip in theirs { trip.name = "theirs \(trip.key)" }
+            try b.save()
+            // One statement updates all five (each a different budget): each comes back whole.
+            for (i, trip) in trips.enumerated() { trip.budget = Double(200 + i) }
+            try a.save()
+            #expect(trips.allSatisfy { $0.name == "theirs \($0.key)" }, "every updated model shows the other context's name")
+            #expect(trips.map(\.budget) == [200, 201, 202, 203, 204])
+            #expect(!a.hasChanges)
         }
     }
 

@@ -60,6 +60,54 @@ struct ReplacedValuesTests: EngineTestSuite {
         }
     }
 
+    /// The updates of one row in `pgmodel.changes`, oldest first: what each replaced and wrote.
+    func recordedUpdates(of id: UUID, in schemaName: String, on c: EngineConnection) async throws
+        -> [(previous: [String: PGValue]?, new: [String: PGValue]?)] {
+        let rows = try await c.connection.query("""
+            SELECT c.previous_values::text, c.new_values::text FROM pgmodel.changes c JOIN pgmodel.transactions t ON t.id = c.transaction_id
+             WHERE t.schema_name = \(schemaName) AND c.row_id = \(id) AND c.kind = 'update' ORDER BY c.id
+            """, logger: Logger(label: "rv")).collect()
+        func values(_ text: String?) throws -> [String: PGValue]? {
+            try text.map { try JSONDecoder().decode([String: PGValue].self, from: Data($0.utf8)) }
+        }
+        return try rows.map { row in
+            let (previous, new) = try row.decode((String?, String?).self)
+            return (try values(previous), try values(new))
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aNullifiedReferenceAndAnUpsertRecordWhatTheyReplaced(asUser: Bool) async throws {
+        try await withStore { engine, c, schemaName in
+            let requester: Requester = asUser
+                ? .user(try await engine.createUser(name: "rv_" + UUID().uuidString.prefix(8).lowercased(), password: "x", isAdmin: false, on: c))
+                : .trusted
+            let trip = UUID.v7(), item = UUID.v7(), again = UUID.v7()
+            try await save(engine, c, SaveRequest(inserts: [
+                RowValues(entity: "Trip", id: trip, values: ["name": .string("Oslo"), "destination": .string("North")]),
+                RowValues(entity: "BucketListItem", id: item, values: ["title": .string("fjord"), "isInPlan": .bool(true), "trip": .uuid(trip)]),
+            ]), as: requester)
+
+            // An insert with the unique name of an existing trip updates that trip (an upsert): history keeps
+            // what it replaced there, as for an update.
+            let upsert = try await save(engine, c, SaveRequest(inserts: [
+                RowValues(entity: "Trip", id: again, values: ["name": .string("Oslo"), "destination": .string("South")]),
+            ]), as: requester)
+            #expect(upsert.remappedIdentifiers == [again: trip])
+            let merged = try await recordedUpdates(of: trip, in: schemaName, on: c)
+            #expect(merged.count == 1)
+            #expect(merged.first?.new == ["name": .string("Oslo"), "destination": .string("South")])
+            #expect(merged.first?.previous == ["name": .string("Oslo"), "destination": .string("North")])
+
+            // Deleting the trip clears the item's reference (`.nullify`): the change records the id it held.
+            try await save(engine, c, SaveRequest(deletes: [RowReference(entity: "Trip", id: trip)]), as: requester)
+            let nullified = try await recordedUpdates(of: item, in: schemaName, on: c)
+            #expect(nullified.count == 1)
+            #expect(nullified.first?.new == ["trip": .null])
+            #expect(nullified.first?.previous == ["trip": .uuid(trip)])
+        }
+    }
+
     @Test func aGoneRowUpdatesNothingAndReturnsNothing() async throws {
         try await withStore { _, c, schemaName in
             let rows = try await replaced(RowValues(entity: "Track", id: UUID.v7(), values: ["title": .string("mine")]), in: schemaName, on: c)
