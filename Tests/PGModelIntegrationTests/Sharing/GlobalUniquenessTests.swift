@@ -4,6 +4,7 @@ import Logging
 @_spi(PGModelInternals) import PGModelCore
 @_spi(PGModelInternals) import PGModelPostgres
 @_spi(PGModelInternals) import PGModelServer
+@_spi(PGModelInternals) import PGModelSQL
 import PGModelTesting
 import Testing
 
@@ -284,6 +285,34 @@ struct GlobalUniquenessTests {
             // Her reads, and other users, go on.
             #expect(try await mallory.fetchIDs("Member").count == 2)
             #expect(try await alice.save(#""inserts":[\#(Self.member(Self.newID(), "\(tok)-alice2", "a2"))]"#).ok == true)
+        }
+    }
+
+    @Test("INSERT … ON CONFLICT DO UPDATE against another user's row is a row-level security error, not a skip; PGModel's insert answers 'taken'")
+    func onConflictDoUpdateIsNotAnOption() async throws {
+        try await EngineTestStore.with(Self.schema, prefix: "guc", logger: EntityIsolationTests.logger) { engine, c, schemaName in
+            let suffix = ServerTestHarness.uniqueSuffix()
+            let alice = try await engine.createUser(name: "guc_alice_\(suffix)", password: "x", isAdmin: false, on: c)
+            let bob = try await engine.createUser(name: "guc_bob_\(suffix)", password: "x", isAdmin: false, on: c)
+            let held = UUID.v7()
+            _ = try await engine.save(SaveRequest(inserts: [RowValues(entity: "Member", id: held, values: [
+                "handle": .string("x"), "nickname": .string("a"), "bio": .string("alice's")])]), in: Self.schema, as: .user(alice), on: c)
+            // What PostgreSQL does with the upsert SwiftData's rule suggests: it raises, where a plain UPDATE skips.
+            let q = Naming.quoted(schemaName)
+            let raw = await SharingSafetyTests.asUser(bob.id, c, SQLStatement(sql: """
+                INSERT INTO \(q).member (id, entity, owner_id, handle, nickname, bio) VALUES ('\(UUID.v7())', 'Member', '\(bob.id)', 'x', 'b', 'bob') \
+                ON CONFLICT (handle) DO UPDATE SET bio = EXCLUDED.bio
+                """))
+            guard case .failure(let error) = raw else { Issue.record("the upsert went through: \(raw)"); return }
+            #expect(error.sqlState == "42501")
+            // PGModel never sends it: its save skips the conflict, finds no row of Bob's, and answers "taken".
+            await #expect {
+                _ = try await engine.save(SaveRequest(inserts: [RowValues(entity: "Member", id: .v7(), values: [
+                    "handle": .string("x"), "nickname": .string("b"), "bio": .string("bob")])]), in: Self.schema, as: .user(bob), on: c)
+            } throws: { ($0 as? PGModelError)?.message == Self.takenMessage }
+            let rows = try await engine.fetch(FetchRequest(entity: "Member"), in: Self.schema, as: .trusted, on: c)
+            #expect(rows.map(\.id) == [held])
+            #expect(rows.first?["bio"] == .string("alice's"))
         }
     }
 
