@@ -878,6 +878,51 @@ def t_register(ctx):
               a.req({"id": "r16", "op": "register", "schema": counts}, timeout=120), "r16")
 
 
+@guarded("unique scopes")
+def t_unique_scopes(ctx):
+    """Uniqueness across all users (PROTOCOL.md §3, register's "uniqueness constraint"): a value another user holds
+    is unique_violation with model and keyPath and one message; the owner's own value still upserts."""
+    a, u1, u2 = ctx.admin_conn, ctx.c1, ctx.c2
+    name = "PyHandle" + ctx.tag
+    s = {"version": "1.0.0", "entities": [{"name": name, "tableName": "pyhandle_" + ctx.tag, "attributes": [
+        {"name": "handle", "columnName": "handle", "type": "string", "isOptional": False, "isUnique": False,
+         "isGloballyUnique": True},
+        {"name": "nick", "columnName": "nick", "type": "string", "isOptional": False, "isUnique": False},
+        {"name": "bio", "columnName": "bio", "type": "string", "isOptional": True, "isUnique": False}],
+        "uniquenessConstraints": [{"attributes": ["handle"], "scope": "allUsers"}, ["nick"]], "indexes": []}]}
+    bad = json.loads(json.dumps(s))
+    bad["entities"][0]["uniquenessConstraints"] = [{"attributes": ["handle"], "scope": "everyone"}]
+    expect_err("unique scopes: an unknown scope -> invalid_field",
+               a.req({"id": "us0", "op": "register", "schema": bad}), "invalid_field", rid="us0")
+    expect_ok("unique scopes: admin registers a constraint with scope allUsers beside one per owner (an array)",
+              a.req({"id": "us1", "op": "register", "schema": s}, timeout=120), "us1")
+    expect_ok("unique scopes: a user registers the same shape", u1.req({"id": "us2", "op": "register", "schema": s}), "us2")
+    u2.req({"op": "register", "schema": s})
+    handle = "h-" + ctx.tag
+    mine = new_id()
+    expect_ok("unique scopes: alice takes a handle",
+              u1.req({"id": "us3", "op": "save", "inserts": [{"entity": name, "id": mine, "values": {
+                  "handle": handle, "nick": "a", "bio": "alice's"}}]}), "us3")
+    r = u2.req({"id": "us4", "op": "save", "inserts": [
+        {"entity": name, "id": new_id(), "values": {"handle": handle, "nick": "b", "bio": "bob's"}},
+        {"entity": name, "id": new_id(), "values": {"handle": "free-" + ctx.tag, "nick": "c", "bio": None}}]})
+    expect_err("unique scopes: bob inserting alice's handle -> unique_violation naming model and attribute", r,
+               "unique_violation", rid="us4", model=name, keyPath="handle")
+    check("unique scopes: ... with the one message, and nothing of alice's row",
+          ((r.get("error") or {}).get("message") == f"{name}.handle is taken: its value is unique across all users"
+           and "alice" not in json.dumps(r) and mine not in json.dumps(r)), short(r))
+    expect_ok("unique scopes: ... and nothing of bob's save was written",
+              u2.req({"op": "count", "entity": name}), None, lambda r: r.get("count") == 0)
+    expect_ok("unique scopes: nick is per owner: bob may use alice's",
+              u2.req({"id": "us5", "op": "save", "inserts": [{"entity": name, "id": new_id(), "values": {
+                  "handle": "b-" + ctx.tag, "nick": "a", "bio": None}}]}), "us5")
+    again = new_id()
+    expect_ok("unique scopes: alice inserting her own handle again updates her row (remapped)",
+              u1.req({"id": "us6", "op": "save", "inserts": [{"entity": name, "id": again, "values": {
+                  "handle": handle, "nick": "a2", "bio": "updated"}}]}), "us6",
+              lambda r: r.get("remapped") == {again: mine})
+
+
 @guarded("migrate")
 def t_migrate(ctx):
     a = ctx.admin_conn
@@ -2546,6 +2591,7 @@ def main():
         lt_thread.start()
 
     t_register(ctx)
+    t_unique_scopes(ctx)
     t_framing(ctx)
     t_hostile(ctx)
     t_hello(ctx)

@@ -6,6 +6,8 @@
 // app's namespace; tools that need them import PGModelCore, PGModelPostgres or PGModelClient themselves.
 @_exported import struct PGModelCore.PGModelError
 @_exported import enum PGModelCore.AttributeType
+// `#Unique<Member>([\.handle], scope: .allUsers)`.
+@_exported import enum PGModelCore.UniquenessScope
 // Sharing: `context.share(trip, with: "bob", permission: .readOnly)` and `context.shares(of:)`.
 @_exported import enum PGModelCore.SharePermission
 @_exported import struct PGModelCore.ModelShare

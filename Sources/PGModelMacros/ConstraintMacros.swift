@@ -32,9 +32,13 @@ struct IndexGroup: Equatable {
 
 /// Reads the property-name groups out of `#Unique` / `#Index` uses in a class body.
 struct ConstraintGroups {
+    /// The groups of `#Unique` per owner (no `scope`, or `scope: .owner`).
     var uniqueness: [[String]] = []
+    /// The groups of `#Unique(…, scope: .allUsers)`.
+    var globalUniqueness: [[String]] = []
     var indexes: [IndexGroup] = []
     var hasUniqueness = false
+    var hasGlobalUniqueness = false
     var hasIndexes = false
     var diagnostics: [Diagnostic] = []
 
@@ -53,8 +57,14 @@ struct ConstraintGroups {
             guard macro == "Unique" || macro == "Index" else { continue }
             let groups = parse(expansion, macro: macro, model: model, persisted: byName, notPersisted: notPersisted)
             if macro == "Unique" {
-                hasUniqueness = true
-                uniqueness += groups.map(\.names)
+                guard let scope = uniquenessScope(of: expansion, model: model) else { continue }
+                if scope == "allUsers" {
+                    hasGlobalUniqueness = true
+                    globalUniqueness += groups.map(\.names)
+                } else {
+                    hasUniqueness = true
+                    uniqueness += groups.map(\.names)
+                }
             } else {
                 hasIndexes = true
                 indexes += groups
@@ -68,6 +78,8 @@ struct ConstraintGroups {
     ) -> [IndexGroup] {
         var groups: [IndexGroup] = []
         for argument in expansion.arguments {
+            // `#Unique`'s scope is read by `uniquenessScope(of:model:)`.
+            if macro == "Unique", argument.label?.text == "scope" { continue }
             guard argument.label == nil, let parsed = Self.group(argument.expression, macro: macro) else {
                 diagnostics.append(Diagnostic(node: argument, message: ModelDiagnostic.constraintArgument(macro, model: model)))
                 continue
@@ -104,6 +116,24 @@ struct ConstraintGroups {
             if !group.isEmpty { groups.append(IndexGroup(kind: kind, names: group)) }
         }
         return groups
+    }
+
+    /// The scope a `#Unique` names — `"owner"` (also without a `scope:` argument) or `"allUsers"` — as
+    /// `.allUsers` or `UniquenessScope.allUsers`; `nil`, after a diagnostic, for anything else: `@Model` reads
+    /// it from the source, so it must be a literal.
+    private mutating func uniquenessScope(of expansion: MacroExpansionDeclSyntax, model: String) -> String? {
+        // Elements of the argument list itself, not of a filtered copy, whose positions would be the copy's.
+        let scopeCount = expansion.arguments.reduce(0) { $0 + ($1.label?.text == "scope" ? 1 : 0) }
+        guard let argument = expansion.arguments.first(where: { $0.label?.text == "scope" }) else { return "owner" }
+        if scopeCount == 1, let member = argument.expression.as(MemberAccessExprSyntax.self), member.declName.argumentNames == nil {
+            let name = member.declName.baseName.text
+            let base = member.base.map { $0.trimmedDescription }
+            if ["owner", "allUsers"].contains(name), base == nil || base == "UniquenessScope" || base == "PGModel.UniquenessScope" {
+                return name
+            }
+        }
+        diagnostics.append(Diagnostic(node: argument, message: ModelDiagnostic.uniqueScope(model: model)))
+        return nil
     }
 
     /// The kind and array literal of one argument: `[\.a, \.b]` is a binary group (and the only form

@@ -96,6 +96,10 @@ struct ModelDiagnostic: DiagnosticMessage {
         return Self("constraintArgument", "#\(macro) takes array literals of key paths, e.g. `#\(macro)<\(model)>([\\.name], [\\.name, \\.startDate])`.")
     }
 
+    static func uniqueScope(model: String) -> Self {
+        Self("uniqueScope", "#Unique's scope is read from the source, so write it as `.owner` or `.allUsers`, e.g. `#Unique<\(model)>([\\.handle], scope: .allUsers)`.")
+    }
+
     static func rtreeUnsupported(property: String, model: String, what: String) -> Self {
         Self("rtreeUnsupported", "#Index .rtree cannot cover '\(property)' of '\(model)', which is \(what): an R-tree index (a PostgreSQL GiST index) covers numeric and Date properties only. Index it with .binary([\\.\(property)]) instead.")
     }

@@ -80,6 +80,9 @@ extension ModelMacro: MemberMacro {
             if constraints.hasUniqueness {
                 members.append("\(raw: access)static var _$uniquenessConstraints: [[String]] { \(raw: literal(constraints.uniqueness)) }")
             }
+            if constraints.hasGlobalUniqueness {
+                members.append("\(raw: access)static var _$globalUniquenessConstraints: [[String]] { \(raw: literal(constraints.globalUniqueness)) }")
+            }
             if constraints.hasIndexes {
                 members.append("\(raw: access)static var _$indexes: [PGModel.Schema.IndexMetadata] { \(raw: literal(constraints.indexes)) }")
             }
@@ -98,6 +101,7 @@ extension ModelMacro: MemberMacro {
                 rooted,
                 "\(raw: overridable)class var schemaMetadata: [PGModel.Schema.PropertyMetadata] {\n\(raw: rootedName)(rootedAt: Self.self)\n}",
                 "\(raw: overridable)class var _$uniquenessConstraints: [[String]] { \(raw: literal(constraints.uniqueness)) }",
+                "\(raw: overridable)class var _$globalUniquenessConstraints: [[String]] { \(raw: literal(constraints.globalUniqueness)) }",
                 "\(raw: overridable)class var _$indexes: [PGModel.Schema.IndexMetadata] { \(raw: literal(constraints.indexes)) }",
                 "\(raw: overridable)class var _$superentity: (any PGModel.PersistentModel.Type)? { nil }",
             ]
@@ -130,6 +134,9 @@ extension ModelMacro: MemberMacro {
             ]
             if constraints.hasUniqueness {
                 members.append("\(raw: overridable)class var _$uniquenessConstraints: [[String]] { super._$uniquenessConstraints + \(raw: literal(constraints.uniqueness)) }")
+            }
+            if constraints.hasGlobalUniqueness {
+                members.append("\(raw: overridable)class var _$globalUniquenessConstraints: [[String]] { super._$globalUniquenessConstraints + \(raw: literal(constraints.globalUniqueness)) }")
             }
             if constraints.hasIndexes {
                 members.append("\(raw: overridable)class var _$indexes: [PGModel.Schema.IndexMetadata] { super._$indexes + \(raw: literal(constraints.indexes)) }")

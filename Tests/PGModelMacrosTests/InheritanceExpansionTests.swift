@@ -101,6 +101,10 @@ final class InheritanceExpansionTests: XCTestCase {
                     [["name"]]
                 }
 
+                class var _$globalUniquenessConstraints: [[String]] {
+                    []
+                }
+
                 class var _$indexes: [PGModel.Schema.IndexMetadata] {
                     []
                 }

@@ -74,6 +74,7 @@ func generatedMembers(
     access: String = "",
     overridable: String? = nil,
     uniqueness: String? = nil,
+    globalUniqueness: String? = nil,
     indexes: String? = nil,
     shape: ModelShape = .final,
     defaults: [String: String] = [:]
@@ -147,14 +148,19 @@ func generatedMembers(
     switch shape {
     case .final:
         if let uniqueness { member("\(access)static var _$uniquenessConstraints: [[String]]", uniqueness) }
+        if let globalUniqueness { member("\(access)static var _$globalUniquenessConstraints: [[String]]", globalUniqueness) }
         if let indexes { member("\(access)static var _$indexes: [PGModel.Schema.IndexMetadata]", indexes) }
     case .base:
         member("\(overridable)class var _$uniquenessConstraints: [[String]]", uniqueness ?? "[]")
+        member("\(overridable)class var _$globalUniquenessConstraints: [[String]]", globalUniqueness ?? "[]")
         member("\(overridable)class var _$indexes: [PGModel.Schema.IndexMetadata]", indexes ?? "[]")
         member("\(overridable)class var _$superentity: (any PGModel.PersistentModel.Type)?", "nil")
     case .subclass(let superclass):
         member("\(overridable)override class var _$superentity: (any PGModel.PersistentModel.Type)?", "\(superclass).self")
         if let uniqueness { member("\(overridable)override class var _$uniquenessConstraints: [[String]]", "super._$uniquenessConstraints + \(uniqueness)") }
+        if let globalUniqueness {
+            member("\(overridable)override class var _$globalUniquenessConstraints: [[String]]", "super._$globalUniquenessConstraints + \(globalUniqueness)")
+        }
         if let indexes { member("\(overridable)override class var _$indexes: [PGModel.Schema.IndexMetadata]", "super._$indexes + \(indexes)") }
     }
     return lines.joined(separator: "\n")

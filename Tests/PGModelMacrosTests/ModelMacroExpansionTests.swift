@@ -309,6 +309,10 @@ final class ModelMacroExpansionTests: XCTestCase {
                     []
                 }
 
+                open class var _$globalUniquenessConstraints: [[String]] {
+                    []
+                }
+
                 open class var _$indexes: [PGModel.Schema.IndexMetadata] {
                     []
                 }
@@ -414,6 +418,10 @@ final class ModelMacroExpansionTests: XCTestCase {
                 }
 
                 class var _$uniquenessConstraints: [[String]] {
+                    []
+                }
+
+                class var _$globalUniquenessConstraints: [[String]] {
                     []
                 }
 
@@ -690,6 +698,10 @@ final class ModelMacroExpansionTests: XCTestCase {
                     []
                 }
 
+                class var _$globalUniquenessConstraints: [[String]] {
+                    []
+                }
+
                 class var _$indexes: [PGModel.Schema.IndexMetadata] {
                     []
                 }
@@ -907,6 +919,10 @@ final class ModelMacroExpansionTests: XCTestCase {
                     [["name", "startDate", "endDate"], ["code"], ["destination"]]
                 }
 
+                class var _$globalUniquenessConstraints: [[String]] {
+                    []
+                }
+
                 class var _$indexes: [PGModel.Schema.IndexMetadata] {
                     [.binary(["name"]), .binary(["startDate"]), .binary(["endDate"]), .binary(["name", "startDate", "endDate"])]
                 }
@@ -1066,6 +1082,10 @@ final class ModelMacroExpansionTests: XCTestCase {
                     }
 
                     class var _$uniquenessConstraints: [[String]] {
+                        []
+                    }
+
+                    class var _$globalUniquenessConstraints: [[String]] {
                         []
                     }
 

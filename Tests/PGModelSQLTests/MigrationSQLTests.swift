@@ -6,7 +6,7 @@ import Testing
 /// The SQL of lightweight migration steps, computed from two schema descriptions.
 @Suite("SQL renderer: migrations")
 struct MigrationSQLTests {
-    static func note(_ attributes: [AttributeDescription], unique: [[String]] = [], indexes: [IndexDescription] = [],
+    static func note(_ attributes: [AttributeDescription], unique: [UniquenessConstraintDescription] = [], indexes: [IndexDescription] = [],
                      relationships: [RelationshipDescription] = []) -> EntityDescription {
         EntityDescription(name: "Note", attributes: attributes, uniquenessConstraints: unique, indexes: indexes, relationships: relationships)
     }

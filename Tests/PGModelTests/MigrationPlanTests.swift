@@ -37,7 +37,7 @@ struct MigrationPlanTests {
         #expect(changed != entity)
     }
 
-    static func schema(_ version: String, _ attributes: [AttributeDescription], unique: [[String]] = []) -> SchemaDescription {
+    static func schema(_ version: String, _ attributes: [AttributeDescription], unique: [UniquenessConstraintDescription] = []) -> SchemaDescription {
         SchemaDescription(entities: [EntityDescription(name: "Trip", attributes: attributes, uniquenessConstraints: unique)], version: version)
     }
 

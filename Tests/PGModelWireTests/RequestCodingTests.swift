@@ -131,6 +131,33 @@ struct RequestCodingTests {
         #expect(number?.error.code == .invalidField)
     }
 
+    @Test("register: a uniqueness constraint is an array of names (per owner, the original form) or an object with its scope")
+    func registerUniquenessScopes() throws {
+        let attributes = #"[{"name":"handle","columnName":"handle","type":"string","isGloballyUnique":true},{"name":"nickname","columnName":"nickname","type":"string","isUnique":true}]"#
+        // What clients sent before scopes existed: every constraint per owner.
+        let old = try WireTest.decode(#"{"id":1,"op":"register","schema":{"version":"1.0.0","entities":[{"name":"Member","tableName":"member","attributes":"#
+            + #"[{"name":"nickname","columnName":"nickname","type":"string","isUnique":true}],"uniquenessConstraints":[["nickname"]]}]}}"#).get()
+        guard case .register(let oldSchema) = old.operation else { Issue.record("not a register: \(old)"); return }
+        #expect(oldSchema.entities.first?.uniquenessConstraints == [UniquenessConstraintDescription(["nickname"], scope: .owner)])
+
+        let new = try WireTest.decode(#"{"id":2,"op":"register","schema":{"version":"1.0.0","entities":[{"name":"Member","tableName":"member","attributes":"#
+            + attributes + #","uniquenessConstraints":[{"attributes":["handle"],"scope":"allUsers"},{"attributes":["nickname"]}]}]}}"#).get()
+        guard case .register(let newSchema) = new.operation else { Issue.record("not a register: \(new)"); return }
+        let entity = try #require(newSchema.entities.first)
+        #expect(entity.uniquenessConstraints == [UniquenessConstraintDescription(["handle"], scope: .allUsers), ["nickname"]])
+        #expect(entity.attribute(named: "handle")?.isGloballyUnique == true)
+
+        // Encoding: per owner stays the original array.
+        let line = try WireTest.text(Request(id: 3, operation: .register(newSchema)).encodedLine())
+        #expect(line.contains(#""uniquenessConstraints":[{"attributes":["handle"],"scope":"allUsers"},["nickname"]]"#))
+        #expect(try Request.decode(line: Data(line.utf8)).get() == Request(id: 3, operation: .register(newSchema)))
+
+        // An unknown scope is the client's error, naming the field.
+        let unknown = WireTest.failure(#"{"id":4,"op":"register","schema":{"version":"1.0.0","entities":[{"name":"Member","tableName":"member","attributes":[],"#
+            + #""uniquenessConstraints":[{"attributes":["handle"],"scope":"everyone"}]}]}}"#)
+        #expect(unknown?.error.code == .invalidField)
+    }
+
     @Test("every operation survives encode → decode", arguments: everyOperation)
     func roundTrip(operation: Request.Operation) throws {
         for id: RequestID in [1, -7, "req-1", .int(Int64.max)] {

@@ -31,7 +31,7 @@
     member,
     conformances: PersistentModel, Observable,
     names: named(_$backingData), named(_$observationRegistrar), named(init(backingData:)), named(_$readStoredValues),
-    named(schemaMetadata), named(_$uniquenessConstraints), named(_$indexes), named(_$superentity),
+    named(schemaMetadata), named(_$uniquenessConstraints), named(_$globalUniquenessConstraints), named(_$indexes), named(_$superentity),
     arbitrary
 )
 @attached(memberAttribute)
@@ -111,8 +111,25 @@ public macro Transient() = #externalMacro(module: "PGModelMacros", type: "Transi
 ///     }
 /// }
 /// ```
+///
+/// `scope` says whose models the values are compared with: `.owner` (the default, as in SwiftData where
+/// each user has a store of their own) or `.allUsers` (every user's: names, handles, slugs), written as
+/// a literal. An insert that collides with the user's own model updates it either way; a value another
+/// user's model holds makes the save throw `unique_violation`.
+///
+/// ```swift
+/// @Model final class Member {
+///     #Unique<Member>([\.handle], [\.firstName, \.lastName], scope: .allUsers)
+///     var handle: String
+///     var firstName: String
+///     var lastName: String
+///     init(handle: String, firstName: String, lastName: String) {
+///         self.handle = handle; self.firstName = firstName; self.lastName = lastName
+///     }
+/// }
+/// ```
 @freestanding(declaration)
-public macro Unique<T>(_ constraints: [PartialKeyPath<T>]...) = #externalMacro(module: "PGModelMacros", type: "UniqueMacro")
+public macro Unique<T>(_ constraints: [PartialKeyPath<T>]..., scope: UniquenessScope = .owner) = #externalMacro(module: "PGModelMacros", type: "UniqueMacro")
 
 /// Declares database indexes on a model's properties. Write it inside the body of a `@Model` class;
 /// each array is one binary (B-tree) index (several properties make a compound index, in that order).

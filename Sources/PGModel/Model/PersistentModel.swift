@@ -17,8 +17,11 @@ public protocol PersistentModel: AnyObject, Observable, Hashable, Identifiable {
     var _$backingData: ModelBackingData { get }
     /// The stored properties; `@Model` generates it.
     static var schemaMetadata: [Schema.PropertyMetadata] { get }
-    /// Groups of property names unique together (`#Unique`); `@Model` generates it.
+    /// Groups of property names unique together among the owner's models (`#Unique`); `@Model` generates it.
     static var _$uniquenessConstraints: [[String]] { get }
+    /// Groups of property names unique together among every user's models (`#Unique(…, scope: .allUsers)`);
+    /// `@Model` generates it.
+    static var _$globalUniquenessConstraints: [[String]] { get }
     /// The indexes (`#Index`), each a kind and a group of property names; `@Model` generates it.
     static var _$indexes: [Schema.IndexMetadata] { get }
     /// The `@Model` superclass of a model subclass (`BusinessTrip` → `Trip`); `@Model` generates it.
@@ -32,6 +35,7 @@ public protocol PersistentModel: AnyObject, Observable, Hashable, Identifiable {
 extension PersistentModel {
     public func _$readStoredValues(into reader: inout _StoredValueReader) {}
     public static var _$uniquenessConstraints: [[String]] { [] }
+    public static var _$globalUniquenessConstraints: [[String]] { [] }
     public static var _$indexes: [Schema.IndexMetadata] { [] }
     public static var _$superentity: (any PersistentModel.Type)? { nil }
 

@@ -74,8 +74,14 @@ extension Schema {
         public var isTransient: Bool { options.contains(.ephemeral) }
         /// Whether the declared type is an `Optional`.
         public var isOptional: Bool { valueType is any OptionalValueType.Type }
-        /// Whether the attribute has the `.unique` option.
+        /// Whether the attribute has the `.unique` option: unique among its owner's models.
         public var isUnique: Bool { options.contains(.unique) }
+        /// Whether the attribute has the `.globallyUnique` option: unique among every user's models.
+        ///
+        /// ```swift
+        /// schema.entitiesByName["Member"]?.attributesByName["handle"]?.isGloballyUnique   // true
+        /// ```
+        public var isGloballyUnique: Bool { options.contains(.globallyUnique) }
         /// Whether the value is stored as the `Data` of a ``ValueTransformer`` (`.transformable(by:)`).
         public var isTransformable: Bool { transformer != nil }
 

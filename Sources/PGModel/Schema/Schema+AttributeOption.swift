@@ -32,8 +32,18 @@ extension Schema.Attribute {
         /// Store the value with its own `Codable` encoding, as an opaque `jsonb` document: no
         /// predicates or sorts on it (they throw `unsupported_predicate`). For types you do not own.
         public static let codable = Option(name: "codable")
-        /// A real UNIQUE constraint; an insert that collides updates the existing row.
+        /// A real UNIQUE constraint among the owner's models (each user's models are like their own
+        /// SwiftData store); an insert that collides updates the existing model.
         public static let unique = Option(name: "unique")
+        /// A real UNIQUE constraint among every user's models, not only the owner's: user names, handles,
+        /// slugs. An insert that collides with one of the user's own models updates it, as `.unique`
+        /// does; a value another user's model holds makes the save throw `unique_violation`, which says
+        /// only that the value is taken.
+        ///
+        /// ```swift
+        /// @Attribute(.globallyUnique) var handle: String
+        /// ```
+        public static let globallyUnique = Option(name: "globallyUnique")
         /// Keep large data out of the main row (`STORAGE EXTERNAL`) and read it only when accessed.
         public static let externalStorage = Option(name: "externalStorage")
         /// Keep the value in history tombstones after deletion.

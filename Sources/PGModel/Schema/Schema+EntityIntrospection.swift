@@ -107,14 +107,25 @@ extension Schema.Entity {
         Set((subclasses[ObjectIdentifier(type)] ?? []).map { Schema.Entity($0, subclasses: subclasses) })
     }
 
-    /// The groups of properties whose values are unique together: each `#Unique` group, then each
-    /// `@Attribute(.unique)` property on its own (a subclass's include its superclass's).
+    /// The groups of properties whose values are unique together among the owner's models: each `#Unique`
+    /// group, then each `@Attribute(.unique)` property on its own (a subclass's include its superclass's).
+    /// Groups unique across all users are ``globalUniquenessConstraints``.
     ///
     /// ```swift
     /// schema.entitiesByName["Trip"]?.uniquenessConstraints   // [["name", "startDate"], ["code"]]
     /// ```
     public var uniquenessConstraints: [[String]] {
-        entityDescription.uniquenessConstraints
+        entityDescription.uniquenessConstraints.filter { $0.scope == .owner }.map(\.attributes)
+    }
+
+    /// The groups of properties whose values are unique together among every user's models: each group of
+    /// `#Unique(…, scope: .allUsers)`, then each `@Attribute(.globallyUnique)` property on its own.
+    ///
+    /// ```swift
+    /// schema.entitiesByName["Member"]?.globalUniquenessConstraints   // [["handle"]]
+    /// ```
+    public var globalUniquenessConstraints: [[String]] {
+        entityDescription.uniquenessConstraints.filter { $0.scope == .allUsers }.map(\.attributes)
     }
 
     /// The property names of each index `#Index` declares, in index order.

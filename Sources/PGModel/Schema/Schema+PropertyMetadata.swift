@@ -150,6 +150,7 @@ extension Schema {
                 type: attributeType,
                 isOptional: isOptional,
                 isUnique: options.contains(.unique),
+                isGloballyUnique: options.contains(.globallyUnique),
                 originalName: metadata?.declaredOriginalName,
                 isOpaque: options.contains(.codable),
                 isExternal: options.contains(.externalStorage),

@@ -181,7 +181,8 @@ extension Schema {
             self.entityDescription = EntityDescription(
                 name: name,
                 attributes: attributes.map(\.attributeDescription),
-                uniquenessConstraints: type._$uniquenessConstraints,
+                uniquenessConstraints: type._$uniquenessConstraints.map { UniquenessConstraintDescription($0) }
+                    + type._$globalUniquenessConstraints.map { UniquenessConstraintDescription($0, scope: .allUsers) },
                 indexes: type._$indexes.map(\.indexDescription),
                 relationships: properties.compactMap { property in
                     guard let relationship = property.relationship else { return nil }

@@ -57,7 +57,7 @@
                     throw PGModelError(.invalidSchema, "attribute '\(attribute.name)' of \(entity.name) is declared twice", model: entity.name, keyPath: attribute.name)
                 }
             }
-            for group in entity.uniquenessConstraints + entity.indexes.map(\.attributes) {
+            for group in entity.uniquenessConstraints.map(\.attributes) + entity.indexes.map(\.attributes) {
                 for name in group where entity.attribute(named: name) == nil && entity.relationship(named: name) == nil {
                     throw PGModelError(.invalidSchema, "constraint on \(entity.name) names unknown attribute '\(name)'", model: entity.name, keyPath: name)
                 }
@@ -76,8 +76,9 @@
     public var tableName: String
     /// Stored attributes, in declaration order.
     public var attributes: [AttributeDescription]
-    /// Groups of attribute names that are unique together (`@Attribute(.unique)` is a group of one).
-    public var uniquenessConstraints: [[String]]
+    /// Groups of attribute names that are unique together, each per owner (`#Unique`, `@Attribute(.unique)`
+    /// as a group of one) or across all users (`scope: .allUsers`, `@Attribute(.globallyUnique)`).
+    public var uniquenessConstraints: [UniquenessConstraintDescription]
     /// The indexes to create (`#Index`), each a group of attribute names and a kind.
     public var indexes: [IndexDescription]
     /// Relationships, inherited ones included, in declaration order.
@@ -93,7 +94,7 @@
         name: String,
         tableName: String? = nil,
         attributes: [AttributeDescription],
-        uniquenessConstraints: [[String]] = [],
+        uniquenessConstraints: [UniquenessConstraintDescription] = [],
         indexes: [IndexDescription] = [],
         relationships: [RelationshipDescription] = [],
         superentity: String? = nil
@@ -103,10 +104,14 @@
         self.superentity = superentity
         self.tableName = tableName ?? Naming.snakeCase(name)
         self.attributes = attributes
-        // `.unique` attributes are uniqueness constraints of one.
+        // `.unique` and `.globallyUnique` attributes are uniqueness constraints of one.
         var groups = uniquenessConstraints
         for attribute in attributes where attribute.isUnique && !groups.contains([attribute.name]) {
             groups.append([attribute.name])
+        }
+        for attribute in attributes where attribute.isGloballyUnique {
+            let group = UniquenessConstraintDescription([attribute.name], scope: .allUsers)
+            if !groups.contains(group) { groups.append(group) }
         }
         self.uniquenessConstraints = groups
         self.indexes = indexes
@@ -131,7 +136,8 @@
         name = try c.decode(String.self, forKey: .name)
         tableName = try c.decode(String.self, forKey: .tableName)
         attributes = try c.decode([AttributeDescription].self, forKey: .attributes)
-        uniquenessConstraints = try c.decodeIfPresent([[String]].self, forKey: .uniquenessConstraints) ?? []
+        // Each constraint is an array of names (per owner, the original form) or an object with a scope.
+        uniquenessConstraints = try c.decodeIfPresent([UniquenessConstraintDescription].self, forKey: .uniquenessConstraints) ?? []
         // Each index is an array of names (binary, the original form) or an object with a kind.
         indexes = try c.decodeIfPresent([IndexDescription].self, forKey: .indexes) ?? []
         relationships = try c.decodeIfPresent([RelationshipDescription].self, forKey: .relationships) ?? []
@@ -149,8 +155,10 @@
     public var type: AttributeType
     /// Whether the Swift type is optional (the column is nullable).
     public var isOptional: Bool
-    /// `@Attribute(.unique)`.
+    /// `@Attribute(.unique)`: unique among its owner's rows.
     public var isUnique: Bool
+    /// `@Attribute(.globallyUnique)`: unique among every user's rows.
+    public var isGloballyUnique: Bool
     /// `@Attribute(originalName:)`, for migrations.
     public var originalName: String?
     /// `@Attribute(.codable)`: stored as the type's own encoding and opaque — no predicates or sorts on it.
@@ -172,6 +180,7 @@
         type: AttributeType,
         isOptional: Bool = false,
         isUnique: Bool = false,
+        isGloballyUnique: Bool = false,
         originalName: String? = nil,
         isOpaque: Bool = false,
         isExternal: Bool = false,
@@ -192,11 +201,29 @@
         self.type = type
         self.isOptional = isOptional
         self.isUnique = isUnique
+        self.isGloballyUnique = isGloballyUnique
         self.originalName = originalName
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, columnName, type, isOptional, isUnique, originalName, isOpaque, isExternal, preservesValueOnDeletion, hashModifier, defaultValue
+        case name, columnName, type, isOptional, isUnique, isGloballyUnique, originalName, isOpaque, isExternal, preservesValueOnDeletion, hashModifier, defaultValue
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(columnName, forKey: .columnName)
+        try c.encode(type, forKey: .type)
+        try c.encode(isOptional, forKey: .isOptional)
+        try c.encode(isUnique, forKey: .isUnique)
+        // Only when set: an attribute without it encodes (and fingerprints) as it did before scopes.
+        if isGloballyUnique { try c.encode(true, forKey: .isGloballyUnique) }
+        try c.encodeIfPresent(originalName, forKey: .originalName)
+        try c.encode(isOpaque, forKey: .isOpaque)
+        try c.encode(isExternal, forKey: .isExternal)
+        try c.encode(preservesValueOnDeletion, forKey: .preservesValueOnDeletion)
+        try c.encodeIfPresent(hashModifier, forKey: .hashModifier)
+        try c.encodeIfPresent(defaultValue, forKey: .defaultValue)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -206,6 +233,7 @@
         type = try c.decode(AttributeType.self, forKey: .type)
         isOptional = try c.decodeIfPresent(Bool.self, forKey: .isOptional) ?? false
         isUnique = try c.decodeIfPresent(Bool.self, forKey: .isUnique) ?? false
+        isGloballyUnique = try c.decodeIfPresent(Bool.self, forKey: .isGloballyUnique) ?? false
         originalName = try c.decodeIfPresent(String.self, forKey: .originalName)
         isOpaque = try c.decodeIfPresent(Bool.self, forKey: .isOpaque) ?? false
         isExternal = try c.decodeIfPresent(Bool.self, forKey: .isExternal) ?? false

@@ -116,6 +116,9 @@ public struct PGModelError: Error, Hashable, Sendable, CustomStringConvertible {
     /// For ``Code/saveConflict``: each model someone else changed or deleted, with the attributes both
     /// sides changed (this context's value, the store's and the ancestor). Empty otherwise.
     public var conflicts: [SaveConflict]
+    /// For an error PostgreSQL raised: the constraint it names (a unique violation's), which the engine
+    /// turns into the model's attributes. Never sent to clients.
+    package var constraint: String?
 
     public init(_ code: Code, _ message: String, model: String? = nil, keyPath: String? = nil, sqlState: String? = nil,
                 conflicts: [SaveConflict] = []) {

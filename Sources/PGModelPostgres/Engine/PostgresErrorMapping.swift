@@ -38,7 +38,10 @@ import PostgresNIO
         let subject = model.map { " on \($0)" } ?? ""
         switch state {
         case "23505":
-            return PGModelError(.uniqueViolation, "a write\(subject) breaks uniqueness constraint \(constraint ?? "(unknown)")", model: model, sqlState: state)
+            var mapped = PGModelError(.uniqueViolation, "a write\(subject) breaks uniqueness constraint \(constraint ?? "(unknown)")", model: model, sqlState: state)
+            // The engine turns a constraint across all users into the one answer that names its attributes.
+            mapped.constraint = constraint
+            return mapped
         case "23503":
             // One answer for every reference that fails, whether its row does not exist or row-level
             // security hides it (the commit-time check of references): neither the constraint's name nor

@@ -87,9 +87,9 @@ import PostgresNIO
     /// result is read faster whole on the event loop, as the unnamed path does, than row by row. A few rows means a `limit` or an identifier list of at most
     /// ``preparedSelectRowLimit`` (a fetch by persistent identifiers is one), or a predicate whose
     /// conjuncts pin every attribute of one of the class's uniqueness constraints to a value — SwiftData's usual point fetch,
-    /// `#Predicate { $0.email == email }`, has no `fetchLimit`. Uniqueness is per owner, so a service
-    /// user may still get one row per owner who shared one, and an admin one per owner: few, or at worst a
-    /// large result read a little slower. Never a different result.
+    /// `#Predicate { $0.email == email }`, has no `fetchLimit`. Uniqueness is per owner unless declared
+    /// across all users, so a service user may still get one row per owner who shared one, and an admin one
+    /// per owner: few, or at worst a large result read a little slower. Never a different result.
     ///
     /// ```swift
     /// // entity: uniquenessConstraints [["email"]]
@@ -103,7 +103,7 @@ import PostgresNIO
         guard let predicate = request.predicate else { return false }
         var pinned = Set<String>()
         collectPinnedKeys(predicate, into: &pinned)
-        return entity.uniquenessConstraints.contains { group in !group.isEmpty && group.allSatisfy(pinned.contains) }
+        return entity.uniquenessConstraints.contains { group in !group.attributes.isEmpty && group.attributes.allSatisfy(pinned.contains) }
     }
 
     /// The keys a row matching `expression` must have equal to a non-null value: the `key = value`

@@ -6,15 +6,29 @@ import PostgresNIO
 @_spi(PGModelInternals) extension PostgresStoreEngine {
     /// Applies `request` in one transaction: deletes and batch deletes (with delete rules), then updates,
     /// then inserts, then join-table links — so a model renamed away from a unique value frees it for an
-    /// insert in the same save. An insert that meets a uniqueness constraint updates the existing row
-    /// (SwiftData's upsert) and is reported in ``SaveResult/remappedIdentifiers``. Every deleted row,
+    /// insert in the same save. An insert that meets a uniqueness constraint updates the existing row of
+    /// the same owner (SwiftData's upsert) and is reported in ``SaveResult/remappedIdentifiers``; values
+    /// unique across all users that another user's row holds are `unique_violation`
+    /// (``PGModelError/valueTaken(model:attributes:)``), for an insert and an update alike. Every deleted row,
     /// cascades included, is reported in ``SaveResult/deleted``. Any failure rolls back everything.
     public func save(_ request: SaveRequest, in schema: SchemaDescription, as requester: Requester, on connection: EngineConnection) async throws -> SaveResult {
         guard !request.isEmpty else { return SaveResult() }
         // Before BEGIN: a request the renderer cannot handle fails whole, with a code, and costs no transaction.
         try request.validate(against: schema)
         let renderer = try SQLRenderer(schema: schema, schemaName: schemaName)
-        return try await transaction(as: requester, on: connection) {
+        do {
+            return try await applySave(request, renderer, as: requester, on: connection)
+        } catch let error as PGModelError where error.code == .uniqueViolation {
+            // Whichever statement met a constraint across all users (an insert, an upsert's update, an
+            // update), the answer is the one that names its model and attributes and nothing else.
+            throw error.constraint.flatMap { renderer.valueTaken(constraint: $0, model: error.model) } ?? error
+        }
+    }
+
+    /// The transaction of ``save(_:in:as:on:)``.
+    private func applySave(_ request: SaveRequest, _ renderer: SQLRenderer, as requester: Requester,
+                           on connection: EngineConnection) async throws -> SaveResult {
+        try await transaction(as: requester, on: connection) {
             var result = SaveResult()
             var history = HistoryLog()
             // Every update is one change (deletes and links mostly touch rows named there too); room for
@@ -385,12 +399,24 @@ import PostgresNIO
 
     /// SwiftData's upsert of an inserted row that met a uniqueness constraint: the row of the same owner with
     /// its unique values takes its attributes.
+    ///
+    /// Where the class has a constraint across all users and no row of the owner matched, the values are
+    /// held by a row the user may not change (another user's, seen or not): the row is inserted again
+    /// without `ON CONFLICT`, so PostgreSQL names the constraint it breaks and the save fails with the
+    /// one answer for it (``SQLRenderer/valueTaken(constraint:model:)``), read the same whoever holds the
+    /// value. `INSERT … ON CONFLICT DO UPDATE` is never used: against a row the update policy of row-level
+    /// security hides it raises an error of its own instead of skipping it.
     private func upsert(_ row: RowValues, owner: UUID?, _ renderer: SQLRenderer, _ connection: EngineConnection) async throws -> InsertOutcome {
         guard let upsert = try renderer.upsertUpdate(row, owner: owner) else {
             throw PGModelError(.uniqueViolation, "an inserted \(row.entity) collides with an existing row's id", model: row.entity)
         }
         let merged = try await query(upsert, on: connection, model: row.entity)
         guard let first = merged.first else {
+            if renderer.hasGlobalUniqueness(try renderer.entity(row.entity)) {
+                // Fails (ending the save) unless the row holding the values went away meanwhile.
+                try await execute(try renderer.insert(row, owner: owner, upserting: false), on: connection, model: row.entity)
+                return .inserted(owner: owner)
+            }
             throw PGModelError(.uniqueViolation,
                 "an inserted \(row.entity) has the unique values of a row this user cannot change", model: row.entity)
         }

@@ -142,7 +142,7 @@ import PostgresNIO
     /// Whether any of `rows` (of one class) changes a column of one of its uniqueness constraints.
     private func touchesUniqueness(_ rows: [RowValues], _ renderer: SQLRenderer) -> Bool {
         guard let first = rows.first, let entity = renderer.schema.entity(named: first.entity) else { return false }
-        let constrained = Set(renderer.uniquenessConstraints(of: entity).joined())
+        let constrained = Set(renderer.uniquenessConstraints(of: entity).flatMap(\.attributes))
         guard !constrained.isEmpty else { return false }
         return rows.contains { (row: RowValues) -> Bool in constrained.contains { (key: String) -> Bool in row[key] != nil } }
     }

@@ -254,11 +254,13 @@ import Foundation
         upserting && constrained
     }
 
-    /// After an insert met a uniqueness constraint: updates the row of the same owner (uniqueness is per
-    /// owner) that holds the same unique values with all of `row`'s attributes, returning its id and then
-    /// the values it replaced, in the order of ``storedColumns(of:)`` (the row is locked by the sub-select
-    /// that finds it), for history. Only groups whose values are all non-nil can match,
-    /// because PostgreSQL treats NULLs as distinct in UNIQUE constraints. Returns `nil` if no group can match.
+    /// After an insert met a uniqueness constraint: updates the row of the same owner that holds the same
+    /// unique values with all of `row`'s attributes, returning its id and then the values it replaced, in
+    /// the order of ``storedColumns(of:)`` (the row is locked by the sub-select that finds it), for history.
+    /// Only the owner's own rows are upserted into, whatever a constraint's scope: a row of another user
+    /// that holds a value unique across all users is not the inserting user's to change (the store then
+    /// reports the value taken). Only groups whose values are all non-nil can match, because PostgreSQL
+    /// treats NULLs as distinct in UNIQUE constraints. Returns `nil` if no group can match.
     public func upsertUpdate(_ row: RowValues, owner: UUID?) throws -> SQLStatement? {
         let entity = try self.entity(row.entity)
         var b = SQLBuilder()
@@ -273,9 +275,9 @@ import Foundation
         }
         var matches: [String] = []
         // Groups naming a relationship are enforced by the database but not matched here.
-        for group in uniquenessConstraints(of: entity) where group.allSatisfy({ entity.attribute(named: $0) != nil }) {
+        for group in uniquenessConstraints(of: entity) where group.attributes.allSatisfy({ entity.attribute(named: $0) != nil }) {
             var pairs: [(column: String, value: PGValue)] = []
-            for name in group {
+            for name in group.attributes {
                 let attribute = try self.attribute(name, of: entity)
                 pairs.append((attribute.columnName, try coerced(row[name], attribute, entity, requirePresent: true)))
             }
@@ -470,9 +472,9 @@ import Foundation
         }
     }
 
-    /// The uniqueness constraints that apply to rows of `entity`: its own and its superclasses'.
-    public func uniquenessConstraints(of entity: EntityDescription) -> [[String]] {
-        var groups: [[String]] = []
+    /// The uniqueness constraints that apply to rows of `entity`, of either scope: its own and its superclasses'.
+    public func uniquenessConstraints(of entity: EntityDescription) -> [UniquenessConstraintDescription] {
+        var groups: [UniquenessConstraintDescription] = []
         var current: EntityDescription? = entity
         var steps = 0
         while let e = current, steps <= schema.entities.count {

@@ -70,12 +70,15 @@
                 "CHECK (\"entity\" NOT IN (\(list)) OR \(Naming.quoted(column)) IS NOT NULL)"))
         }
         statements.append("CREATE INDEX IF NOT EXISTS \(Naming.quoted(objectName(root.tableName, ["owner_id"], suffix: "idx"))) ON \(table) (\"owner_id\")")
-        var seenGroups: [[String]] = []
+        var seenGroups: [UniquenessConstraintDescription] = []
         for c in classes {
             for group in c.uniquenessConstraints where !seenGroups.contains(group) {
                 seenGroups.append(group)
-                let columns = group.compactMap { constraintColumn($0, of: c) }
-                statements += uniquenessStatements(root.tableName, columns)
+                let columns = group.attributes.compactMap { constraintColumn($0, of: c) }
+                switch group.scope {
+                case .owner: statements += uniquenessStatements(root.tableName, columns)
+                case .allUsers: statements += globalUniquenessStatements(root.tableName, columns)
+                }
             }
         }
         statements += indexStatements(root, classes: classes)
@@ -208,6 +211,15 @@
             addConstraint(name, on: table, "UNIQUE (\"owner_id\", \(list))"),
             "CREATE UNIQUE INDEX IF NOT EXISTS \(Naming.quoted(objectName(tableName, columns, suffix: "unowned_key"))) ON \(table) (\(list)) WHERE \"owner_id\" IS NULL",
         ]
+    }
+
+    /// Uniqueness across all users (`@Attribute(.globallyUnique)`, `#Unique(…, scope: .allUsers)`): a real
+    /// constraint `UNIQUE (…)` without `owner_id`, named `<table>_<columns>_all_users_key`, over every row
+    /// whoever owns it (the direct store's rows, which have no owner, included).
+    private func globalUniquenessStatements(_ tableName: String, _ columns: [String]) -> [String] {
+        let name = globalUniquenessConstraintName(tableName, columns)
+        let list = columns.map(Naming.quoted).joined(separator: ", ")
+        return [addConstraint(name, on: qualifiedTable(named: tableName), "UNIQUE (\(list))")]
     }
 
     /// The column of a uniqueness or index group member: an attribute's column or a foreign key's.

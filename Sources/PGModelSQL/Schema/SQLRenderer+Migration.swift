@@ -5,8 +5,8 @@
     /// schema, in the order they must run inside the migration's transaction:
     ///
     /// 1. subclass views dropped (they are recreated last); renamed attributes (`originalName`) renamed in
-    ///    place; constraints and indexes that no longer exist dropped (an index whose kind changed has
-    ///    another name, so it is dropped too); column types changed; columns that
+    ///    place; constraints and indexes that no longer exist dropped (an index whose kind changed, and a
+    ///    uniqueness constraint whose scope changed, has another name, so it is dropped too); column types changed; columns that
     ///    became optional lose `NOT NULL`; a new non-optional column with a default is added with
     ///    `DEFAULT` (PostgreSQL keeps it in the catalog: no table rewrite);
     /// 2. ``createStatements()``: new tables, columns, join tables, constraints (a new uniqueness
@@ -155,9 +155,15 @@
         }
         for c in classes {
             for group in c.uniquenessConstraints {
-                let columns = group.compactMap { constraintColumn($0, of: c) }
-                constraints.insert(objectName(tableName, columns, suffix: "key"))
-                indexes.insert(objectName(tableName, columns, suffix: "unowned_key"))
+                // A scope is part of the name: a constraint whose scope changed is dropped and created anew.
+                let columns = group.attributes.compactMap { constraintColumn($0, of: c) }
+                switch group.scope {
+                case .owner:
+                    constraints.insert(objectName(tableName, columns, suffix: "key"))
+                    indexes.insert(objectName(tableName, columns, suffix: "unowned_key"))
+                case .allUsers:
+                    constraints.insert(globalUniquenessConstraintName(tableName, columns))
+                }
             }
             for index in c.indexes {
                 // A kind is part of the name: an index whose kind changed is dropped and created anew.

@@ -201,14 +201,16 @@
             let granted = updatable.map { "has_column_privilege('\(role)', \(literal(table)), \(literal($0)), 'UPDATE')" }.joined(separator: " AND ")
             statements.append(ifNot(granted, "GRANT UPDATE (\(updatable.map(Naming.quoted).joined(separator: ", "))) ON \(table) TO \(role)"))
         }
-        // The triggers' arguments are the schema's own names: the layout, the root class, the unique
-        // columns, then triples of foreign-key column, referenced table and (for a `.cascade` edge) the
-        // referenced root class.
+        // The triggers' arguments are the schema's own names: the layout, the root class, the columns of
+        // uniqueness constraints per owner, then triples of foreign-key column, referenced table and (for a
+        // `.cascade` edge) the referenced root class. Constraints across all users are left out: they
+        // compare a grantee's value with everyone's rows, the owner's no more than any other user's, so
+        // the answer ("taken") is one the grantee gets from an insert of their own.
         var uniqueColumns: [String] = []
         for name in schema.entityNames(inHierarchyOf: root.name) {
             guard let entity = schema.entity(named: name) else { continue }
-            for group in entity.uniquenessConstraints {
-                for column in group.compactMap({ constraintColumn($0, of: entity) }) where !uniqueColumns.contains(column) {
+            for group in entity.uniquenessConstraints where group.scope == .owner {
+                for column in group.attributes.compactMap({ constraintColumn($0, of: entity) }) where !uniqueColumns.contains(column) {
                     uniqueColumns.append(column)
                 }
             }

@@ -29,6 +29,8 @@ struct ConnectionServer: Sendable {
     let loginGuard: LoginGuard
     /// Share requests answered `not_found`, across every connection.
     let shareProbes: ShareProbeGuard
+    /// Slows users whose saves keep meeting values unique across all users that are taken.
+    let takenValueProbes: TakenValueProbeGuard
     /// How long a connection may send nothing (without a subscription); `nil` is forever.
     let idleTimeout: Duration?
     /// The longest response line; a longer answer becomes `result_too_large`.
@@ -305,12 +307,17 @@ struct ConnectionServer: Sendable {
         if namesShares, let refusal = shareProbes.refusal(user: user.name, address: client.address) {
             return Response(id: request.id, result: .failure(refusal))
         }
+        let writesValues = TakenValueProbeGuard.writesValues(request.operation)
+        if writesValues, let refusal = takenValueProbes.refusal(user: user.name, address: client.address) {
+            return Response(id: request.id, result: .failure(refusal))
+        }
         let heavy = client.executor != nil && RequestWeight.isHeavy(request.operation)
         let response = await RequestWeight.run(heavy: heavy) {
             await dispatcher.execute(request, as: user, versions: client.schemaVersions, received: received,
                                      executor: heavy ? nil : client.executor)
         }
         if namesShares { shareProbes.record(response, of: request.operation, user: user.name, address: client.address) }
+        if writesValues { takenValueProbes.record(response, of: request.operation, user: user.name, address: client.address) }
         return response
     }
 

@@ -54,6 +54,7 @@ struct LineListener: Service {
             loginTimeout: server.configuration.loginTimeout,
             loginGuard: LoginGuard(policy: server.configuration.loginThrottle),
             shareProbes: ShareProbeGuard(policy: server.configuration.shareProbeThrottle),
+            takenValueProbes: TakenValueProbeGuard(policy: server.configuration.takenValueProbeThrottle),
             idleTimeout: server.configuration.idleTimeout, maxResponseBytes: server.configuration.maxResponseBytes,
             maxLineBytes: server.configuration.maxLineBytes, maxSaveBytes: server.configuration.maxSaveBytes,
             storeName: server.databaseConfiguration.schemaName,

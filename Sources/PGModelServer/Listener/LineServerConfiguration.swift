@@ -46,6 +46,22 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
         policy.maximumUserDelay = .seconds(300)
         return policy
     }()
+    /// How a logged-in user's saves answered `unique_violation` for a value unique across all users that
+    /// is taken (what tells them a value exists, see COMPARISON.md) are slowed down, per user and per
+    /// client address: as ``shareProbeThrottle``, 20 free, then 1 s doubling up to 300 s, forgotten 15
+    /// minutes after the last; `.disabled` turns it off.
+    ///
+    /// ```swift
+    /// var configuration = LineServerConfiguration()
+    /// configuration.takenValueProbeThrottle.freeFailuresPerUser = 50
+    /// ```
+    public var takenValueProbeThrottle: LoginThrottle.Policy = {
+        var policy = LoginThrottle.Policy()
+        policy.freeFailuresPerUser = 20
+        policy.freeFailuresPerAddress = 40
+        policy.maximumUserDelay = .seconds(300)
+        return policy
+    }()
     /// PostgreSQL connections reserved for checking passwords, apart from ``maxDatabaseConnections``:
     /// logins never wait behind data requests, and bcrypt work never takes more than these.
     public var maxLoginConnections = 2
