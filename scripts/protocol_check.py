@@ -535,6 +535,39 @@ def t_hostile(ctx):
     c2.close()
 
 
+@guarded("tracing")
+def t_tracing(ctx):
+    """PROTOCOL.md §2 (traceparent, tracestate) and §3 (an error answer's requestID)."""
+    c = ctx.connect()
+    # Every error answer names its request for the server's log, logged in or not, each its own id.
+    r1 = c.req({"id": 1, "op": "nonsense"})
+    r2 = c.req(b'{"id":2,"op":'.decode())
+    ids = [r.get("error", {}).get("requestID") if isinstance(r, dict) else None for r in (r1, r2)]
+    check("tracing: error answers before hello carry a requestID string",
+          all(isinstance(i, str) and 0 < len(i) <= 64 for i in ids), short([r1, r2]))
+    check("tracing: two answers' requestIDs differ", len(set(ids)) == 2, short(ids))
+    login(c, ctx.u1, ctx.p1)
+    parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    expect_ok("tracing: ping with traceparent and tracestate",
+              c.req({"id": 3, "op": "ping", "traceparent": parent, "tracestate": "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"}), 3)
+    expect_ok("tracing: count with traceparent", c.req({"id": 4, "op": "count", "entity": ctx.Trip, "traceparent": parent}), 4)
+    expect_ok("tracing: a traceparent that is not W3C's is ignored, the request runs",
+              c.req({"id": 5, "op": "ping", "traceparent": "00-zz-\u2028-01\n"}), 5)
+    expect_ok("tracing: null trace fields are absent ones",
+              c.req({"id": 6, "op": "ping", "traceparent": None, "tracestate": None}), 6)
+    expect_ok("tracing: a 128-byte traceparent is within the bound", c.req({"id": 7, "op": "ping", "traceparent": "0" * 128}), 7)
+    for rid, field, value in [(8, "traceparent", "0" * 129), (9, "tracestate", "a" * 513), (10, "traceparent", 55),
+                              (11, "tracestate", ["a=b"]), (12, "traceparent", {"v": "00"})]:
+        r = c.req({"id": rid, "op": "ping", field: value})
+        expect_err(f"tracing: {field} {short(json.dumps(value), 24)} -> invalid_field field {field}", r,
+                   "invalid_field", field=field, rid=rid)
+    r = c.req({"id": 13, "op": "count", "entity": "NoSuchEntity_tracing"})
+    e = r.get("error", {}) if isinstance(r, dict) else {}
+    check("tracing: a failed request's answer carries its requestID", isinstance(e.get("requestID"), str), short(r))
+    expect_ok("tracing: still serving", c.req({"id": 14, "op": "ping"}), 14)
+    c.close()
+
+
 @guarded("stress")
 def t_stress(ctx):
     c = ctx.connect()
@@ -2594,6 +2627,7 @@ def main():
     t_unique_scopes(ctx)
     t_framing(ctx)
     t_hostile(ctx)
+    t_tracing(ctx)
     t_hello(ctx)
     t_migrate(ctx)
     t_save_fetch(ctx)

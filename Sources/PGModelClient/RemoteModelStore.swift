@@ -7,6 +7,7 @@ import NIOSSL
 @_spi(PGModelInternals) import PGModelCore
 @_spi(PGModelInternals) import PGModelIO
 @_spi(PGModelInternals) import PGModelWire
+import Tracing
 
 /// The store of a container opened on `pgmodel://user:password@host:port`: every call is a request on
 /// the line protocol to a `pgmodel serve` process, which runs it on PostgreSQL as that user.
@@ -57,6 +58,8 @@ import NIOSSL
     let requestTimeout: TimeAmount
     let eventLoop: any EventLoop
     let logger: Logger
+    /// Where calls' spans go; nil when tracing is off (``activeTracer(_:)``).
+    let tracer: (any Tracer)?
     /// The client side of TLS when the URL asks for it (`pgmodels://`, `tls=true`); nil for plain TCP.
     let tlsContext: NIOSSLContext?
     private let state = NIOLockedValueBox(State())
@@ -66,6 +69,9 @@ import NIOSSL
     /// A store for `url` (`pgmodel://user:password@host:port`, port 7432 by default). Nothing connects
     /// until the first call. Throws `invalid_configuration` for a URL it cannot use.
     ///
+    /// `tracer` gets a span (kind `client`) per call, whose context each request carries to the server
+    /// (`traceparent`); nil is the process's tracer (`InstrumentationSystem.tracer`), read now.
+    ///
     /// ```swift
     /// let store = try RemoteModelStore(url: URL(string: "pgmodel://alice:secret@localhost")!)
     /// ```
@@ -74,8 +80,10 @@ import NIOSSL
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         maxResponseLineBytes: Int = 256 << 20,
         requestTimeout: TimeAmount = .seconds(30),
-        logger: Logger = Logger(label: "pgmodel.remote")
+        logger: Logger = Logger(label: "pgmodel.remote"),
+        tracer: (any Tracer)? = nil
     ) throws {
+        self.tracer = Self.activeTracer(tracer)
         self.endpoint = try Endpoint(url: url)
         self.tlsContext = try endpoint.tls?.makeContext()
         self.requestTimeout = requestTimeout
@@ -137,6 +145,11 @@ import NIOSSL
     /// A save that names no process goes as this process's (``ProcessIdentity``): the server records it
     /// as this client's word, shown qualified by the user's name to every other reader.
     public func save(_ request: SaveRequest) async throws -> SaveResult {
+        guard tracer != nil else { return try await untracedSave(request) }
+        return try await traced(.save(SaveRequest())) { try await untracedSave(request) }
+    }
+
+    private func untracedSave(_ request: SaveRequest) async throws -> SaveResult {
         var request = request
         if request.bundleIdentifier == nil, request.processIdentifier == nil {
             request.bundleIdentifier = ProcessIdentity.bundleIdentifier
@@ -163,9 +176,11 @@ import NIOSSL
     /// `request`'s lines as the current connection's server takes them (one line, or parts).
     private func saveLines(for request: SaveRequest) throws -> [SaveParts.Line] {
         let hello = state.withLockedValue { $0.hello }
+        let (traceParent, traceState) = tracer == nil ? (nil, nil) : traceFields()
         return try SaveParts.lines(for: request, timeout: .nanoseconds(requestTimeout.nanoseconds),
                                    maxLineBytes: hello?.maxLineBytes ?? WireProtocol.defaultMaxLineBytes,
-                                   maxSaveBytes: hello?.maxSaveBytes, makeID: makeRequestID)
+                                   maxSaveBytes: hello?.maxSaveBytes, traceParent: traceParent, traceState: traceState,
+                                   makeID: makeRequestID)
     }
 
     /// Writes a save's lines back to back in one trip to the event loop (no other request of this store
@@ -275,6 +290,12 @@ import NIOSSL
     /// A request the server certainly did not run (the connection was closed, or the server announced
     /// it closes an idle connection just as the request went out) is sent once more on a new connection.
     func call(_ operation: Request.Operation, timeout: TimeAmount? = nil) async throws -> ResponseResult {
+        guard tracer != nil else { return try await untracedCall(operation, timeout: timeout) }
+        return try await traced(operation, rows: Self.returnedRows) { try await untracedCall(operation, timeout: timeout) }
+    }
+
+    /// ``call(_:timeout:)`` without its span.
+    private func untracedCall(_ operation: Request.Operation, timeout: TimeAmount?) async throws -> ResponseResult {
         let channel = try await connectedChannel()
         do {
             return try Self.result(of: try await unmappedResponse(to: operation, on: channel, timeout: timeout), for: operation)
@@ -344,7 +365,9 @@ import NIOSSL
         let promise = channel.eventLoop.makePromise(of: Response.self)
         let line: ByteBuffer
         do {
-            line = try Request(id: id, operation: operation, timeout: timeout).encodedLineBuffer()
+            var request = Request(id: id, operation: operation, timeout: timeout)
+            if tracer != nil { (request.traceParent, request.traceState) = traceFields() }
+            line = try request.encodedLineBuffer()
         } catch {
             promise.fail(PGModelError(.typeMismatch, "the request contains a value JSON cannot carry (NaN or infinity)"))
             return promise.futureResult

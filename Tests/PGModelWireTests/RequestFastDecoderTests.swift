@@ -60,13 +60,19 @@ struct RequestFastDecoderTests {
         if g.next(8) == 0 { fetch.identifiers = [UUID()] }                                       // declined
         let requestID: RequestID = g.next(4) == 0 ? .string("req-\(id)") : .int(Int64(id) - 50)
         let timeout: Duration? = g.next(3) == 0 ? .milliseconds(1 + g.next(86_400_000)) : nil
+        var request: Request
         switch g.next(5) {
-        case 0: return Request(id: requestID, operation: .fetch(fetch), timeout: timeout)
-        case 1: return Request(id: requestID, operation: .count(fetch), timeout: timeout)
-        case 2: return Request(id: requestID, operation: .ids(fetch), timeout: timeout)
-        case 3: return Request(id: requestID, operation: .ping, timeout: timeout)
-        default: return Request(id: requestID, operation: .fetchTable(fetch), timeout: timeout)
+        case 0: request = Request(id: requestID, operation: .fetch(fetch), timeout: timeout)
+        case 1: request = Request(id: requestID, operation: .count(fetch), timeout: timeout)
+        case 2: request = Request(id: requestID, operation: .ids(fetch), timeout: timeout)
+        case 3: request = Request(id: requestID, operation: .ping, timeout: timeout)
+        default: request = Request(id: requestID, operation: .fetchTable(fetch), timeout: timeout)
         }
+        if g.next(3) == 0 {
+            request.traceParent = "00-\(String(repeating: "ab", count: 16))-\(String(repeating: "0\(g.next(10))", count: 8))-01"
+            if g.next(2) == 0 { request.traceState = ["vendor=opaque", "a=1,b=2/3", "x=\"quoted\""][g.next(3)] }   // an escape: declined
+        }
+        return request
     }
 
     @Test func whereTheFastReaderAnswersItAgreesWithTheGeneralDecoder() throws {
@@ -110,6 +116,8 @@ struct RequestFastDecoderTests {
             #"{"id":5,"op":"fetch","entity":"Trip","where":{"lt":[{"key":"start"},{"value":{"date":"2024-05-01T10:00:00.000Z"}}]},"properties":["name"]}"#,
             #"{"id":6,"op":"ping","timeoutMs":5000}"#,
             #"{"id":7,"op":"count","entity":"Trip","timeoutMs":1}"#,
+            #"{"id":8,"op":"ping","traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}"#,
+            #"{"id":9,"op":"fetch","entity":"Trip","timeoutMs":9,"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"rojo=00f067aa0ba902b7"}"#,
         ]
         for line in lines {
             let data = Data(line.utf8)
@@ -142,6 +150,10 @@ struct RequestFastDecoderTests {
             #"{"id":1,"op":"ping","timeoutMs":0}"#,                            // errors to report
             #"{"id":1,"op":"ping","timeoutMs":86400001}"#,
             #"{"id":1,"op":"ping","timeoutMs":1.5}"#,
+            #"{"id":1,"op":"ping","traceparent":null}"#,                       // null, the wrong type, too long
+            #"{"id":1,"op":"ping","traceparent":7}"#,
+            "{\"id\":1,\"op\":\"ping\",\"traceparent\":\"\(String(repeating: "0", count: 129))\"}",
+            "{\"id\":1,\"op\":\"ping\",\"tracestate\":\"\(String(repeating: "a", count: 513))\"}",
             #"{}"#, #"[]"#, #""#, #"{"id":1"#,
         ]
         for line in lines {
@@ -158,6 +170,34 @@ struct RequestFastDecoderTests {
         }
         #expect(failure.error.code == .invalidField)
         #expect(failure.error.field == "limit")
+    }
+
+    @Test func traceFieldsAreBoundedStringsOrAbsent() throws {
+        let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        let decoded = try Request.decode(line: Data(#"{"id":1,"op":"ping","traceparent":"\#(parent)","tracestate":"a=b"}"#.utf8)).get()
+        #expect(decoded.traceParent == parent && decoded.traceState == "a=b")
+        #expect(try Request.decode(line: Data(#"{"id":1,"op":"ping","traceparent":null}"#.utf8)).get().traceParent == nil)
+        // The content is the tracer's to judge: the wire takes any string within the bound.
+        #expect(try Request.decode(line: Data(#"{"id":1,"op":"ping","traceparent":"not-w3c"}"#.utf8)).get().traceParent == "not-w3c")
+        let refusals = [
+            (#"{"id":1,"op":"ping","traceparent":7}"#, "traceparent"),
+            (#"{"id":1,"op":"ping","tracestate":["a"]}"#, "tracestate"),
+            ("{\"id\":1,\"op\":\"ping\",\"traceparent\":\"\(String(repeating: "0", count: WireProtocol.maxTraceParentBytes + 1))\"}", "traceparent"),
+            ("{\"id\":1,\"op\":\"ping\",\"tracestate\":\"\(String(repeating: "a", count: WireProtocol.maxTraceStateBytes + 1))\"}", "tracestate"),
+        ]
+        for (line, field) in refusals {
+            guard case .failure(let failure) = Request.decode(line: Data(line.utf8)) else {
+                Issue.record("decoded: \(line.prefix(80))")
+                continue
+            }
+            #expect(failure.error.code == .invalidField && failure.error.field == field, "\(failure.error)")
+            #expect(failure.id == .int(1), "the answer keeps the request's id")
+        }
+        // A save carries them too, in JSONEncoder's key order.
+        var save = Request(id: 2, operation: .save(SaveRequest(deletes: [RowReference(entity: "Trip", id: UUID())])))
+        save.traceParent = parent
+        #expect(RequestFastEncoder.encode(save) == (try WireJSON.sharedEncoder.encode(save)))
+        #expect(RequestFastDecoder.decode(try save.encodedLine().dropLast()) == save)
     }
 
     @Test func nestingBeyondTheFastReadersDepthIsLeftToTheGeneralDecoder() throws {

@@ -74,6 +74,33 @@ struct ResponseCodingTests {
             == #"{"error":{"code":"line_too_long","message":"line longer than 10 bytes"},"id":null,"ok":false}"#)
     }
 
+    @Test("an error answer's requestID: sent when set, read into PGModelError, outside its equality")
+    func errorRequestID() throws {
+        var error = WireError(.notFound, "no such Trip", model: "Trip")
+        error.requestID = "5f0c2a9e41d7-12"
+        let text = try WireTest.text(Response(id: 3, error: error).encodedLine())
+        #expect(text == #"{"error":{"code":"not_found","message":"no such Trip","model":"Trip","requestID":"5f0c2a9e41d7-12"},"id":3,"ok":false}"#)
+        let decoded = try WireJSON.sharedDecoder.decode(Response.self, from: Data(text.utf8))
+        guard case .failure(let read) = decoded.result else {
+            Issue.record("decoded as a success")
+            return
+        }
+        #expect(read.requestID == "5f0c2a9e41d7-12")
+        let thrown = read.modelError
+        #expect(thrown.requestID == "5f0c2a9e41d7-12")
+        #expect(thrown == PGModelError(.notFound, "no such Trip", model: "Trip"), "the id is no part of equality")
+        #expect(thrown.hashValue == PGModelError(.notFound, "no such Trip", model: "Trip").hashValue)
+        #expect(thrown.description.contains("5f0c2a9e41d7-12"))
+        // A malformed id is dropped, the answer still read.
+        let odd = #"{"error":{"code":"not_found","message":"m","requestID":7},"id":3,"ok":false}"#
+        let oddResponse = try WireJSON.sharedDecoder.decode(Response.self, from: Data(odd.utf8))
+        guard case .failure(let oddError) = oddResponse.result else {
+            Issue.record("decoded as a success")
+            return
+        }
+        #expect(oddError.requestID == nil && oddError.code == .notFound)
+    }
+
     @Test("events: exact line, round trip, told apart from responses")
     func events() throws {
         let event = Event(name: "changes", subscription: 9, entities: ["Trip"],

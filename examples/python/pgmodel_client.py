@@ -28,10 +28,16 @@ class PGModelError(Exception):
     """An error answer (PROTOCOL §7): match on ``code``, never on ``message``."""
 
     def __init__(self, code: str, message: str, detail: Optional[dict] = None):
-        super().__init__(f"{code}: {message}")
+        detail = detail or {}
+        request_id = detail.get("requestID")
+        # The server's name for the failed request (PROTOCOL §7, ``requestID``): quote it in a report and
+        # the operator finds the request's line in the service's log.
+        self.request_id: Optional[str] = request_id if isinstance(request_id, str) else None
+        suffix = f" (request {self.request_id})" if self.request_id else ""
+        super().__init__(f"{code}: {message}{suffix}")
         self.code = code
         self.message = message
-        self.detail = detail or {}
+        self.detail = detail
 
     @property
     def conflicts(self) -> list:

@@ -119,6 +119,16 @@ public struct PGModelError: Error, Hashable, Sendable, CustomStringConvertible {
     /// For an error PostgreSQL raised: the constraint it names (a unique violation's), which the engine
     /// turns into the model's attributes. Never sent to clients.
     package var constraint: String?
+    /// The id the service gave the request that failed (its error answer's `requestID`), so a report can
+    /// be found in the service's logs; nil for errors of the direct store and from older servers. Not
+    /// part of equality: two answers with the same code and message are the same error.
+    ///
+    /// ```swift
+    /// catch let error as PGModelError {
+    ///     print("failed: \(error.code) (request \(error.requestID ?? "-"))")
+    /// }
+    /// ```
+    public var requestID: String?
 
     public init(_ code: Code, _ message: String, model: String? = nil, keyPath: String? = nil, sqlState: String? = nil,
                 conflicts: [SaveConflict] = []) {
@@ -133,6 +143,23 @@ public struct PGModelError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         var text = "PGModelError(\(code.rawValue)): \(message)"
         if let sqlState { text += " [SQLSTATE \(sqlState)]" }
+        if let requestID { text += " [request \(requestID)]" }
         return text
+    }
+
+    // Written by hand only to leave `requestID` out: the same failure of two requests is the same error.
+    public static func == (lhs: PGModelError, rhs: PGModelError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.model == rhs.model && lhs.keyPath == rhs.keyPath
+            && lhs.sqlState == rhs.sqlState && lhs.conflicts == rhs.conflicts && lhs.constraint == rhs.constraint
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+        hasher.combine(model)
+        hasher.combine(keyPath)
+        hasher.combine(sqlState)
+        hasher.combine(conflicts)
+        hasher.combine(constraint)
     }
 }

@@ -27,6 +27,8 @@ import PostgresNIO
     public var budget: RequestBudget
     /// Records every statement sent through this value: the round trips tests count.
     public var statementLog: StatementLog?
+    /// Where each statement's span goes; nil when tracing is off (the pool sets it on its leases).
+    package var statementTracing: StatementTracing?
 
     /// A connection of the caller's own: no scope vouched for, no deadline.
     public init(_ connection: PostgresConnection, budget: RequestBudget = RequestBudget(), statementLog: StatementLog? = nil) {

@@ -189,6 +189,14 @@ import PostgresNIO
 
     func query(_ statement: SQLStatement, on connection: EngineConnection, model: String? = nil) async throws -> [PostgresRow] {
         connection.statementLog?.record(statement.sql)
+        if let tracing = connection.statementTracing {
+            return try await tracing.run(statement.sql, rows: { $0.count }) { try await untracedQuery(statement, on: connection, model: model) }
+        }
+        return try await untracedQuery(statement, on: connection, model: model)
+    }
+
+    /// ``query(_:on:model:)`` without its span.
+    private func untracedQuery(_ statement: SQLStatement, on connection: EngineConnection, model: String?) async throws -> [PostgresRow] {
         do {
             let query = try PostgresValueCoding.query(statement)
             if let budget = connection.budget.maxResultBytes {
@@ -234,6 +242,14 @@ import PostgresNIO
             return try await query(statement, on: connection, model: model)
         }
         connection.statementLog?.record(statement.sql)
+        if let tracing = connection.statementTracing {
+            return try await tracing.run(statement.sql, rows: { $0.count }) { try await preparedSelect(statement, slot: slot, on: connection, model: model) }
+        }
+        return try await preparedSelect(statement, slot: slot, on: connection, model: model)
+    }
+
+    /// ``select(_:on:model:)`` of a statement prepared in `slot`, without its span.
+    private func preparedSelect(_ statement: SQLStatement, slot: Int, on connection: EngineConnection, model: String?) async throws -> [PostgresRow] {
         let registry = PreparedSelectRegistry.shared
         let wasPrepared = registry.isPrepared(slot, on: connection.connection)
         do {

@@ -5,6 +5,7 @@ import NIOCore
 @_spi(PGModelInternals) import PGModelCore
 @_spi(PGModelInternals) import PGModelIO
 import PostgresNIO
+import Tracing
 
 /// The one adapter between PGModel and the store engine, for the direct store and the server alike:
 /// one connection pool (``ConnectionPool``), one bootstrapping of the system tables, one schema source
@@ -33,15 +34,25 @@ package final class DatabaseGateway: Sendable {
     let eventLoopGroup: any EventLoopGroup
     let logger: Logger
     private let isBootstrapped = NIOLockedValueBox(false)
+    /// Where store calls' spans go; nil when tracing is off (``DatabaseTracing/activeTracer(_:)``).
+    let tracer: (any Tracer)?
+    /// `db.namespace` of its spans: the database and the schema.
+    let tracingNamespace: String
 
     package init(configuration: PostgresStoreConfiguration, maximumConnections: Int, maximumLoginConnections: Int = 0,
                  requestTimeout: TimeAmount, statementTimeout: Duration? = nil, eventLoopGroup: any EventLoopGroup,
                  statementLog: StatementLog? = nil, logger: Logger) {
         self.configuration = configuration
         self.engine = PostgresStoreEngine(schemaName: configuration.schemaName, statementTimeout: statementTimeout, logger: logger)
+        let tracer = DatabaseTracing.activeTracer(configuration.tracer)
+        let tracingNamespace = DatabaseTracing.namespace(database: configuration.database, schema: configuration.schemaName)
+        self.tracer = tracer
+        self.tracingNamespace = tracingNamespace
         self.pool = ConnectionPool(configuration: configuration, maximumConnections: maximumConnections,
                                    maximumIdleConnections: min(maximumConnections, 4), eventLoopGroup: eventLoopGroup,
-                                   statementLog: statementLog, logger: logger)
+                                   statementLog: statementLog,
+                                   statementTracing: tracer.map { StatementTracing(tracer: $0, namespace: tracingNamespace) },
+                                   logger: logger)
         self.loginPool = maximumLoginConnections > 0
             ? ConnectionPool(configuration: configuration, maximumConnections: maximumLoginConnections,
                              maximumIdleConnections: maximumLoginConnections, eventLoopGroup: eventLoopGroup, logger: logger)
@@ -78,77 +89,95 @@ package final class DatabaseGateway: Sendable {
     /// everything it names is registered with the same shape, as every client's start-up does, and
     /// otherwise fails with `forbidden` naming the first difference; nothing is altered.
     package func prepare(_ schema: SchemaDescription, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> SchemaDescription {
-        try schema.validate()
-        return try await pool.withConnection(scope: .trusted, deadline: schemaTimeout(budget), operation: "creating the schema") { connection in
-            try await self.bootstrapIfNeeded(on: connection)
-            guard requester.isAdmin else {
-                try await self.engine.checkVersion(of: schema, on: connection)
+        try await traced("register", entity: nil) {
+            try schema.validate()
+            return try await pool.withConnection(scope: .trusted, deadline: schemaTimeout(budget), operation: "creating the schema") { connection in
+                try await self.bootstrapIfNeeded(on: connection)
+                guard requester.isAdmin else {
+                    try await self.engine.checkVersion(of: schema, on: connection)
+                    let registered = try await self.engine.loadSchema(on: connection)
+                    self.registry.replace(with: registered)
+                    if let difference = registered.firstDifference(registering: schema) {
+                        throw PGModelError(.forbidden, "only an admin may create or change tables: \(difference)", model: difference.entity)
+                    }
+                    return registered
+                }
+                try await self.engine.prepare(schema, on: connection)
                 let registered = try await self.engine.loadSchema(on: connection)
                 self.registry.replace(with: registered)
-                if let difference = registered.firstDifference(registering: schema) {
-                    throw PGModelError(.forbidden, "only an admin may create or change tables: \(difference)", model: difference.entity)
-                }
                 return registered
             }
-            try await self.engine.prepare(schema, on: connection)
-            let registered = try await self.engine.loadSchema(on: connection)
-            self.registry.replace(with: registered)
-            return registered
         }
     }
 
     package func fetch(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> [FetchedRow] {
-        let (schema, templates) = try await registry.schemaAndTemplates(covering: [request.entity]) { [self] in try await loadRegisteredSchema(budget: budget) }
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "fetch of \(request.entity)") {
-            try await self.engine.fetch(request, in: schema, as: requester, on: $0, templates: templates)
+        try await traced("fetch", entity: request.entity, rows: { $0.count }) {
+            let (schema, templates) = try await registry.schemaAndTemplates(covering: [request.entity]) { [self] in try await loadRegisteredSchema(budget: budget) }
+            return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "fetch of \(request.entity)") {
+                try await self.engine.fetch(request, in: schema, as: requester, on: $0, templates: templates)
+            }
         }
     }
 
     package func fetchTable(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> FetchedTable {
-        let (schema, templates) = try await registry.schemaAndTemplates(covering: [request.entity]) { [self] in try await loadRegisteredSchema(budget: budget) }
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "fetch of \(request.entity)") {
-            try await self.engine.fetchTable(request, in: schema, as: requester, on: $0, templates: templates)
+        try await traced("fetch", entity: request.entity, rows: { $0.rows.count }) {
+            let (schema, templates) = try await registry.schemaAndTemplates(covering: [request.entity]) { [self] in try await loadRegisteredSchema(budget: budget) }
+            return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "fetch of \(request.entity)") {
+                try await self.engine.fetchTable(request, in: schema, as: requester, on: $0, templates: templates)
+            }
         }
     }
 
     package func count(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> Int {
-        let schema = try await schema(covering: [request.entity], budget: budget)
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "count of \(request.entity)") {
-            try await self.engine.count(request, in: schema, as: requester, on: $0)
+        try await traced("count", entity: request.entity) {
+            let schema = try await schema(covering: [request.entity], budget: budget)
+            return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "count of \(request.entity)") {
+                try await self.engine.count(request, in: schema, as: requester, on: $0)
+            }
         }
     }
 
     package func fetchIdentifiers(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> [RowReference] {
-        let schema = try await schema(covering: [request.entity], budget: budget)
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "identifiers of \(request.entity)") {
-            try await self.engine.fetchIdentifiers(request, in: schema, as: requester, on: $0)
+        try await traced("ids", entity: request.entity, rows: { $0.count }) {
+            let schema = try await schema(covering: [request.entity], budget: budget)
+            return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "identifiers of \(request.entity)") {
+                try await self.engine.fetchIdentifiers(request, in: schema, as: requester, on: $0)
+            }
         }
     }
 
     package func save(_ request: SaveRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> SaveResult {
-        let schema = try await schema(covering: request.entityNames, budget: budget)
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "save") {
-            try await self.engine.save(request, in: schema, as: requester, on: $0)
+        try await traced("save", entity: nil) {
+            let schema = try await schema(covering: request.entityNames, budget: budget)
+            return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "save") {
+                try await self.engine.save(request, in: schema, as: requester, on: $0)
+            }
         }
     }
 
     /// The shares of `record` the requester may see.
     package func sharing(of record: RowReference, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> RecordSharing {
-        let schema = try await schema(covering: [record.entity], budget: budget)
-        return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "shares of \(record.entity)") {
-            try await self.engine.sharing(of: record, in: schema, as: requester, on: $0)
+        try await traced("shares", entity: record.entity) {
+            let schema = try await schema(covering: [record.entity], budget: budget)
+            return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "shares of \(record.entity)") {
+                try await self.engine.sharing(of: record, in: schema, as: requester, on: $0)
+            }
         }
     }
 
     package func fetchHistory(_ request: HistoryRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> HistoryPage {
-        try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "history fetch") {
-            try await self.engine.fetchHistory(request, as: requester, on: $0)
+        try await traced("history", entity: nil, rows: { $0.transactions.count }) {
+            try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "history fetch") {
+                try await self.engine.fetchHistory(request, as: requester, on: $0)
+            }
         }
     }
 
     package func deleteHistory(_ request: HistoryRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> Int {
-        try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "history delete") {
-            try await self.engine.deleteHistory(request, as: requester, on: $0)
+        try await traced("deleteHistory", entity: nil) {
+            try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "history delete") {
+                try await self.engine.deleteHistory(request, as: requester, on: $0)
+            }
         }
     }
 

@@ -67,11 +67,15 @@ package final class ConnectionPool: Sendable {
     private let state: NIOLockedValueBox<State>
     /// Given to every lease's ``EngineConnection``: the statements tests count.
     private let statementLog: StatementLog?
+    /// Given to every lease's ``EngineConnection``: where statements' spans go; nil when tracing is off.
+    private let statementTracing: StatementTracing?
 
     package init(configuration: PostgresStoreConfiguration, maximumConnections: Int, maximumIdleConnections: Int? = nil,
-                 eventLoopGroup: any EventLoopGroup, statementLog: StatementLog? = nil, logger: Logger) {
+                 eventLoopGroup: any EventLoopGroup, statementLog: StatementLog? = nil, statementTracing: StatementTracing? = nil,
+                 logger: Logger) {
         self.configuration = configuration
         self.statementLog = statementLog
+        self.statementTracing = statementTracing
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         let machine = ConnectionPoolStateMachine<ObjectIdentifier>(
@@ -100,6 +104,7 @@ package final class ConnectionPool: Sendable {
         let logger = logger
         do {
             let statementLog = statementLog
+            let statementTracing = statementTracing
             let result = try await ConnectionDeadline(remaining, operation: operation).run(on: connection) { watch in
                 if current != scope {
                     do {
@@ -109,7 +114,9 @@ package final class ConnectionPool: Sendable {
                         throw ScopeNotSet(underlying: error)
                     }
                 }
-                return try await body(EngineConnection(connection, sessionScope: scope, watch: watch, budget: budget, statementLog: statementLog))
+                var leased = EngineConnection(connection, sessionScope: scope, watch: watch, budget: budget, statementLog: statementLog)
+                leased.statementTracing = statementTracing
+                return try await body(leased)
             }
             release(connection, scope: scope, isUsable: !connection.isClosed)
             return result

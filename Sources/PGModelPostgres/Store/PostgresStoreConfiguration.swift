@@ -3,6 +3,7 @@ import NIOSSL
 @_spi(PGModelInternals) import PGModelCore
 @_spi(PGModelInternals) import PGModelIO
 import PostgresNIO
+import Tracing
 
 /// Where the PostgreSQL store is, parsed from a `postgres://` URL.
 ///
@@ -138,6 +139,16 @@ import PostgresNIO
 
     /// How long opening one connection may take.
     public var connectTimeout: TimeAmount = .seconds(10)
+
+    /// Where the store's spans go (one per store call, one per SQL statement): nil is the process's
+    /// tracer (`InstrumentationSystem.tracer`, a no-op until the app bootstraps one), read when the store
+    /// is made.
+    ///
+    /// ```swift
+    /// var config = try PostgresStoreConfiguration.parse(url)
+    /// config.tracer = InMemoryTracer()
+    /// ```
+    public var tracer: (any Tracer)?
 
     /// A single connection's configuration.
     public var connection: PostgresConnection.Configuration {

@@ -94,7 +94,7 @@ struct ConnectionServer: Sendable {
             logger[metadataKey: "peer"] = "\(address) via \(proxy?.ipAddress ?? "unknown"):\(proxy?.port ?? 0)"
         }
         // PROTOCOL §8: connections are logged at info level (with the peer's address, from the logger's
-        // metadata); requests only at debug level.
+        // metadata), and so is each request's one line (``RequestLog``).
         let opened = ContinuousClock.now
         logger.info("connection opened")
 
@@ -147,6 +147,8 @@ struct ConnectionServer: Sendable {
         let heldSave: HeldSaveWatchdog
         /// The schema versions this connection registered (see ``SessionSchemaVersions``).
         let schemaVersions = SessionSchemaVersions()
+        /// Names the connection's requests in the logs and error answers.
+        let requestIDs = RequestIDSource()
         /// The client's IP address (no port; behind a trusted proxy, the one its PROXY header names), for
         /// the login throttle.
         let address: String
@@ -303,25 +305,56 @@ struct ConnectionServer: Sendable {
     /// Runs a logged-in request: on the connection's event loop when it is short, else on the global
     /// executor (``RequestWeight``).
     private func execute(_ request: Request, as user: SessionUser, received: NIODeadline, _ client: Client) async -> Response {
+        let requestID = client.requestIDs.next()
+        return await dispatcher.traced(request, requestID: requestID) {
+            await execute(request, as: user, requestID: requestID, received: received, client)
+        }
+    }
+
+    private func execute(_ request: Request, as user: SessionUser, requestID: String, received: NIODeadline, _ client: Client) async -> Response {
         let namesShares = ShareProbeGuard.namesShares(request.operation)
         if namesShares, let refusal = shareProbes.refusal(user: user.name, address: client.address) {
-            return Response(id: request.id, result: .failure(refusal))
+            return refused(request, refusal, requestID: requestID, user: user, client)
         }
         let writesValues = TakenValueProbeGuard.writesValues(request.operation)
         if writesValues, let refusal = takenValueProbes.refusal(user: user.name, address: client.address) {
-            return Response(id: request.id, result: .failure(refusal))
+            return refused(request, refusal, requestID: requestID, user: user, client)
         }
         let heavy = client.executor != nil && RequestWeight.isHeavy(request.operation)
         let response = await RequestWeight.run(heavy: heavy) {
             await dispatcher.execute(request, as: user, versions: client.schemaVersions, received: received,
-                                     executor: heavy ? nil : client.executor)
+                                     executor: heavy ? nil : client.executor, requestID: requestID)
         }
         if namesShares { shareProbes.record(response, of: request.operation, user: user.name, address: client.address) }
         if writesValues { takenValueProbes.record(response, of: request.operation, user: user.name, address: client.address) }
         return response
     }
 
+    /// A request the throttles refuse before it reaches the dispatcher: its answer and access line.
+    private func refused(_ request: Request, _ refusal: WireError, requestID: String, user: SessionUser, _ client: Client) -> Response {
+        var refusal = refusal
+        refusal.requestID = requestID
+        if client.logger.logLevel <= .info {
+            client.logger.info("request", metadata: RequestLog.metadata(requestID: requestID, clientID: request.id, user: user.name,
+                                                                        operation: request.operation.name, code: refusal.code.rawValue, elapsed: .zero))
+        }
+        return Response(id: request.id, error: refusal)
+    }
+
     private func write(_ response: Response, to client: Client) async throws {
+        var response = response
+        // Every error answer names its request, so a user's report finds the server's line: answers the
+        // dispatcher gave carry their id already; the rest (a line that is no request, a refusal of the
+        // session) get one here, and their own access line.
+        if case .failure(var error) = response.result, error.requestID == nil {
+            let requestID = client.requestIDs.next()
+            error.requestID = requestID
+            response.result = .failure(error)
+            if client.logger.logLevel <= .info {
+                client.logger.info("request", metadata: RequestLog.metadata(requestID: requestID, clientID: response.id, user: nil, operation: nil,
+                                                                            code: error.code.rawValue, elapsed: .zero))
+            }
+        }
         let line: ByteBuffer
         do {
             line = try await RequestWeight.run(heavy: RequestWeight.isHeavy(response)) { try response.encodedLineBuffer() }

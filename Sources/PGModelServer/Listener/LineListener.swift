@@ -25,6 +25,7 @@ struct LineListener: Service {
 
         let tracker = ConnectionTracker(maxConnections: server.configuration.maxConnections)
         var dispatcher = RequestDispatcher(gateway: server.gateway, logger: logger)
+        dispatcher.tracer = DatabaseTracing.activeTracer(server.configuration.tracer)
         dispatcher.requestTimeout = server.configuration.requestTimeout
         dispatcher.maxResponseRows = server.configuration.maxResponseRows
         dispatcher.maxHistoryTransactions = server.configuration.maxHistoryTransactions

@@ -89,6 +89,7 @@ public struct LineServer: Service, CustomStringConvertible {
         self.tlsContext = try Self.makeTLSContext(configuration)
         self.configuration = configuration
         self.logger = logger
+        database.tracer = configuration.tracer
         self.databaseConfiguration = database
         self.eventLoopGroup = eventLoopGroup
         self.gateway = DatabaseGateway(

@@ -1,4 +1,5 @@
 import Foundation
+import Tracing
 @_spi(PGModelInternals) import PGModelWire
 
 /// How a ``LineServer`` listens and where its database is.
@@ -141,6 +142,16 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// configuration.trustedProxies = ["10.0.0.0/8", "192.0.2.7"]
     /// ```
     public var trustedProxies: [String] = []
+
+    /// Where the server's spans go: one per request (kind `server`, a child of the client's span when the
+    /// request carries `traceparent`), one per store call and one per SQL statement below it. nil (the
+    /// default) is the process's tracer, `InstrumentationSystem.tracer`, read when the server is made: a
+    /// no-op until the process bootstraps one, and then the server adds no span work at all.
+    ///
+    /// ```swift
+    /// configuration.tracer = InMemoryTracer()
+    /// ```
+    public var tracer: (any Tracer)?
 
     /// The per-user held-save limit in force.
     var effectiveMaxHeldSaveBytesPerUser: Int { maxHeldSaveBytesPerUser ?? maxHeldSaveBytes / 2 }

@@ -6,6 +6,7 @@ import NIOCore
 @_spi(PGModelInternals) import PGModelPostgres
 @_spi(PGModelInternals) import PGModelWire
 import PostgresNIO
+import Tracing
 
 /// Runs logged-in requests through the ``DatabaseGateway``, each as its user (``Requester/user(_:)``), and turns
 /// every outcome into exactly one ``Response``. Never throws: errors become error responses.
@@ -28,6 +29,8 @@ package struct RequestDispatcher: Sendable {
     /// The most bytes of rows a read may bring in from PostgreSQL (the response line's limit): counted
     /// while the rows arrive, so a large result stops there instead of being read whole first.
     var maxResponseBytes = 64 << 20
+    /// Where requests' server spans go (``traced(_:requestID:_:)``); nil when tracing is off.
+    var tracer: (any Tracer)?
 
     /// Checks `hello`'s credentials.
     func authenticate(_ hello: HelloPayload) async -> Result<SessionUser, WireError> {
@@ -49,9 +52,10 @@ package struct RequestDispatcher: Sendable {
     /// past the version the connection registered is refused, and registrations are remembered. A client
     /// deadline (`timeoutMs`) counts from `received`, when the server read the line. With `executor`
     /// (the connection's event loop, for a short request) the request runs there, and a large fetched
-    /// result is decoded on the global executor (``RequestWeight``).
+    /// result is decoded on the global executor (``RequestWeight``). `requestID` (the server's name for
+    /// the request, ``RequestIDSource``) goes into the request's log line and its error answer.
     func execute(_ request: Request, as user: SessionUser, versions: SessionSchemaVersions? = nil,
-                 received: NIODeadline = .now(), executor: EventLoopTaskExecutor? = nil) async -> Response {
+                 received: NIODeadline = .now(), executor: EventLoopTaskExecutor? = nil, requestID: String? = nil) async -> Response {
         let requester = Requester.user(AuthenticatedUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
         let started = ContinuousClock.now
         let result: Result<ResponseResult, WireError>
@@ -85,29 +89,30 @@ package struct RequestDispatcher: Sendable {
             default: break
             }
         } catch {
-            result = .failure(wireError(error, operation: request.operation.name))
+            var wire = wireError(error, operation: request.operation.name)
+            wire.requestID = requestID
+            result = .failure(wire)
         }
-        // Operations that change tables, access or history are kept at info level with who did them.
-        let isAudited = switch request.operation.name {
-        case .register, .migrate, .share, .unshare, .deleteHistory: true
-        default: false
-        }
-        // Built only when written: its strings cost a short read a few microseconds.
-        guard isAudited || logger.logLevel <= .debug else { return Response(id: request.id, result: result) }
-        let elapsed = (ContinuousClock.now - started).components
-        let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
-        var metadata: Logger.Metadata = [
-            "op": "\(request.operation.name.rawValue)", "id": "\(LogText("\(request.id)"))", "user": "\(LogText(user.name))",
-            "ms": "\(milliseconds)",
-        ]
-        if case .failure(let error) = result { metadata["code"] = "\(error.code)" }
-        logger.debug("request", metadata: metadata)
-        if isAudited {
-            metadata["admin"] = "\(user.isAdmin)"
-            metadata["outcome"] = if case .success = result { "ok" } else { "refused" }
-            logger.info("audited operation", metadata: metadata)
-        }
+        logRequest(request, as: user, requestID: requestID, result: result, started: started)
         return Response(id: request.id, result: result)
+    }
+
+    /// The request's one access line (``RequestLog``): `request` at `info`; `audited operation` at `notice`
+    /// for operations that change tables, access or history, which an operator keeps with who did them.
+    private func logRequest(_ request: Request, as user: SessionUser, requestID: String?,
+                            result: Result<ResponseResult, WireError>, started: ContinuousClock.Instant) {
+        let level = RequestLog.level(of: request.operation.name)
+        // Built only when written: its strings cost a short read a few microseconds.
+        guard logger.logLevel <= level else { return }
+        let code = switch result {
+        case .success: "ok"
+        case .failure(let error): error.code.rawValue
+        }
+        var metadata = RequestLog.metadata(requestID: requestID, clientID: request.id, user: user.name, operation: request.operation.name,
+                                           code: code, elapsed: ContinuousClock.now - started)
+        guard level == .notice else { return logger.log(level: level, "request", metadata: metadata) }
+        metadata["admin"] = "\(user.isAdmin)"
+        logger.log(level: level, "audited operation", metadata: metadata)
     }
 
     /// When `request`'s client stops waiting: its `timeoutMs` after the line was read; nil without one.

@@ -94,7 +94,9 @@ extension Request: Codable {
         }
         do {
             self.init(id: id, operation: try Request.decodeOperation(name, from: decoder), timeout: try Request.decodeTimeout(c),
-                      part: name == .save ? try Request.decodePart(c) : nil)
+                      part: name == .save ? try Request.decodePart(c) : nil,
+                      traceParent: try Request.decodeTraceField(c, "traceparent", maxBytes: WireProtocol.maxTraceParentBytes),
+                      traceState: try Request.decodeTraceField(c, "tracestate", maxBytes: WireProtocol.maxTraceStateBytes))
         } catch let failure as RequestDecodingFailure {
             throw failure
         } catch {
@@ -130,6 +132,17 @@ extension Request: Codable {
                             field: "timeoutMs")
         }
         return .milliseconds(Int64(number))
+    }
+
+    /// `traceparent` or `tracestate`: a string of at most `maxBytes`, or absent (or null). Its content is the
+    /// tracer's to read; a wrong type or an oversized value is refused, so nothing unbounded reaches it.
+    private static func decodeTraceField(_ c: KeyedDecodingContainer<DynamicKey>, _ name: String, maxBytes: Int) throws -> String? {
+        let key = DynamicKey(name)
+        guard c.contains(key), !(try c.decodeNil(forKey: key)) else { return nil }
+        guard let text = try? c.decode(String.self, forKey: key), text.utf8.count <= maxBytes else {
+            throw WireError(.invalidField, "field '\(name)' must be a string of at most \(maxBytes) bytes (W3C Trace Context)", field: name)
+        }
+        return text
     }
 
     /// `part` and `parts` of a save in parts: both or neither (null counts as absent), within
@@ -311,6 +324,8 @@ extension Request: Codable {
             try c.encode(record.id.uuidString.lowercased(), forKey: DynamicKey("rowID"))
         }
         try c.encodeIfPresent(timeoutMilliseconds, forKey: DynamicKey("timeoutMs"))
+        try c.encodeIfPresent(traceParent, forKey: DynamicKey("traceparent"))
+        try c.encodeIfPresent(traceState, forKey: DynamicKey("tracestate"))
         if case .save = operation, let part {
             try c.encode(part.index, forKey: DynamicKey("part"))
             try c.encode(part.count, forKey: DynamicKey("parts"))

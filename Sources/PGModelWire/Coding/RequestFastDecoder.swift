@@ -24,7 +24,7 @@ enum RequestFastDecoder {
     /// sends its lines to the general decoder (correct, only slower).
     static let requestKeys = ["id", "op", "format", "entity", "where", "sort", "limit", "offset", "timeoutMs",
                               "properties", "inserts", "updates", "deletes", "author", "part", "parts", "mergePolicy", "mergeRules",
-                              "bundleIdentifier", "processIdentifier"]
+                              "bundleIdentifier", "processIdentifier", "traceparent", "tracestate"]
 
     static func decode(_ line: UnsafeRawBufferPointer) -> Request? {
         // Once for the whole line, so no string read below can be one `String(decoding:)` repaired.
@@ -50,6 +50,8 @@ extension JSONReader {
         var offset: Int?
         var properties: [String]?
         var timeout: Duration?
+        var traceParent: String?
+        var traceState: String?
         var inserts: [RowValues]?
         var updates: [RowValues]?
         var deletes: [RowReference]?
@@ -90,6 +92,15 @@ extension JSONReader {
                 let milliseconds = try integer()
                 guard WireProtocol.timeoutMillisecondsRange.contains(milliseconds) else { throw Unexpected() }
                 timeout = .milliseconds(milliseconds)
+            case "traceparent":
+                // Too long, escaped or null: the general decoder answers or takes it.
+                let text = try plainString()
+                guard text.utf8.count <= WireProtocol.maxTraceParentBytes else { throw Unexpected() }
+                traceParent = text
+            case "tracestate":
+                let text = try plainString()
+                guard text.utf8.count <= WireProtocol.maxTraceStateBytes else { throw Unexpected() }
+                traceState = text
             case "properties":
                 var names: [String] = []
                 try expect(UInt8(ascii: "["))
@@ -146,21 +157,23 @@ extension JSONReader {
             return Request(id: id, operation: .save(SaveRequest(inserts: inserts ?? [], updates: updates ?? [], deletes: deletes ?? [],
                                                                 author: author ?? nil, bundleIdentifier: bundleIdentifier ?? nil,
                                                                 processIdentifier: processIdentifier ?? nil, mergePolicy: mergePolicy ?? .error,
-                                                                mergeRules: mergeRules ?? [:])), timeout: timeout, part: part)
+                                                                mergeRules: mergeRules ?? [:])), timeout: timeout, part: part,
+                           traceParent: traceParent, traceState: traceState)
         }
         guard !isSave, partIndex == nil, partCount == nil else { throw Unexpected() }
         if op == "ping" {
-            guard seen.nonzeroBitCount == (timeout == nil ? 2 : 3) else { throw Unexpected() }
-            return Request(id: id, operation: .ping, timeout: timeout)
+            let optional = (timeout == nil ? 0 : 1) + (traceParent == nil ? 0 : 1) + (traceState == nil ? 0 : 1)
+            guard seen.nonzeroBitCount == 2 + optional else { throw Unexpected() }
+            return Request(id: id, operation: .ping, timeout: timeout, traceParent: traceParent, traceState: traceState)
         }
         guard let entity else { throw Unexpected() }
         let fetch = FetchRequest(entity: entity, predicate: predicate, sort: sort ?? [], limit: limit, offset: offset,
                                  properties: properties)
         switch (op, format) {
-        case ("fetch", nil), ("fetch", "rows"?): return Request(id: id, operation: .fetch(fetch), timeout: timeout)
-        case ("fetch", "table"?): return Request(id: id, operation: .fetchTable(fetch), timeout: timeout)
-        case ("count", nil): return Request(id: id, operation: .count(fetch), timeout: timeout)
-        case ("ids", nil): return Request(id: id, operation: .ids(fetch), timeout: timeout)
+        case ("fetch", nil), ("fetch", "rows"?): return Request(id: id, operation: .fetch(fetch), timeout: timeout, traceParent: traceParent, traceState: traceState)
+        case ("fetch", "table"?): return Request(id: id, operation: .fetchTable(fetch), timeout: timeout, traceParent: traceParent, traceState: traceState)
+        case ("count", nil): return Request(id: id, operation: .count(fetch), timeout: timeout, traceParent: traceParent, traceState: traceState)
+        case ("ids", nil): return Request(id: id, operation: .ids(fetch), timeout: timeout, traceParent: traceParent, traceState: traceState)
         default: throw Unexpected()
         }
     }

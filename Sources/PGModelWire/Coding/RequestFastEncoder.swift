@@ -32,7 +32,7 @@ enum RequestFastEncoder {
                 writer.raw("{\"id\":")
                 try id(request.id, &writer)
                 writer.raw(",\"op\":\"ping\"")
-                timeout(request, &writer)
+                try timeout(request, &writer)
                 writer.byte(UInt8(ascii: "}"))
             case .fetch(let fetch):
                 try self.fetch(fetch, request, op: "fetch", format: false, &writer)
@@ -53,14 +53,25 @@ enum RequestFastEncoder {
         return writer.bytes
     }
 
-    /// `,"timeoutMs":n` when the request has a timeout.
-    private static func timeout(_ request: Request, _ writer: inout JSONWriter) {
-        guard let milliseconds = request.timeoutMilliseconds else { return }
-        writer.raw(",\"timeoutMs\":")
-        writer.integer(milliseconds)
+    /// `,"timeoutMs":n` when the request has a timeout, then `,"traceparent":…` and `,"tracestate":…` when
+    /// it carries a trace context: the three sort next to each other, before `updates` and `where`.
+    private static func timeout(_ request: Request, _ writer: inout JSONWriter) throws {
+        if let milliseconds = request.timeoutMilliseconds {
+            writer.raw(",\"timeoutMs\":")
+            writer.integer(milliseconds)
+        }
+        if let traceParent = request.traceParent {
+            writer.raw(",\"traceparent\":")
+            try string(traceParent, &writer)
+        }
+        if let traceState = request.traceState {
+            writer.raw(",\"tracestate\":")
+            try string(traceState, &writer)
+        }
     }
 
-    /// The keys in `JSONEncoder`'s sorted order: entity, format, id, limit, offset, op, properties, sort, timeoutMs, where.
+    /// The keys in `JSONEncoder`'s sorted order: entity, format, id, limit, offset, op, properties, sort, timeoutMs, traceparent,
+    /// tracestate, where.
     private static func fetch(_ fetch: FetchRequest, _ request: Request, op: StaticString, format: Bool,
                               _ writer: inout JSONWriter) throws {
         let requestID = request.id
@@ -101,7 +112,7 @@ enum RequestFastEncoder {
             }
             writer.byte(UInt8(ascii: "]"))
         }
-        timeout(request, &writer)
+        try timeout(request, &writer)
         if let predicate = fetch.predicate {
             writer.raw(",\"where\":")
             try expression(predicate, depth: 0, &writer)
@@ -110,7 +121,7 @@ enum RequestFastEncoder {
     }
 
     /// The keys in `JSONEncoder`'s sorted order: author, bundleIdentifier, deletes, id, inserts, mergePolicy,
-    /// mergeRules, op, part, parts, processIdentifier, timeoutMs, updates.
+    /// mergeRules, op, part, parts, processIdentifier, timeoutMs, traceparent, tracestate, updates.
     private static func save(_ save: SaveRequest, _ request: Request, _ writer: inout JSONWriter) throws {
         guard save.links.isEmpty, save.batchDeletes.isEmpty, save.shares.isEmpty else { throw Declined() }
         // Roughly what a row of ten short values takes, so a large save grows its buffer a few times at most.
@@ -175,7 +186,7 @@ enum RequestFastEncoder {
             writer.raw(",\"processIdentifier\":")
             writer.string(process)
         }
-        timeout(request, &writer)
+        try timeout(request, &writer)
         writer.raw(",\"updates\":")
         try rows(save.updates, &writer)
         writer.byte(UInt8(ascii: "}"))

@@ -26,12 +26,30 @@
     /// let last = Request(id: 9, operation: .save(rest), part: SavePart(index: 2, count: 3))
     /// ```
     public var part: SavePart?
+    /// The W3C Trace Context `traceparent` of the client's span (`"traceparent"`), so the server's span of
+    /// this request joins the client's trace; nil without one. The server checks only its type and length
+    /// (``WireProtocol/maxTraceParentBytes``): its tracer ignores a value it cannot read.
+    ///
+    /// ```swift
+    /// var request = Request(id: 1, operation: .ping)
+    /// request.traceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    /// ```
+    public var traceParent: String?
+    /// The W3C Trace Context `tracestate` that goes with ``traceParent`` (`"tracestate"`); nil without one.
+    ///
+    /// ```swift
+    /// request.traceState = "vendor=opaque"
+    /// ```
+    public var traceState: String?
 
-    public init(id: RequestID, operation: Operation, timeout: Duration? = nil, part: SavePart? = nil) {
+    public init(id: RequestID, operation: Operation, timeout: Duration? = nil, part: SavePart? = nil,
+                traceParent: String? = nil, traceState: String? = nil) {
         self.id = id
         self.operation = operation
         self.timeout = timeout
         self.part = part
+        self.traceParent = traceParent
+        self.traceState = traceState
     }
 
     /// The milliseconds `timeout` is sent as: rounded up, within ``WireProtocol/timeoutMillisecondsRange``.

@@ -21,6 +21,7 @@ package enum SaveParts {
     /// does not fit a line, `save_too_large` when the parts would pass `maxSaveBytes`, and `type_mismatch`
     /// for a value JSON cannot carry; nothing has been sent then.
     package static func lines(for save: SaveRequest, timeout: Duration?, maxLineBytes: Int, maxSaveBytes: Int?,
+                              traceParent: String? = nil, traceState: String? = nil,
                               makeID: () -> RequestID) throws -> [Line] {
         // The limits come from the server's hello: trusted as sizes, not for arithmetic, so they are kept
         // where no sum or product below can overflow.
@@ -37,7 +38,7 @@ package enum SaveParts {
         }
         if size == nil {
             let id = makeID()
-            let whole = try encode(Request(id: id, operation: .save(save), timeout: timeout))
+            let whole = try encode(Request(id: id, operation: .save(save), timeout: timeout, traceParent: traceParent, traceState: traceState))
             // The limit counts the line without its "\n".
             guard whole.count - 1 > maxLineBytes, maxSaveBytes != nil else { return [Line(id: id, bytes: whole)] }
             size = whole.count
@@ -58,7 +59,7 @@ package enum SaveParts {
             let count = ranges.count
             let encoded = try encodeInHalves(count) { index in
                 try encode(Request(id: ids[index], operation: .save(changes.slice(ranges[index])), timeout: timeout,
-                                   part: SavePart(index: index, count: count)))
+                                   part: SavePart(index: index, count: count), traceParent: traceParent, traceState: traceState))
             }
             var split: [Range<Int>] = []
             for (range, line) in zip(ranges, encoded) {

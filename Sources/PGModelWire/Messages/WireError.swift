@@ -22,6 +22,13 @@
     public var sqlState: String?
     /// For `save_conflict`: each model someone else changed or deleted, with the values on both sides.
     public var conflicts: [SaveConflict] = []
+    /// The id the server gave the request (`"requestID"`): its request line in the server's log carries
+    /// the same id. Sent in every error answer of a server that logs requests; nil in older ones.
+    ///
+    /// ```swift
+    /// // {"code":"not_found","message":"…","requestID":"5f0c2a9e41d7-12"}
+    /// ```
+    public var requestID: String?
 
     public init(
         _ code: PGModelError.Code, _ message: String, field: String? = nil, model: String? = nil,
@@ -51,13 +58,15 @@
     /// throw wireError.modelError
     /// ```
     public var modelError: PGModelError {
-        PGModelError(code, message, model: model, keyPath: keyPath ?? field, sqlState: sqlState, conflicts: conflicts)
+        var error = PGModelError(code, message, model: model, keyPath: keyPath ?? field, sqlState: sqlState, conflicts: conflicts)
+        error.requestID = requestID
+        return error
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
 
     private enum CodingKeys: String, CodingKey {
-        case code, message, field, model, keyPath, sqlState, conflicts
+        case code, message, field, model, keyPath, sqlState, conflicts, requestID
     }
 
     public init(from decoder: any Decoder) throws {
@@ -69,6 +78,8 @@
         keyPath = try c.decodeIfPresent(String.self, forKey: .keyPath)
         sqlState = try c.decodeIfPresent(String.self, forKey: .sqlState)
         conflicts = try c.decodeIfPresent([SaveConflict].self, forKey: .conflicts) ?? []
+        // Only a label for the logs: a malformed one is dropped rather than failing the answer.
+        requestID = (try? c.decodeIfPresent(String.self, forKey: .requestID)) ?? nil
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -80,5 +91,6 @@
         try c.encodeIfPresent(keyPath, forKey: .keyPath)
         try c.encodeIfPresent(sqlState, forKey: .sqlState)
         if !conflicts.isEmpty { try c.encode(conflicts, forKey: .conflicts) }
+        try c.encodeIfPresent(requestID, forKey: .requestID)
     }
 }

@@ -22,4 +22,10 @@ public enum WireProtocol {
     public static let maxPasswordBytes = 1_024
     /// The values a request's `timeoutMs` may take: 1 ms to 24 hours.
     public static let timeoutMillisecondsRange: ClosedRange<Int64> = 1...86_400_000
+    /// The longest `traceparent` a request may carry, in UTF-8 bytes: W3C Trace Context's version 00 takes
+    /// 55, and later versions may only append. Longer ones are refused with `invalid_field`.
+    public static let maxTraceParentBytes = 128
+    /// The longest `tracestate` a request may carry, in UTF-8 bytes: W3C Trace Context asks vendors to
+    /// pass on at least 512. Longer ones are refused with `invalid_field`.
+    public static let maxTraceStateBytes = 512
 }
