@@ -26,11 +26,11 @@ struct TracingTests {
             defer { Task { await store.close() } }
             try await ServerTestHarness.register(ServerRemoteStoreTests.schema(entity))
             try await store.prepare(ServerRemoteStoreTests.schema(entity))
-            _ = try await store.save(SaveRequest(inserts: [ServerRemoteStoreTests.row(entity, secret, rank: 4242)]))
+            _ = try await store.save(SaveRequest(inserts: [ServerRemoteStoreTests.row(entity, secret, rank: 987_654_321)]))
             tracer.memory.clearAll()
 
             let rows = try await store.fetch(FetchRequest(entity: entity, predicate: .and([
-                .compare(.equal, .key("code"), .value(.string(secret))), .compare(.greater, .key("rank"), .value(.int(4241))),
+                .compare(.equal, .key("code"), .value(.string(secret))), .compare(.greater, .key("rank"), .value(.int(987_654_320))),
             ])))
             #expect(rows.count == 1)
         }
@@ -50,7 +50,7 @@ struct TracingTests {
             #expect(Self.string(span.attributes, "db.collection.name") == table)
             #expect(Self.int(span.attributes, "db.response.returned_rows") == 1)
         }
-        #expect(Self.string(server.attributes, "db.namespace")?.hasSuffix("|public") == true)
+        #expect(Self.string(server.attributes, "db.namespace")?.contains("|") == true, "database|schema")
         #expect(Self.string(server.attributes, "pgmodel.request_id") != nil)
         let select = try #require(statements.compactMap { Self.string($0.attributes, "db.query.text") }.first { $0.contains("SELECT") })
         #expect(select.contains("$1"), "parameterized: \(select)")
@@ -58,7 +58,7 @@ struct TracingTests {
         for span in spans {
             span.attributes.forEach { key, attribute in
                 let text = "\(attribute)"
-                #expect(!text.contains(secret) && !text.contains("4241"), "\(span.operationName) \(key) = \(text)")
+                #expect(!text.contains(secret) && !text.contains("98765432"), "\(span.operationName) \(key) = \(text)")
             }
         }
     }
