@@ -78,10 +78,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel = "info"
 
+    @Option(help: ArgumentHelp("Log format: text (swift-log's lines) or json (one object per line, metadata as fields).", valueName: "format"))
+    var logFormat = "text"
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown log level '\(logLevel)'")
         }
+        guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format is text or json, not '\(logFormat)'") }
         guard maxLineBytes >= 64 else { throw ValidationError("--max-line-bytes must be at least 64") }
         guard maxConnections >= 0 else { throw ValidationError("--max-connections must be 0 (no limit) or more") }
         guard maxHistoryTransactions >= 1 else { throw ValidationError("--max-history-transactions must be at least 1") }
@@ -133,7 +137,9 @@ struct ServeCommand: AsyncParsableCommand {
             let trustedProxies = !trustedProxy.isEmpty ? trustedProxy
                 : (nonEmpty(environment["PGMODEL_TRUSTED_PROXIES"])?.split(separator: ",").map { String($0) } ?? [])
 
+            let json = logFormat == "json"
             LoggingSystem.bootstrap { label in
+                if json { return JSONLogHandler(label: label, logLevel: level) }
                 var handler = StreamLogHandler.standardError(label: label)
                 handler.logLevel = level
                 return handler
