@@ -130,6 +130,8 @@ def main() -> None:
             check(False, "an unknown attribute was accepted")
         except PGModelError as error:
             check(error.code == "unknown_attribute", f"unknown attribute gave {error.code}")
+            # The server's name for the request: quoted in a report, it finds the request's log line.
+            check(bool(error.request_id), "the error answer named no request")
         check(app.ping(), "the connection did not survive a bad request")
         print("done")
     finally:

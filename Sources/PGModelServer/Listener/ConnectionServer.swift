@@ -311,7 +311,7 @@ struct ConnectionServer: Sendable {
         }
     }
 
-    private func execute(_ request: Request, as user: SessionUser, requestID: String, received: NIODeadline, _ client: Client) async -> Response {
+    private func execute(_ request: Request, as user: SessionUser, requestID: ServerRequestID, received: NIODeadline, _ client: Client) async -> Response {
         let namesShares = ShareProbeGuard.namesShares(request.operation)
         if namesShares, let refusal = shareProbes.refusal(user: user.name, address: client.address) {
             return refused(request, refusal, requestID: requestID, user: user, client)
@@ -331,9 +331,9 @@ struct ConnectionServer: Sendable {
     }
 
     /// A request the throttles refuse before it reaches the dispatcher: its answer and access line.
-    private func refused(_ request: Request, _ refusal: WireError, requestID: String, user: SessionUser, _ client: Client) -> Response {
+    private func refused(_ request: Request, _ refusal: WireError, requestID: ServerRequestID, user: SessionUser, _ client: Client) -> Response {
         var refusal = refusal
-        refusal.requestID = requestID
+        refusal.requestID = requestID.description
         if client.logger.logLevel <= .info {
             client.logger.info("request", metadata: RequestLog.metadata(requestID: requestID, clientID: request.id, user: user.name,
                                                                         operation: request.operation.name, code: refusal.code.rawValue, elapsed: .zero))
@@ -348,7 +348,7 @@ struct ConnectionServer: Sendable {
         // session) get one here, and their own access line.
         if case .failure(var error) = response.result, error.requestID == nil {
             let requestID = client.requestIDs.next()
-            error.requestID = requestID
+            error.requestID = requestID.description
             response.result = .failure(error)
             if client.logger.logLevel <= .info {
                 client.logger.info("request", metadata: RequestLog.metadata(requestID: requestID, clientID: response.id, user: nil, operation: nil,

@@ -55,7 +55,7 @@ package struct RequestDispatcher: Sendable {
     /// result is decoded on the global executor (``RequestWeight``). `requestID` (the server's name for
     /// the request, ``RequestIDSource``) goes into the request's log line and its error answer.
     func execute(_ request: Request, as user: SessionUser, versions: SessionSchemaVersions? = nil,
-                 received: NIODeadline = .now(), executor: EventLoopTaskExecutor? = nil, requestID: String? = nil) async -> Response {
+                 received: NIODeadline = .now(), executor: EventLoopTaskExecutor? = nil, requestID: ServerRequestID? = nil) async -> Response {
         let requester = Requester.user(AuthenticatedUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
         let started = ContinuousClock.now
         let result: Result<ResponseResult, WireError>
@@ -90,7 +90,7 @@ package struct RequestDispatcher: Sendable {
             }
         } catch {
             var wire = wireError(error, operation: request.operation.name)
-            wire.requestID = requestID
+            wire.requestID = requestID?.description
             result = .failure(wire)
         }
         logRequest(request, as: user, requestID: requestID, result: result, started: started)
@@ -99,7 +99,7 @@ package struct RequestDispatcher: Sendable {
 
     /// The request's one access line (``RequestLog``): `request` at `info`; `audited operation` at `notice`
     /// for operations that change tables, access or history, which an operator keeps with who did them.
-    private func logRequest(_ request: Request, as user: SessionUser, requestID: String?,
+    private func logRequest(_ request: Request, as user: SessionUser, requestID: ServerRequestID?,
                             result: Result<ResponseResult, WireError>, started: ContinuousClock.Instant) {
         let level = RequestLog.level(of: request.operation.name)
         // Built only when written: its strings cost a short read a few microseconds.

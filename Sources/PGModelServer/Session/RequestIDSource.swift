@@ -11,7 +11,7 @@ import NIOConcurrencyHelpers
 ///
 /// ```swift
 /// let ids = RequestIDSource()
-/// let first = ids.next()   // "5f0c2a9e41d7-1"
+/// let first = ids.next()   // 5f0c2a9e41d7-1
 /// ```
 final class RequestIDSource: Sendable {
     private let prefix: String
@@ -19,21 +19,29 @@ final class RequestIDSource: Sendable {
 
     init() {
         var generator = SystemRandomNumberGenerator()
-        prefix = Self.hex(generator.next() & 0xFFFF_FFFF_FFFF, digits: 12) + "-"
+        let text = String(generator.next() & 0xFFFF_FFFF_FFFF, radix: 16)
+        prefix = String(repeating: "0", count: 12 - text.count) + text + "-"
     }
 
     /// The next request's id.
-    func next() -> String {
+    func next() -> ServerRequestID {
         let number = count.withLockedValue { count in
             count &+= 1
             return count
         }
-        return prefix + String(number)
+        return ServerRequestID(prefix: prefix, number: number)
     }
+}
 
-    /// `value` as `digits` lowercase hexadecimal digits, zero-padded.
-    private static func hex(_ value: UInt64, digits: Int) -> String {
-        let text = String(value, radix: 16)
-        return String(repeating: "0", count: max(0, digits - text.count)) + text
-    }
+/// One request's id (``RequestIDSource``): its text is only made when a log line or an error answer
+/// needs it, so a request that succeeds unlogged allocates nothing for it.
+///
+/// ```swift
+/// logger.info("request", metadata: ["request_id": .stringConvertible(id)])
+/// ```
+struct ServerRequestID: CustomStringConvertible, Sendable {
+    let prefix: String
+    let number: UInt64
+
+    var description: String { prefix + String(number) }
 }

@@ -21,10 +21,10 @@ enum RequestLog {
     }
 
     /// The line's fields; client-chosen text (the client's id, the user's name) is escaped (``LogText``).
-    static func metadata(requestID: String?, clientID: RequestID?, user: String?, operation: Request.Operation.Name?,
+    static func metadata(requestID: ServerRequestID?, clientID: RequestID?, user: String?, operation: Request.Operation.Name?,
                          code: String, elapsed: Duration) -> Logger.Metadata {
         var metadata: Logger.Metadata = ["code": "\(code)", "ms": "\(milliseconds(elapsed))"]
-        if let requestID { metadata["request_id"] = "\(requestID)" }
+        if let requestID { metadata["request_id"] = .stringConvertible(requestID) }
         if let clientID { metadata["id"] = "\(LogText("\(clientID)"))" }
         if let user { metadata["user"] = "\(LogText(user))" }
         if let operation { metadata["op"] = "\(operation.rawValue)" }

@@ -9,9 +9,9 @@ extension RequestDispatcher {
     /// call's span and its statements' spans are its children. Without a tracer it only runs `body`.
     ///
     /// ```swift
-    /// let response = await dispatcher.traced(request, requestID: "5f0c2a9e41d7-3") { await dispatcher.execute(request, as: user) }
+    /// let response = await dispatcher.traced(request, requestID: ids.next()) { await dispatcher.execute(request, as: user) }
     /// ```
-    func traced(_ request: Request, requestID: String, _ body: () async -> Response) async -> Response {
+    func traced(_ request: Request, requestID: ServerRequestID, _ body: () async -> Response) async -> Response {
         guard let tracer else { return await body() }
         var parent = ServiceContext.current ?? .topLevel
         if request.traceParent != nil {
@@ -22,7 +22,7 @@ extension RequestDispatcher {
         let span = tracer.startSpan(collection.map { "\(operation) \($0)" } ?? operation, context: parent, ofKind: .server)
         defer { span.end() }
         DatabaseTracing.describe(span, namespace: tracingNamespace, operation: operation, collection: collection)
-        span.attributes["pgmodel.request_id"] = requestID
+        span.attributes["pgmodel.request_id"] = requestID.description
         let response = await ServiceContext.$current.withValue(span.context) { await body() }
         switch response.result {
         case .success(.rows(let rows)): DatabaseTracing.returnedRows(rows.count, on: span)
