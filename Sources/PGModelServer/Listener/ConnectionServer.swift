@@ -336,7 +336,7 @@ struct ConnectionServer: Sendable {
         refusal.requestID = requestID.description
         if client.logger.logLevel <= .info {
             client.logger.info("request", metadata: RequestLog.metadata(requestID: requestID, clientID: request.id, user: user.name,
-                                                                        operation: request.operation.name, code: refusal.code.rawValue, elapsed: .zero))
+                                                                        operation: request.operation.name, code: refusal.code.rawValue, elapsed: nil))
         }
         return Response(id: request.id, error: refusal)
     }
@@ -352,7 +352,7 @@ struct ConnectionServer: Sendable {
             response.result = .failure(error)
             if client.logger.logLevel <= .info {
                 client.logger.info("request", metadata: RequestLog.metadata(requestID: requestID, clientID: response.id, user: nil, operation: nil,
-                                                                            code: error.code.rawValue, elapsed: .zero))
+                                                                            code: error.code.rawValue, elapsed: nil))
             }
         }
         let line: ByteBuffer

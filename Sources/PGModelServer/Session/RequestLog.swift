@@ -21,9 +21,11 @@ enum RequestLog {
     }
 
     /// The line's fields; client-chosen text (the client's id, the user's name) is escaped (``LogText``).
+    /// Without `elapsed` (an answer of the session's, with no work timed) the line has no `ms`.
     static func metadata(requestID: ServerRequestID?, clientID: RequestID?, user: String?, operation: Request.Operation.Name?,
-                         code: String, elapsed: Duration) -> Logger.Metadata {
-        var metadata: Logger.Metadata = ["code": "\(code)", "ms": "\(milliseconds(elapsed))"]
+                         code: String, elapsed: Duration?) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["code": "\(code)"]
+        if let elapsed { metadata["ms"] = "\(milliseconds(elapsed))" }
         if let requestID { metadata["request_id"] = .stringConvertible(requestID) }
         if let clientID { metadata["id"] = "\(LogText("\(clientID)"))" }
         if let user { metadata["user"] = "\(LogText(user))" }
