@@ -1,6 +1,7 @@
 import Foundation
 import InMemoryTracing
 import Logging
+import NIOPosix
 @_spi(PGModelInternals) import PGModelClient
 @_spi(PGModelInternals) import PGModelCore
 @_spi(PGModelInternals) import PGModelPostgres
@@ -59,6 +60,42 @@ struct TracingTests {
             span.attributes.forEach { key, attribute in
                 let text = "\(attribute)"
                 #expect(!text.contains(secret) && !text.contains("98765432"), "\(span.operationName) \(key) = \(text)")
+            }
+        }
+    }
+
+    @Test("the direct store's calls are spans of their own, their SQL statements children, no value in them")
+    func directStoreSpans() async throws {
+        let tracer = W3CInMemoryTracer()
+        var configuration = try PostgresStoreConfiguration.parse(try ServerTestHarness.databaseURL())
+        configuration.schemaName = "trace_\(ServerTestHarness.uniqueSuffix())"
+        configuration.tracer = tracer
+        let store = PostgresModelStore(configuration: configuration, eventLoop: MultiThreadedEventLoopGroup.singleton.next(),
+                                       dropsSchemaOnClose: true)
+        let entity = ServerTestHarness.uniqueEntity("Direct")
+        let table = Naming.snakeCase(entity)
+        let secret = "never-in-a-span-\(ServerTestHarness.uniqueSuffix())"
+        do {
+            try await store.prepare(ServerRemoteStoreTests.schema(entity))
+            tracer.memory.clearAll()
+            let count = try await store.count(FetchRequest(entity: entity, predicate: .compare(.equal, .key("code"), .value(.string(secret)))))
+            #expect(count == 0)
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+        let spans = tracer.memory.finishedSpans
+        let call = try #require(spans.first { $0.operationName == "count \(table)" }, "\(spans.map(\.operationName))")
+        #expect(call.kind == .client && call.parentSpanID == nil, "the app's call is the root here")
+        #expect(Self.string(call.attributes, "db.namespace")?.hasSuffix("|\(configuration.schemaName)") == true)
+        #expect(Self.string(call.attributes, "db.operation.name") == "count")
+        #expect(Self.string(call.attributes, "db.collection.name") == table)
+        let statements = spans.filter { $0.parentSpanID == call.spanID }
+        #expect(statements.contains { Self.string($0.attributes, "db.query.text")?.contains("$1") == true }, "\(statements.map(\.attributes))")
+        for span in spans {
+            span.attributes.forEach { key, attribute in
+                #expect(!"\(attribute)".contains(secret), "\(span.operationName) \(key)")
             }
         }
     }
