@@ -147,12 +147,24 @@ public struct PGModelError: Error, Hashable, Sendable, CustomStringConvertible {
         return text
     }
 
-    // Written by hand only to leave `requestID` out: the same failure of two requests is the same error.
+    /// Equal errors have the same code, message, model, key path, SQLSTATE and conflicts; ``requestID`` is
+    /// left out, since the same failure of two requests is the same error.
+    ///
+    /// ```swift
+    /// var answer = PGModelError(.notFound, "no such Trip")
+    /// answer.requestID = "5f0c2a9e41d7-12"
+    /// answer == PGModelError(.notFound, "no such Trip")   // true
+    /// ```
     public static func == (lhs: PGModelError, rhs: PGModelError) -> Bool {
         lhs.code == rhs.code && lhs.message == rhs.message && lhs.model == rhs.model && lhs.keyPath == rhs.keyPath
             && lhs.sqlState == rhs.sqlState && lhs.conflicts == rhs.conflicts && lhs.constraint == rhs.constraint
     }
 
+    /// Hashes what ``==`` compares (not ``requestID``).
+    ///
+    /// ```swift
+    /// let seen: Set<PGModelError> = [answer]   // one entry per distinct failure
+    /// ```
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
         hasher.combine(message)
