@@ -67,10 +67,14 @@ package final class ConnectionPool: Sendable {
     private let state: NIOLockedValueBox<State>
     /// Given to every lease's ``EngineConnection``: the statements tests count.
     private let statementLog: StatementLog?
+    /// Size, leased connections and waits for a connection (``StoreMetrics``), made once.
+    private let metrics: PoolMetrics
 
     package init(configuration: PostgresStoreConfiguration, maximumConnections: Int, maximumIdleConnections: Int? = nil,
-                 eventLoopGroup: any EventLoopGroup, statementLog: StatementLog? = nil, logger: Logger) {
+                 eventLoopGroup: any EventLoopGroup, statementLog: StatementLog? = nil, metricsName: String = "data",
+                logger: Logger) {
         self.configuration = configuration
+        self.metrics = StoreMetrics(configuration: configuration).pool(metricsName)
         self.statementLog = statementLog
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
@@ -91,11 +95,13 @@ package final class ConnectionPool: Sendable {
                                              _ body: @Sendable (EngineConnection) async throws -> T) async throws -> T {
         let started = NIODeadline.now()
         let connection = try await lease(scope: scope, until: started + timeout, operation: operation)
+        metrics.wait.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
         let key = ObjectIdentifier(connection)
-        let current = state.withLockedValue { state -> ConnectionScope? in
+        let (current, open, leased) = state.withLockedValue { state -> (ConnectionScope?, Int, Int) in
             state.inFlight[key] = operation
-            return state.scopes.removeValue(forKey: key)
+            return (state.scopes.removeValue(forKey: key), state.connections.count, state.inFlight.count)
         }
+        metrics.record(open: open, inUse: leased)
         let remaining = max(.milliseconds(1), (started + timeout) - NIODeadline.now())
         let logger = logger
         do {
@@ -260,6 +266,7 @@ package final class ConnectionPool: Sendable {
         let key = ObjectIdentifier(connection)
         let (action, waiter) = state.withLockedValue { state -> (Machine.ReleaseAction, CheckedContinuation<WakeUp, Never>?) in
             state.inFlight[key] = nil
+            defer { metrics.record(open: state.connections.count, inUse: state.inFlight.count) }
             state.scopes[key] = scope
             let action = state.machine.release(key, isUsable: isUsable)
             switch action {

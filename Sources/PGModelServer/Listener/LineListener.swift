@@ -35,6 +35,7 @@ struct LineListener: Service {
         let changeListener = ChangeListener(
             configuration: database.connection, schemaName: database.schemaName,
             eventLoop: server.eventLoopGroup.next(), logger: logger)
+        server.readiness.attach(changeListener)
         do {
             try await serve(tracker: tracker, dispatcher: dispatcher, changeListener: changeListener)
         } catch {
@@ -59,10 +60,12 @@ struct LineListener: Service {
             maxLineBytes: server.configuration.maxLineBytes, maxSaveBytes: server.configuration.maxSaveBytes,
             storeName: server.databaseConfiguration.schemaName,
             heldSaves: HeldSaveBudget(limit: server.configuration.maxHeldSaveBytes,
-                                      perUserLimit: server.configuration.effectiveMaxHeldSaveBytesPerUser),
+                                      perUserLimit: server.configuration.effectiveMaxHeldSaveBytesPerUser,
+                                      gauge: server.metrics.heldSaves),
             heldSaveTimeout: server.configuration.heldSaveTimeout,
             heldSaveLifetime: server.configuration.heldSaveLifetime,
-            runsShortRequestsOnEventLoop: server.configuration.runsShortRequestsOnEventLoop, logger: logger)
+            runsShortRequestsOnEventLoop: server.configuration.runsShortRequestsOnEventLoop, logger: logger,
+            metrics: server.metrics)
         let maxLineBytes = server.configuration.maxLineBytes
         let trustedProxies = server.trustedProxies
         let proxyHeaderTimeout = ConnectionDeadline.timeAmount(server.configuration.loginTimeout)
@@ -136,6 +139,7 @@ struct LineListener: Service {
     /// database fails the start at once with a clear error.
     private func prepareDatabase() async throws {
         let schema = try await server.gateway.loadRegisteredSchema()
+        server.readiness.schemaLoaded()
         server.logger.info(
             "database ready",
             metadata: ["schema": "\(server.databaseConfiguration.schemaName)", "entities": "\(schema.entities.count)"])
