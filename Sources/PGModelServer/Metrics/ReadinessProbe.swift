@@ -47,7 +47,7 @@ package struct ReadinessProbe: Sendable {
             try await Deadline(timeout, operation: "the readiness check").run {
                 try await gateway.pool.withConnection(scope: .trusted, deadline: ConnectionDeadline.timeAmount(timeout),
                                                       operation: "readiness check") { connection in
-                    _ = try await connection.connection.query("SELECT 1", logger: logger)
+                    _ = try await connection.connection.query("SELECT 1", logger: logger).collect()
                 }
             }
             return HealthReport.Check(name: "database", ok: true, detail: "reachable")

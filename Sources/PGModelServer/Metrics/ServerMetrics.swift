@@ -62,14 +62,13 @@ package final class ServerMetrics: Sendable {
     }
 
     /// Counts one `hello`: `ok`, `throttled` (refused by the login throttle before any password check)
-    /// or the error code it failed with.
+    /// or the error code it failed with. The session gauge is the connection's to keep (``sessions``).
     package func recordLogin(_ outcome: Result<SessionUser, WireError>, throttled: Bool) {
         let label = switch outcome {
         case .success: "ok"
         case .failure(let error): throttled ? "throttled" : error.code.rawValue
         }
         cache.counter(Self.loginsTotal, ("outcome", label)).increment()
-        if case .success = outcome { sessions.increment() }
     }
 
     /// Records a subscriber's history read: how long the oldest transaction it brought had been

@@ -124,7 +124,7 @@ struct MetricsEndpointTests {
         // A port that was free a moment ago and is closed now: connecting is refused.
         let probe = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
         let closedPort = probe.localAddress?.port ?? 9
-        try await probe.close()
+        try await probe.close().get()
         var configuration = try PostgresStoreConfiguration.parse("postgres://nobody:nothing@127.0.0.1:\(closedPort)/none")
         configuration.metricsFactory = NOOPMetricsHandler.instance
         let gateway = DatabaseGateway(configuration: configuration, maximumConnections: 1, requestTimeout: .seconds(2),
@@ -167,7 +167,7 @@ struct MetricsEndpointTests {
         // Not ready: a readiness endpoint over an unreachable database.
         let probe = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
         let closedPort = probe.localAddress?.port ?? 9
-        try await probe.close()
+        try await probe.close().get()
         var configuration = try PostgresStoreConfiguration.parse("postgres://nobody:nothing@127.0.0.1:\(closedPort)/none")
         configuration.metricsFactory = NOOPMetricsHandler.instance
         let gateway = DatabaseGateway(configuration: configuration, maximumConnections: 1, requestTimeout: .seconds(2),
