@@ -55,7 +55,7 @@ public struct HealthReport: Codable, Sendable, Equatable {
     /// The JSON body, keys sorted so answers compare byte for byte.
     public func encoded() -> [UInt8] {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? Array(encoder.encode(self))) ?? Array(#"{"status":"not_ready"}"#.utf8)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import NIOCore
 import NIOPosix
 @_spi(PGModelInternals) import PGModelClient
@@ -111,7 +112,7 @@ struct MetricsEndpointTests {
             let report = try JSONDecoder().decode(HealthReport.self, from: Data(ready.body))
             #expect(report.version == WireProtocol.serverName)
             #expect(report.checks.map(\.name) == ["database", "schema", "listener"])
-            #expect(report.checks.allSatisfy(\.ok))
+            #expect(report.checks.allSatisfy { $0.ok })
             #expect(try await client.get("/nothing").status == 404)
             let metrics = try await client.get("/metrics")
             #expect(metrics.status == 200)
