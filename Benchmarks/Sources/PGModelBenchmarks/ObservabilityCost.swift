@@ -124,7 +124,7 @@ func runObservabilityBenchmark(databaseURL: URL, rows: Int, calls: Int, saves: I
         let p50 = percentile(fetchTimes[index], 0.5)
         let p99 = percentile(fetchTimes[index], 0.99)
         let rate = Double(saveCounts[index]) / max(saveSeconds[index], 1e-9)
-        print(String(format: "| %@ | %.1f | %.1f | %.3f | %.0f | %.3f |", mode.rawValue, p50, p99, p50 / baseP50, rate, rate / baseRate))
+        print("| \(mode.rawValue) | " + String(format: "%.1f | %.1f | %.3f | %.0f | %.3f |", p50, p99, p50 / baseP50, rate, rate / baseRate))
     }
 
     for store in stores { await store.close() }
