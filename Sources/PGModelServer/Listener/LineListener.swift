@@ -128,6 +128,7 @@ struct LineListener: Service {
             }
         } onGracefulShutdown: {
             logger.info("shutting down: no new connections; finishing requests in progress")
+            server.readiness.draining()
             tracker.beginShutdown()
             listener.channel.close(promise: nil)
             tracker.closeRemaining(after: ConnectionDeadline.timeAmount(server.configuration.shutdownGracePeriod),

@@ -35,7 +35,10 @@ package struct ReadinessProbe: Sendable {
         let status = readiness.listenerStatus
         let listenerOK = status == .idle || status == .listening
         let listener = HealthReport.Check(name: "listener", ok: listenerOK, detail: status?.rawValue ?? "not_started")
-        return HealthReport(version: WireProtocol.serverName, checks: [database, schema, listener])
+        var checks = [database, schema, listener]
+        // Only while it drains: a running server's report keeps its three checks.
+        if readiness.isDraining { checks.append(HealthReport.Check(name: "shutdown", ok: false, detail: "draining")) }
+        return HealthReport(version: WireProtocol.serverName, checks: checks)
     }
 
     private func checkDatabase() async -> HealthReport.Check {

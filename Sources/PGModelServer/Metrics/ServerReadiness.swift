@@ -12,6 +12,7 @@ package final class ServerReadiness: Sendable {
     private struct State {
         var isSchemaLoaded = false
         var listener: ChangeListener?
+        var isDraining = false
     }
 
     private let state = NIOLockedValueBox(State())
@@ -28,7 +29,15 @@ package final class ServerReadiness: Sendable {
         state.withLockedValue { $0.listener = listener }
     }
 
+    /// Graceful shutdown began: the server takes no new connections, so a load balancer should stop
+    /// sending it any.
+    package func draining() {
+        state.withLockedValue { $0.isDraining = true }
+    }
+
     package var isSchemaLoaded: Bool { state.withLockedValue { $0.isSchemaLoaded } }
+
+    package var isDraining: Bool { state.withLockedValue { $0.isDraining } }
 
     /// The listener's status; nil before the server made one.
     package var listenerStatus: ListenerStatus? { state.withLockedValue { $0.listener?.status } }
