@@ -28,7 +28,7 @@ struct InProcessService {
     /// Adds a user (an admin when `admin`) through `connection`, then starts a server on `schema` of the
     /// database of `databaseURL`.
     static func start(databaseURL: URL, schema: String, admin: Bool = false, on connection: PostgresConnection,
-                      logger: Logger) async throws -> InProcessService {
+                      logger: Logger, configure: (inout LineServerConfiguration) -> Void = { _ in }) async throws -> InProcessService {
         let userName = "bench_" + UUID().uuidString.lowercased().prefix(8)
         _ = try await connection.query(PostgresQuery(
             unsafeSQL: "INSERT INTO pgmodel.users (name, password_hash, is_admin) VALUES ($1, crypt('secret', gen_salt('bf', 4)), $2)",
@@ -37,8 +37,10 @@ struct InProcessService {
         serverURL?.queryItems = nil
         var quiet = Logger(label: "bench.server")
         quiet.logLevel = .error
-        let server = try LineServer(configuration: LineServerConfiguration(
-            databaseURL: serverURL?.url?.absoluteString ?? databaseURL.absoluteString, host: "127.0.0.1", port: 0, schemaName: schema), logger: quiet)
+        var configuration = LineServerConfiguration(
+            databaseURL: serverURL?.url?.absoluteString ?? databaseURL.absoluteString, host: "127.0.0.1", port: 0, schemaName: schema)
+        configure(&configuration)
+        let server = try LineServer(configuration: configuration, logger: quiet)
         let running = Task { try await server.run() }
         let port = try await server.listeningPort()
         guard let url = URL(string: "pgmodel://\(userName):secret@127.0.0.1:\(port)") else {

@@ -11,7 +11,7 @@ import Observation
 //   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick]
 //       [--point | --rls | --isolation | --history [--service] | --fetch | --phases | --migration | --compare | --writes insert|update|delete N
 //        | --conflicts | --wire | --service-table [--remote-only]
-//        | --service-point [--remote-only | --direct-only] [--models] [--service-binary PATH]]
+//        | --service-point [--remote-only | --direct-only] [--models] [--service-binary PATH] | --observability]
 //   env -u DATABASE_URL swift run -c release PGModelBenchmarks --in-memory [N]
 //
 // --history --service measures the latency with both containers clients of a service run in this process.
@@ -27,6 +27,8 @@ import Observation
 // for point fetches by an indexed column, call by call; --models makes them `ModelContext.fetch` calls on
 // two containers, and --service-binary runs the service as a `pgmodel serve` process (the release binary
 // at PATH: `swift build -c release --product pgmodel` in Benchmarks/), as deployed.
+// --observability times point fetches and one-row saves through the service with metrics off, with a no-op
+// metrics factory and with the Prometheus registry, in one run, with ratios against off (ObservabilityCost.swift).
 // --isolation times a non-admin user's fetch of all 10,000 of their rows and save of 1,000 new rows through
 // the service, with no shares and with another user's records shared with them (IsolationCost.swift).
 // PGMODEL_BENCH_ROUNDS=N sets --fetch's rounds (5 by default) and --isolation's (15, 5 with --quick); PGMODEL_BENCH_CALLS=N --service-point's calls; PGMODEL_BENCH_KEEP_SCHEMA=1 keeps
@@ -204,6 +206,17 @@ if CommandLine.arguments.contains("--service-point") {
                                       directOnly: CommandLine.arguments.contains("--direct-only"),
                                       models: CommandLine.arguments.contains("--models"),
                                       binary: InProcessService.binaryArgument)
+    }
+    exit(0)
+}
+
+// The cost of metrics (and later tracing) on the service's point fetches and saves (ObservabilityCost.swift).
+if CommandLine.arguments.contains("--observability") {
+    guard let databaseURL = URL(string: base) else { exit(2) }
+    runDetached("observability") {
+        try await runObservabilityBenchmark(databaseURL: databaseURL, rows: 20_000,
+                                            calls: ProcessInfo.processInfo.environment["PGMODEL_BENCH_CALLS"].flatMap(Int.init) ?? (quick ? 3_000 : 30_000),
+                                            saves: quick ? 300 : 3_000)
     }
     exit(0)
 }

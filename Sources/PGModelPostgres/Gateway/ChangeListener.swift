@@ -26,6 +26,8 @@ import PostgresNIO
         var task: Task<Void, Never>?
         var connection: PostgresConnection?
         var isClosed = false
+        /// Whether LISTEN is in force now (for readiness checks).
+        var isListening = false
     }
 
     private let configuration: PostgresConnection.Configuration
@@ -82,6 +84,16 @@ import PostgresNIO
 
     private var isClosed: Bool { state.withLockedValue { $0.isClosed } }
 
+    /// Where the listener is: `idle` until the first ``signals()`` starts it (nothing waits on it then),
+    /// `listening` while LISTEN is in force, `reconnecting` after it lost its connection, `closed`.
+    public var status: ListenerStatus {
+        state.withLockedValue { state in
+            if state.isClosed { return .closed }
+            if state.task == nil { return .idle }
+            return state.isListening ? .listening : .reconnecting
+        }
+    }
+
     private func broadcast(_ signal: ChangeSignal) {
         let streams = state.withLockedValue { Array($0.streams.values) }
         for stream in streams { stream.yield(signal) }
@@ -99,6 +111,7 @@ import PostgresNIO
                 state.withLockedValue { $0.connection = opened }
                 try await opened.listen(on: HistorySQL.channel) { notifications in
                     backoff = .milliseconds(50)
+                    state.withLockedValue { $0.isListening = true }
                     logger.debug("listening for history", metadata: ["schema": "\(schemaName)"])
                     broadcast(ChangeSignal(.reconnected))
                     for try await notification in notifications {
@@ -113,7 +126,7 @@ import PostgresNIO
                                    metadata: ["schema": "\(schemaName)", "error": "\(PostgresErrorMapping.map(error).message)"])
                 }
             }
-            state.withLockedValue { $0.connection = nil }
+            state.withLockedValue { $0.connection = nil; $0.isListening = false }
             try? await connection?.close()
             if isClosed || Task.isCancelled { break }
             try? await Task.sleep(for: backoff)

@@ -55,7 +55,8 @@ package final class DatabaseGateway: Sendable {
                                    logger: logger)
         self.loginPool = maximumLoginConnections > 0
             ? ConnectionPool(configuration: configuration, maximumConnections: maximumLoginConnections,
-                             maximumIdleConnections: maximumLoginConnections, eventLoopGroup: eventLoopGroup, logger: logger)
+                             maximumIdleConnections: maximumLoginConnections, eventLoopGroup: eventLoopGroup,
+                             metricsName: "login", logger: logger)
             : nil
         self.requestTimeout = requestTimeout
         self.eventLoopGroup = eventLoopGroup

@@ -69,11 +69,14 @@ package final class ConnectionPool: Sendable {
     private let statementLog: StatementLog?
     /// Given to every lease's ``EngineConnection``: where statements' spans go; nil when tracing is off.
     private let statementTracing: StatementTracing?
+    /// Size, leased connections and waits for a connection (``StoreMetrics``), made once.
+    private let metrics: PoolMetrics
 
     package init(configuration: PostgresStoreConfiguration, maximumConnections: Int, maximumIdleConnections: Int? = nil,
                  eventLoopGroup: any EventLoopGroup, statementLog: StatementLog? = nil, statementTracing: StatementTracing? = nil,
-                 logger: Logger) {
+                 metricsName: String = "data", logger: Logger) {
         self.configuration = configuration
+        self.metrics = StoreMetrics(configuration: configuration).pool(metricsName)
         self.statementLog = statementLog
         self.statementTracing = statementTracing
         self.eventLoopGroup = eventLoopGroup
@@ -95,11 +98,13 @@ package final class ConnectionPool: Sendable {
                                              _ body: @Sendable (EngineConnection) async throws -> T) async throws -> T {
         let started = NIODeadline.now()
         let connection = try await lease(scope: scope, until: started + timeout, operation: operation)
+        metrics.wait.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
         let key = ObjectIdentifier(connection)
-        let current = state.withLockedValue { state -> ConnectionScope? in
+        let (current, open, leased) = state.withLockedValue { state -> (ConnectionScope?, Int, Int) in
             state.inFlight[key] = operation
-            return state.scopes.removeValue(forKey: key)
+            return (state.scopes.removeValue(forKey: key), state.connections.count, state.inFlight.count)
         }
+        metrics.record(open: open, inUse: leased)
         let remaining = max(.milliseconds(1), (started + timeout) - NIODeadline.now())
         let logger = logger
         do {
@@ -267,6 +272,7 @@ package final class ConnectionPool: Sendable {
         let key = ObjectIdentifier(connection)
         let (action, waiter) = state.withLockedValue { state -> (Machine.ReleaseAction, CheckedContinuation<WakeUp, Never>?) in
             state.inFlight[key] = nil
+            defer { metrics.record(open: state.connections.count, inUse: state.inFlight.count) }
             state.scopes[key] = scope
             let action = state.machine.release(key, isUsable: isUsable)
             switch action {

@@ -22,6 +22,8 @@ import NIOCore
     /// The PostgreSQL schema the store's tables live in: what history and `PersistentIdentifier`s
     /// name the store by.
     public let schemaName: String
+    /// Calls by operation and outcome, their durations, conflicts (``StoreMetrics``).
+    let metrics: StoreMetrics
 
     public init(configuration: PostgresStoreConfiguration, eventLoop: any EventLoop, dropsSchemaOnClose: Bool = false,
                 requestTimeout: TimeAmount = .seconds(30), maximumConnections: Int = PostgresModelStore.defaultMaximumConnections,
@@ -30,6 +32,7 @@ import NIOCore
         configuration.connectTimeout = min(configuration.connectTimeout, requestTimeout)
         self.gateway = DatabaseGateway(configuration: configuration, maximumConnections: maximumConnections,
                                        requestTimeout: requestTimeout, eventLoopGroup: eventLoop, logger: logger)
+        self.metrics = StoreMetrics(configuration: configuration)
         self.dropsSchemaOnClose = dropsSchemaOnClose
         self.schemaName = configuration.schemaName
         self.changeListener = ChangeListener(configuration: configuration.connection, schemaName: configuration.schemaName,
@@ -37,39 +40,39 @@ import NIOCore
     }
 
     public func prepare(_ schema: SchemaDescription) async throws {
-        _ = try await gateway.prepare(schema, as: .trusted)
+        try await measured("prepare") { _ = try await gateway.prepare(schema, as: .trusted) }
     }
 
     public func fetch(_ request: FetchRequest) async throws -> [FetchedRow] {
-        try await gateway.fetch(request, as: .trusted)
+        try await measured("fetch") { try await gateway.fetch(request, as: .trusted) }
     }
 
     public func fetchTable(_ request: FetchRequest) async throws -> FetchedTable {
-        try await gateway.fetchTable(request, as: .trusted)
+        try await measured("fetch_table") { try await gateway.fetchTable(request, as: .trusted) }
     }
 
     public func count(_ request: FetchRequest) async throws -> Int {
-        try await gateway.count(request, as: .trusted)
+        try await measured("count") { try await gateway.count(request, as: .trusted) }
     }
 
     public func fetchIdentifiers(_ request: FetchRequest) async throws -> [RowReference] {
-        try await gateway.fetchIdentifiers(request, as: .trusted)
+        try await measured("ids") { try await gateway.fetchIdentifiers(request, as: .trusted) }
     }
 
     public func save(_ request: SaveRequest) async throws -> SaveResult {
-        try await gateway.save(request, as: .trusted)
+        try await measured("save") { try await gateway.save(request, as: .trusted) }
     }
 
     public func fetchHistory(_ request: HistoryRequest) async throws -> HistoryPage {
-        try await gateway.fetchHistory(request, as: .trusted)
+        try await measured("history") { try await gateway.fetchHistory(request, as: .trusted) }
     }
 
     public func deleteHistory(_ request: HistoryRequest) async throws -> Int {
-        try await gateway.deleteHistory(request, as: .trusted)
+        try await measured("delete_history") { try await gateway.deleteHistory(request, as: .trusted) }
     }
 
     public func sharing(of record: RowReference) async throws -> RecordSharing {
-        try await gateway.sharing(of: record, as: .trusted)
+        try await measured("shares") { try await gateway.sharing(of: record, as: .trusted) }
     }
 
     public func changeSignals() -> AsyncStream<ChangeSignal> {
@@ -86,4 +89,17 @@ import NIOCore
     }
 
     private let closing = NIOLockedValueBox(false)
+
+    /// Runs one store call, counted by operation and outcome and timed.
+    private func measured<T>(_ operation: String, _ body: () async throws -> T) async throws -> T {
+        let started = ContinuousClock.now
+        do {
+            let result = try await body()
+            metrics.recordCall(operation, since: started, error: nil)
+            return result
+        } catch {
+            metrics.recordCall(operation, since: started, error: error)
+            throw error
+        }
+    }
 }

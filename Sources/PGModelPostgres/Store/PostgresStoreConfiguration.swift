@@ -1,3 +1,4 @@
+import Metrics
 import Foundation
 import NIOSSL
 @_spi(PGModelInternals) import PGModelCore
@@ -149,6 +150,13 @@ import Tracing
     /// config.tracer = InMemoryTracer()
     /// ```
     public var tracer: (any Tracer)?
+    /// Where the store's metrics go (``StoreMetrics``); `nil` (the default) takes `MetricsSystem.factory`
+    /// when the store opens, so an app that bootstrapped its `MetricsSystem` gets them without more.
+    ///
+    /// ```swift
+    /// config.metricsFactory = NOOPMetricsHandler.instance   // this store reports nothing
+    /// ```
+    public var metricsFactory: (any MetricsFactory)?
 
     /// A single connection's configuration.
     public var connection: PostgresConnection.Configuration {

@@ -50,6 +50,8 @@ struct ConnectionServer: Sendable {
     /// Whether short requests run on the connection's event loop (``RequestWeight``).
     let runsShortRequestsOnEventLoop: Bool
     let logger: Logger
+    /// Requests, logins, connections and sessions, counted (``ServerMetrics``).
+    let metrics: ServerMetrics
 
     func serve(_ accepted: AcceptedConnection) async {
         guard runsShortRequestsOnEventLoop else { return await serve(accepted, on: nil) }
@@ -78,6 +80,8 @@ struct ConnectionServer: Sendable {
             return
         }
         defer { tracker.remove(connection.channel) }
+        metrics.connections.increment()
+        defer { metrics.connections.decrement() }
         // Behind a trusted proxy the client's address is the PROXY header's: it drives the login
         // throttle and the logs. A trusted proxy's connection without a valid header is closed.
         var address = LoginGuard.address(of: connection.channel)
@@ -101,7 +105,7 @@ struct ConnectionServer: Sendable {
         do {
             try await connection.executeThenClose { _, outbound in
                 let subscriptions = SessionSubscriptions(
-                    listener: changeListener, outbound: outbound, counter: forwarders, logger: logger)
+                    listener: changeListener, outbound: outbound, counter: forwarders, logger: logger, metrics: metrics)
                 // A connection that never logs in is told so and closed: it holds a socket and a slot.
                 let login = LoginWatchdog(outbound: outbound, channel: connection.channel, timeout: loginTimeout, logger: logger)
                 let timer = login.start()
@@ -183,6 +187,9 @@ struct ConnectionServer: Sendable {
                 var holder: UUID?
                 // A save still held when the connection ends is dropped with it.
                 defer { if let holder { heldSaves.release(assembly.drop(), for: holder) } }
+                // A logged-in session is counted until its connection ends.
+                var loggedIn = false
+                defer { if loggedIn { metrics.sessions.decrement() } }
                 while let received = try await inbox.next() {
                     let action: SessionStateMachine.Action
                     var lineBytes = 0
@@ -212,6 +219,10 @@ struct ConnectionServer: Sendable {
                     if holder == nil, case .authenticated(let user) = session.state { holder = user.id }
                     let keepOpen = try await perform(action, received: received.received, lineBytes: lineBytes,
                                                      session: &session, assembly: &assembly, client)
+                    if !loggedIn, case .authenticated = session.state {
+                        loggedIn = true
+                        metrics.sessions.increment()
+                    }
                     client.heldSave.requestFinished()
                     client.idle?.requestFinished()
                     if !keepOpen || tracker.isShuttingDown { break }
@@ -238,7 +249,7 @@ struct ConnectionServer: Sendable {
         case .execute(let request, let user) where request.operation.name == .subscribe:
             guard case .subscribe(let entities) = request.operation else { return true }
             let requester = Requester.user(AuthenticatedUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
-            let visible = subscriptions.visibleChanges { VisibleChanges(gateway: dispatcher.gateway, requester: requester, reads: visibilityReads, logger: logger) }
+            let visible = subscriptions.visibleChanges { VisibleChanges(gateway: dispatcher.gateway, requester: requester, reads: visibilityReads, logger: logger, metrics: metrics) }
             await visible.start()   // once per connection: later calls return at once
             switch subscriptions.subscribe(id: request.id, entities: entities, visible: visible) {
             case .success:
@@ -282,7 +293,9 @@ struct ConnectionServer: Sendable {
         case .authenticate(let id, let hello):
             client.login.helloReceived()
             let outcome: Result<SessionUser, WireError>
-            if let refusal = loginGuard.refusal(user: hello.user, address: client.address) {
+            let refusal = loginGuard.refusal(user: hello.user, address: client.address)
+            let throttled = refusal != nil
+            if let refusal {
                 logger.notice("login throttled", metadata: ["user": "\(LogText(hello.user))"])
                 outcome = .failure(refusal)
             } else {
@@ -290,6 +303,7 @@ struct ConnectionServer: Sendable {
                 outcome = await RequestWeight.run(heavy: client.executor != nil) { await dispatcher.authenticate(hello) }
                 loginGuard.record(outcome, user: hello.user, address: client.address)
             }
+            metrics.recordLogin(outcome, throttled: throttled)
             let next: SessionStateMachine.Action
             switch outcome {
             case .success(let user): next = session.authenticationSucceeded(id: id, user: user)
@@ -306,12 +320,15 @@ struct ConnectionServer: Sendable {
     /// executor (``RequestWeight``).
     private func execute(_ request: Request, as user: SessionUser, received: NIODeadline, _ client: Client) async -> Response {
         let requestID = client.requestIDs.next()
-        return await dispatcher.traced(request, requestID: requestID) {
-            await execute(request, as: user, requestID: requestID, received: received, client)
+        let started = ContinuousClock.now
+        let response = await dispatcher.traced(request, requestID: requestID) {
+            await executeUncounted(request, as: user, requestID: requestID, received: received, client)
         }
+        metrics.recordRequest(request.operation.name, since: started, response: response)
+        return response
     }
 
-    private func execute(_ request: Request, as user: SessionUser, requestID: ServerRequestID, received: NIODeadline, _ client: Client) async -> Response {
+    private func executeUncounted(_ request: Request, as user: SessionUser, requestID: ServerRequestID, received: NIODeadline, _ client: Client) async -> Response {
         let namesShares = ShareProbeGuard.namesShares(request.operation)
         if namesShares, let refusal = shareProbes.refusal(user: user.name, address: client.address) {
             return refused(request, refusal, requestID: requestID, user: user, client)

@@ -36,6 +36,7 @@ struct LineListener: Service {
         let changeListener = ChangeListener(
             configuration: database.connection, schemaName: database.schemaName,
             eventLoop: server.eventLoopGroup.next(), logger: logger)
+        server.readiness.attach(changeListener)
         do {
             try await serve(tracker: tracker, dispatcher: dispatcher, changeListener: changeListener)
         } catch {
@@ -60,10 +61,12 @@ struct LineListener: Service {
             maxLineBytes: server.configuration.maxLineBytes, maxSaveBytes: server.configuration.maxSaveBytes,
             storeName: server.databaseConfiguration.schemaName,
             heldSaves: HeldSaveBudget(limit: server.configuration.maxHeldSaveBytes,
-                                      perUserLimit: server.configuration.effectiveMaxHeldSaveBytesPerUser),
+                                      perUserLimit: server.configuration.effectiveMaxHeldSaveBytesPerUser,
+                                      gauge: server.metrics.heldSaves),
             heldSaveTimeout: server.configuration.heldSaveTimeout,
             heldSaveLifetime: server.configuration.heldSaveLifetime,
-            runsShortRequestsOnEventLoop: server.configuration.runsShortRequestsOnEventLoop, logger: logger)
+            runsShortRequestsOnEventLoop: server.configuration.runsShortRequestsOnEventLoop, logger: logger,
+            metrics: server.metrics)
         let maxLineBytes = server.configuration.maxLineBytes
         let trustedProxies = server.trustedProxies
         let proxyHeaderTimeout = ConnectionDeadline.timeAmount(server.configuration.loginTimeout)
@@ -126,6 +129,7 @@ struct LineListener: Service {
             }
         } onGracefulShutdown: {
             logger.info("shutting down: no new connections; finishing requests in progress")
+            server.readiness.draining()
             tracker.beginShutdown()
             listener.channel.close(promise: nil)
             tracker.closeRemaining(after: ConnectionDeadline.timeAmount(server.configuration.shutdownGracePeriod),
@@ -137,6 +141,7 @@ struct LineListener: Service {
     /// database fails the start at once with a clear error.
     private func prepareDatabase() async throws {
         let schema = try await server.gateway.loadRegisteredSchema()
+        server.readiness.schemaLoaded()
         server.logger.info(
             "database ready",
             metadata: ["schema": "\(server.databaseConfiguration.schemaName)", "entities": "\(schema.entities.count)"])

@@ -1,4 +1,5 @@
 import Logging
+import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -40,6 +41,12 @@ public struct LineServer: Service, CustomStringConvertible {
     let tlsContext: NIOSSLContext?
     /// The peers whose connections start with a PROXY protocol header.
     let trustedProxies: TrustedProxies
+    /// The service's metrics, made once (``ServerMetrics``).
+    let metrics: ServerMetrics
+    /// What `/health/ready` reads: schema loaded, the change listener.
+    let readiness = ServerReadiness()
+    /// The HTTP endpoint of metrics and health, when configured.
+    let metricsServer: MetricsHTTPServer?
 
     /// Checks the configuration (the database URL above all; `invalid_configuration` otherwise) and
     /// prepares the database pool. Nothing connects until ``run()``.
@@ -55,6 +62,9 @@ public struct LineServer: Service, CustomStringConvertible {
             }
             database.schemaName = schemaName
         }
+        let metricsFactory = configuration.metricsFactory ?? MetricsSystem.factory
+        database.metricsFactory = metricsFactory
+        self.metrics = ServerMetrics(factory: metricsFactory)
         guard (0...65535).contains(configuration.port) else {
             throw PGModelError(.invalidConfiguration, "the port \(configuration.port) is not between 0 and 65535")
         }
@@ -97,6 +107,8 @@ public struct LineServer: Service, CustomStringConvertible {
             maximumLoginConnections: max(1, configuration.maxLoginConnections),
             requestTimeout: ConnectionDeadline.timeAmount(configuration.requestTimeout),
             statementTimeout: configuration.effectiveStatementTimeout, eventLoopGroup: eventLoopGroup, logger: logger)
+        self.metricsServer = try Self.makeMetricsServer(configuration, gateway: gateway, readiness: readiness,
+                                                        eventLoopGroup: eventLoopGroup, logger: logger)
     }
 
     /// Runs until graceful shutdown or cancellation. Throws when the database cannot be prepared or the
@@ -106,7 +118,7 @@ public struct LineServer: Service, CustomStringConvertible {
         let listener = LineListener(server: self)
         // The listener drains first (every request in progress answers); the database pool closes last.
         do {
-            try await listener.run()
+            try await withMetricsEndpoint { try await listener.run() }
             await gateway.close()
             lifecycle.finish(PGModelError(.connectionFailed, "the server has stopped"))
         } catch {

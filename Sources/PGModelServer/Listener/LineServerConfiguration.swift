@@ -1,5 +1,6 @@
 import Foundation
 import Tracing
+import Metrics
 @_spi(PGModelInternals) import PGModelWire
 
 /// How a ``LineServer`` listens and where its database is.
@@ -173,6 +174,21 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// The PEM file of the certificate's private key (unencrypted); see ``tlsCertificatePath``.
     public var tlsKeyPath: String?
 
+    /// Where the server's and its pool's metrics go; `nil` (the default) takes `MetricsSystem.factory`
+    /// when the server is made. Tests pass their own (a `PrometheusMetricsFactory` on a fresh registry)
+    /// and need no global bootstrap.
+    ///
+    /// ```swift
+    /// configuration.metricsFactory = PrometheusMetricsFactory(registry: registry)
+    /// ```
+    public var metricsFactory: (any MetricsFactory)?
+    /// The HTTP endpoint of metrics and health checks; `nil` (the default) serves none.
+    ///
+    /// ```swift
+    /// configuration.metricsEndpoint = MetricsEndpointConfiguration(port: 9090, registry: registry)
+    /// ```
+    public var metricsEndpoint: MetricsEndpointConfiguration?
+
     public init(
         databaseURL: String,
         host: String = "127.0.0.1",
@@ -201,6 +217,7 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
         if let maxConnections { text += ", maxConnections: \(maxConnections)" }
         if let tlsCertificatePath { text += ", tls: \(tlsCertificatePath)" }
         if !trustedProxies.isEmpty { text += ", trustedProxies: \(trustedProxies.joined(separator: ","))" }
+        if let metricsEndpoint { text += ", metrics: \(metricsEndpoint.host):\(metricsEndpoint.port)" }
         return text + ")"
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 import NIOConcurrencyHelpers
 @_spi(PGModelInternals) import PGModelWire
 
@@ -17,21 +18,30 @@ import NIOConcurrencyHelpers
 final class HeldSaveBudget: Sendable {
     let limit: Int
     private let ledger: NIOLockedValueBox<HeldSaveLedger<UUID>>
+    /// Where the bytes held are reported (``ServerMetrics``); nil reports nothing.
+    private let gauge: Gauge?
 
-    init(limit: Int, perUserLimit: Int) {
+    init(limit: Int, perUserLimit: Int, gauge: Gauge? = nil) {
+        self.gauge = gauge
         self.limit = max(0, limit)
         ledger = NIOLockedValueBox(HeldSaveLedger(limit: limit, perUserLimit: perUserLimit))
     }
 
     /// Takes `bytes` for `user` if they fit under the server's limit and the user's share.
     func reserve(_ bytes: Int, for user: UUID) -> Bool {
-        ledger.withLockedValue { $0.reserve(bytes, for: user) }
+        let (taken, held) = ledger.withLockedValue { ($0.reserve(bytes, for: user), $0.held) }
+        gauge?.record(held)
+        return taken
     }
 
     /// Gives back `bytes` taken by ``reserve(_:for:)``.
     func release(_ bytes: Int, for user: UUID) {
         guard bytes > 0 else { return }
-        ledger.withLockedValue { $0.release(bytes, for: user) }
+        let held = ledger.withLockedValue { ledger in
+            ledger.release(bytes, for: user)
+            return ledger.held
+        }
+        gauge?.record(held)
     }
 
     /// What is held now, for tests and logs.

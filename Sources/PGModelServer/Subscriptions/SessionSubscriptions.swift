@@ -37,8 +37,12 @@ final class SessionSubscriptions: Sendable {
     private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
     private let counter: ServerCounter
     private let logger: Logger
+    /// Counts the events written (``ServerMetrics``); nil counts nothing.
+    private let metrics: ServerMetrics?
 
-    init(listener: ChangeListener, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, counter: ServerCounter, logger: Logger) {
+    init(listener: ChangeListener, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, counter: ServerCounter, logger: Logger,
+         metrics: ServerMetrics? = nil) {
+        self.metrics = metrics
         self.listener = listener
         self.outbound = outbound
         self.counter = counter
@@ -156,12 +160,13 @@ final class SessionSubscriptions: Sendable {
                 // The listener closed (server shutdown): let the writer flush what is pending and end.
                 wake.finish()
             }
-            group.addTask { [state, outbound, logger] in
+            group.addTask { [state, outbound, logger, metrics] in
                 for await _ in wakes {
                     let events = state.withLockedValue { $0.machine.takeEvents() }
                     for event in events {
                         do {
                             try await outbound.write(ByteBuffer(bytes: try WireJSON.encodeLine(event)))
+                            metrics?.events.increment()
                         } catch {
                             logger.debug("event not written; the connection is closing", metadata: ["error": "\(type(of: error))"])
                             return

@@ -22,6 +22,8 @@ final class VisibleChanges: Sendable {
     private let requester: Requester
     private let reads: ServerCounter
     private let logger: Logger
+    /// Records how far behind the newest history each read is (``ServerMetrics``); nil records nothing.
+    private let metrics: ServerMetrics?
     /// The newest history token this connection was told about; nil until ``start()`` read it.
     private let told = NIOLockedValueBox<UInt64?>(nil)
     private static let pageSize = 500
@@ -30,7 +32,8 @@ final class VisibleChanges: Sendable {
     static let maxEventTransactions = 100
     static let maxEventChanges = 1_000
 
-    init(gateway: DatabaseGateway, requester: Requester, reads: ServerCounter, logger: Logger) {
+    init(gateway: DatabaseGateway, requester: Requester, reads: ServerCounter, logger: Logger, metrics: ServerMetrics? = nil) {
+        self.metrics = metrics
         self.gateway = gateway
         self.requester = requester
         self.reads = reads
@@ -53,6 +56,7 @@ final class VisibleChanges: Sendable {
         reads.add(1)
         do {
             let page = try await gateway.fetchHistory(HistoryRequest(filter: .token(.greater, after), limit: Self.pageSize), as: requester)
+            metrics?.recordHistoryRead(oldestCommitted: page.transactions.first?.timestamp)
             if let last = page.transactions.last?.token {
                 told.withLockedValue { $0 = max($0 ?? 0, last) }
             }

@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Metrics
 @_spi(PGModelInternals) import PGModelServer
 @_spi(PGModelInternals) import PGModelWire
+import Prometheus
 import ServiceLifecycle
 
 /// `pgmodel serve`: runs the line-protocol service until SIGINT or SIGTERM, then shuts down gracefully.
@@ -11,6 +13,7 @@ import ServiceLifecycle
 /// pgmodel serve --host 0.0.0.0 --port 7432 --database-url postgres://pgmodel:pgmodel@db/pgmodel
 /// pgmodel serve --tls-certificate /etc/pgmodel/server.pem --tls-key /etc/pgmodel/server.key
 /// pgmodel serve --host 0.0.0.0 --trusted-proxy 10.0.0.0/8   # behind HAProxy with send-proxy-v2
+/// pgmodel serve --metrics-port 9090   # GET /metrics, /health/live, /health/ready on 127.0.0.1:9090
 /// ```
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -75,6 +78,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("PEM private key of --tls-certificate. Defaults to $PGMODEL_TLS_KEY.", valueName: "path"))
     var tlsKey: String?
 
+    @Option(help: ArgumentHelp(
+        "Port of the HTTP endpoint serving /metrics (Prometheus), /health/live and /health/ready; none without it.",
+        valueName: "port"))
+    var metricsPort: Int?
+
+    @Option(help: ArgumentHelp("Address the metrics endpoint listens on.", valueName: "address"))
+    var metricsHost = "127.0.0.1"
+
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel = "info"
 
@@ -110,6 +121,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxResponseRows >= 1 else { throw ValidationError("--max-response-rows must be at least 1") }
         guard maxResponseBytes >= 1024 else { throw ValidationError("--max-response-bytes must be at least 1024") }
         guard maxSaveBytes >= 64 else { throw ValidationError("--max-save-bytes must be at least 64") }
+        if let metricsPort, !(0...65535).contains(metricsPort) {
+            throw ValidationError("--metrics-port must be between 0 and 65535")
+        }
     }
 
     func run() async throws {
@@ -169,6 +183,15 @@ struct ServeCommand: AsyncParsableCommand {
                 configuration.shutdownGracePeriod = Self.duration(shutdownGrace)
                 configuration.tlsCertificatePath = tlsCertificate
                 configuration.tlsKeyPath = tlsKey
+                if let metricsPort {
+                    // The process's metrics backend: the server's, the pool's and any library's metrics
+                    // all land in the registry /metrics renders.
+                    let registry = PrometheusCollectorRegistry()
+                    let factory = PrometheusMetricsFactory.pgmodel(registry: registry)
+                    MetricsSystem.bootstrap(factory)
+                    configuration.metricsFactory = factory
+                    configuration.metricsEndpoint = MetricsEndpointConfiguration(host: metricsHost, port: metricsPort, registry: registry)
+                }
                 let server = try LineServer(configuration: configuration, logger: logger)
                 let group = ServiceGroup(
                     services: [server], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)

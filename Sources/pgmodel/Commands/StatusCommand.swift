@@ -8,10 +8,12 @@ import PGModel
 @_spi(PGModelInternals) import PGModelWire
 
 /// `pgmodel status`: what the database holds (registered entities, user count) and, given a server URL,
-/// whether the service answers and which version it runs.
+/// whether the service answers and which version it runs. Given the metrics endpoint of a running server
+/// (`http://host:port`), its readiness checks instead, exiting 1 when it is not ready.
 ///
 /// ```
 /// pgmodel status --server pgmodel://alice:secret@127.0.0.1:7432
+/// pgmodel status --server http://127.0.0.1:9090 --json
 /// ```
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,14 +22,20 @@ struct StatusCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     @Option(help: ArgumentHelp(
-        "A running service to log in to, pgmodel://user:password@host:port (pgmodels:// for TLS). Defaults to $PGMODEL_URL.", valueName: "url"))
+        "A running service to log in to, pgmodel://user:password@host:port (pgmodels:// for TLS), or its metrics endpoint, http://host:port (pgmodel serve --metrics-port), to read its readiness. Defaults to $PGMODEL_URL.", valueName: "url"))
     var server: String?
+
+    @Flag(help: "With an http:// --server: print the readiness report as JSON.")
+    var json = false
 
     func run() async throws {
         // Every failure prints as `Error: <sentence> [code]`, argument checks included.
         try await reportingFailures {
             let serverURL = server ?? ProcessInfo.processInfo.environment["PGMODEL_URL"].flatMap { $0.isEmpty ? nil : $0 }
 
+            if let serverURL, let url = URL(string: serverURL), url.scheme == "http" {
+                return try await showReadiness(url)
+            }
             try await reportingFailures {
                 // With only a server to check, no database is needed: a client machine has none.
                 if serverURL == nil || database.explicitURL != nil {
