@@ -54,7 +54,7 @@ import PostgresNIO
                 SELECT id, user_name, client_address, tls, logged_in_at, instance_id, instance_host, schema_name
                 FROM pgmodel.session_list WHERE $1::text IS NULL OR user_name = $1 ORDER BY logged_in_at, id
                 """,
-            binds: [user.map { .string($0) } ?? .null]), on: connection)
+            binds: [user.map { PGValue.string($0) } ?? PGValue.null]), on: connection)
         return try rows.map { row in
             let (id, name, address, tls, since, instance, host, schema) = try row.decode((UUID, String, String, Bool, Date, UUID, String, String).self)
             return LiveSession(id: id, userName: name, clientAddress: address, tls: tls, loggedInAt: since,
@@ -80,12 +80,20 @@ import PostgresNIO
     }
 
     /// Deletes the rows of instances whose doorbell backend is gone (their sessions go with them).
+    ///
+    /// ```swift
+    /// try await engine.purgeDeadInstances(on: connection)   // at an instance's start
+    /// ```
     public func purgeDeadInstances(on connection: EngineConnection) async throws {
         try await execute(SQLStatement(
             sql: "DELETE FROM pgmodel.service_instances i WHERE NOT pgmodel.instance_is_live(i.backend_pid, i.backend_start)"), on: connection)
     }
 
     /// Deletes an instance's row and its sessions' (a clean shutdown).
+    ///
+    /// ```swift
+    /// try await engine.removeInstance(id: instanceID, on: connection)
+    /// ```
     public func removeInstance(id: UUID, on connection: EngineConnection) async throws {
         try await execute(SQLStatement(sql: "DELETE FROM pgmodel.service_instances WHERE id = $1", binds: [.uuid(id)]), on: connection)
     }
@@ -93,6 +101,11 @@ import PostgresNIO
     /// Records logged-in sessions of `instance`; rows already there stay (a login, or the re-recording of
     /// every live session after the instance's row was purged while its doorbell was down). Sessions of
     /// users removed meanwhile are skipped.
+    ///
+    /// ```swift
+    /// try await engine.recordSessions([RecordedSession(id: sessionID, userID: alice.id, clientAddress: "203.0.113.7", tls: true)],
+    ///                                 instance: instanceID, on: connection)
+    /// ```
     public func recordSessions(_ sessions: [RecordedSession], instance: UUID, on connection: EngineConnection) async throws {
         guard !sessions.isEmpty else { return }
         try await execute(SQLStatement(
@@ -113,6 +126,10 @@ import PostgresNIO
     }
 
     /// Forgets ended sessions.
+    ///
+    /// ```swift
+    /// try await engine.forgetSessions([sessionID], on: connection)
+    /// ```
     public func forgetSessions(_ ids: [UUID], on connection: EngineConnection) async throws {
         guard !ids.isEmpty else { return }
         try await execute(SQLStatement(

@@ -32,7 +32,7 @@ import PostgresNIO
 
     private func removeUserInTransaction(_ name: String, _ removal: UserRemoval, progress: (String) -> Void,
                                          on connection: EngineConnection) async throws -> UserRemovalReport {
-        guard let userID = try await userID(named: name, on: connection) else {
+        guard let userID = try await lockedUserID(named: name, on: connection) else {
             throw PGModelError(.notFound, "user '\(name)' does not exist")
         }
         var heirID: UUID?
@@ -41,7 +41,7 @@ import PostgresNIO
             guard other != name else {
                 throw PGModelError(.invalidField, "user '\(name)' cannot hand their rows over to themselves")
             }
-            guard let id = try await userID(named: other, on: connection) else {
+            guard let id = try await lockedUserID(named: other, on: connection) else {
                 throw PGModelError(.notFound, "user '\(other)' does not exist")
             }
             heirID = id
@@ -99,7 +99,7 @@ import PostgresNIO
         return UserRemovalReport(user: name, handedOverTo: heirName, tables: tables)
     }
 
-    private func userID(named name: String, on connection: EngineConnection) async throws -> UUID? {
+    private func lockedUserID(named name: String, on connection: EngineConnection) async throws -> UUID? {
         let rows = try await query(SQLStatement(sql: "SELECT id FROM pgmodel.users WHERE name = $1 FOR UPDATE", binds: [.string(name)]), on: connection)
         return try rows.first?.decode(UUID.self)
     }

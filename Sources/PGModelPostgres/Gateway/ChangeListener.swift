@@ -60,9 +60,9 @@ import PostgresNIO
     /// for await users in listener.userChanges() { await recheck(users) }
     /// ```
     public func userChanges() -> AsyncStream<[UUID]?> {
-        // Hints are coalesced by the reader; a burst beyond the buffer drops the oldest, so one "all" is
-        // enough to stay right: the newest yielded after a drop is then nil.
-        let (stream, continuation) = AsyncStream.makeStream(of: [UUID]?.self, bufferingPolicy: .bufferingNewest(1024))
+        // Not one hint may be dropped (a dropped one would leave a revoked session open); the reader only
+        // merges them into a set, without waiting, so the buffer stays short.
+        let (stream, continuation) = AsyncStream.makeStream(of: [UUID]?.self, bufferingPolicy: .unbounded)
         let start = state.withLockedValue { state -> Bool? in
             guard !state.isClosed else { return nil }
             let id = state.nextID

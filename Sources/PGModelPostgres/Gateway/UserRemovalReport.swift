@@ -8,6 +8,10 @@ import Foundation
 /// ```
 @_spi(PGModelInternals) public struct UserRemovalReport: Sendable, Hashable, Codable {
     /// One entity table's part.
+    ///
+    /// ```swift
+    /// for table in report.tables { print("\(table.schema).\(table.table): \(table.rows)") }
+    /// ```
     public struct Table: Sendable, Hashable, Codable {
         /// The store (PostgreSQL schema).
         public var schema: String

@@ -173,8 +173,9 @@ struct LineListener: Service {
 
     /// This machine's host name (gethostname: no name resolution), for pgmodel.service_instances.
     static func hostName() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "unknown" }
+        let size = 256
+        var buffer = [CChar](repeating: 0, count: size)
+        guard gethostname(&buffer, size - 1) == 0 else { return "unknown" }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 

@@ -33,6 +33,12 @@ final class SessionRegistry: Sendable {
         var entries: [UUID: Entry] = [:]
         /// Hints received so far: a login compares it before and after to know whether one raced it.
         var hints = 0
+        /// Users to re-check at the next wake-up: only users with a session here, so forged rings naming
+        /// other ids take no memory.
+        var pending: Set<UUID> = []
+        /// Re-check every session's user at the next wake-up.
+        var pendingAll = false
+        var isFinished = false
     }
 
     /// This instance's id in `pgmodel.service_instances`.
@@ -40,14 +46,15 @@ final class SessionRegistry: Sendable {
     private let gateway: DatabaseGateway
     private let logger: Logger
     private let state = NIOLockedValueBox(State())
-    private let rechecks: AsyncStream<[UUID]?>
-    private let recheckQueue: AsyncStream<[UUID]?>.Continuation
+    /// Wake-ups of ``run()``; what to re-check is in ``State/pending``, so one buffered wake-up is enough.
+    private let wakeUps: AsyncStream<Void>
+    private let wakeUp: AsyncStream<Void>.Continuation
 
     init(instanceID: UUID, gateway: DatabaseGateway, logger: Logger) {
         self.instanceID = instanceID
         self.gateway = gateway
         self.logger = logger
-        (rechecks, recheckQueue) = AsyncStream.makeStream(of: [UUID]?.self, bufferingPolicy: .unbounded)
+        (wakeUps, wakeUp) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// How many hints have arrived; read before a login's password check, passed to ``register(_:epoch:hintsBeforeLogin:revoke:)``.
@@ -58,8 +65,26 @@ final class SessionRegistry: Sendable {
 
     /// Users `users` (nil: every user) may have changed: re-check their sessions.
     func hint(_ users: [UUID]?) {
-        state.withLockedValue { $0.hints += 1 }
-        recheckQueue.yield(users)
+        let wake = state.withLockedValue { state -> Bool in
+            state.hints += 1
+            guard let users else {
+                state.pendingAll = true
+                return true
+            }
+            let local = Set(state.entries.values.map(\.session.userID))
+            let affected = users.filter { local.contains($0) }
+            state.pending.formUnion(affected)
+            return !affected.isEmpty
+        }
+        if wake { wakeUp.yield() }
+    }
+
+    /// Queues a re-check of `users` (nil: all).
+    private func requestRecheck(_ users: Set<UUID>?) {
+        state.withLockedValue { state in
+            if let users { state.pending.formUnion(users) } else { state.pendingAll = true }
+        }
+        wakeUp.yield()
     }
 
     /// Registers a logged-in session whose login read `epoch`, and records it in `pgmodel.sessions`
@@ -70,7 +95,7 @@ final class SessionRegistry: Sendable {
             state.entries[session.id] = Entry(session: session, epoch: epoch, revoke: revoke)
             return state.hints != hintsBeforeLogin
         }
-        if raced { recheckQueue.yield([session.userID]) }
+        if raced { requestRecheck([session.userID]) }
         do {
             try await gateway.recordSessions([session], instance: instanceID)
         } catch {
@@ -96,13 +121,20 @@ final class SessionRegistry: Sendable {
 
     /// Stops ``run()`` once the queued re-checks are done.
     func finish() {
-        recheckQueue.finish()
+        state.withLockedValue { $0.isFinished = true }
+        wakeUp.finish()
     }
 
     /// Performs re-checks, one at a time in arrival order, until ``finish()``.
     func run() async {
-        for await users in rechecks {
-            await recheck(users.map(Set.init))
+        for await _ in wakeUps {
+            let users = state.withLockedValue { state -> Set<UUID>?? in
+                defer { state.pending = []; state.pendingAll = false }
+                if state.pendingAll { return .some(nil) }
+                return state.pending.isEmpty ? nil : .some(state.pending)
+            }
+            guard let users else { continue }
+            await recheck(users)
         }
     }
 
@@ -122,7 +154,7 @@ final class SessionRegistry: Sendable {
             logger.warning("could not re-read users for their sessions; retrying",
                            metadata: ["error": "\(LogText(PostgresErrorMapping.map(error).message))"])
             try? await Task.sleep(for: .milliseconds(500))
-            recheckQueue.yield(users.map(Array.init))
+            if !state.withLockedValue({ $0.isFinished }) { requestRecheck(users) }
             return
         }
         var stale: [Entry] = []

@@ -53,7 +53,6 @@ struct SessionRevocationTests {
             let a = try await RawProtocolClient.connect(port: port)
             let b = try await RawProtocolClient.connect(port: port)
             let other = try await RawProtocolClient.connect(port: port)
-            defer { Task { await a.close(); await b.close(); await other.close() } }
             #expect(try await Self.login(a, alice.name).ok == true)
             #expect(try await Self.login(b, alice.name).ok == true)
             #expect(try await Self.login(other, bob.name).ok == true)
@@ -67,10 +66,10 @@ struct SessionRevocationTests {
             #expect(try await other.request(#"{"id":1,"op":"ping"}"#).ok == true)
 
             let fresh = try await RawProtocolClient.connect(port: port)
-            defer { Task { await fresh.close() } }
             #expect(try await Self.login(fresh, alice.name).code == "authentication_failed")
             #expect(try await Self.login(fresh, alice.name, password: "n3w-secret").ok == true)
             #expect(try await fresh.request(#"{"id":2,"op":"ping"}"#).ok == true)
+            for client in [a, b, other, fresh] { await client.close() }
         }
     }
 
@@ -79,7 +78,6 @@ struct SessionRevocationTests {
         let admin = try await ServerTestHarness.makeUser("rev_admin", admin: true)
         try await ServerTestHarness.withServer { port in
             let a = try await RawProtocolClient.connect(port: port)
-            defer { Task { await a.close() } }
             let hello = try await Self.login(a, admin.name)
             #expect(hello.ok == true)
 
@@ -90,6 +88,7 @@ struct SessionRevocationTests {
             _ = try await Self.sql("UPDATE pgmodel.users SET is_admin = false WHERE name = $1", [admin.name])
             // Hints are handled in order: the close proves the forged one came first and closed nothing.
             try await Self.expectRevoked(a, "demoted admin")
+            await a.close()
         }
     }
 
@@ -98,12 +97,12 @@ struct SessionRevocationTests {
         let carol = try await ServerTestHarness.makeUser("rev_carol")
         try await ServerTestHarness.withServer { port in
             let a = try await RawProtocolClient.connect(port: port)
-            defer { Task { await a.close() } }
             #expect(try await Self.login(a, carol.name).ok == true)
             let removed = try await ShareCommandTests.run(["user", "remove", carol.name, "--delete-rows", "--json", "--database-url", try Self.databaseURL()])
             #expect(removed.status == 0, "\(removed.error)")
             try await Self.expectRevoked(a, "removed user")
             #expect(try await Self.sql("SELECT count(*)::text FROM pgmodel.users WHERE name = $1", [carol.name]) == [["0"]])
+            await a.close()
         }
     }
 
@@ -113,14 +112,13 @@ struct SessionRevocationTests {
         try await ServerTestHarness.withServer { port in
             let a = try await RawProtocolClient.connect(port: port)
             let b = try await RawProtocolClient.connect(port: port)
-            defer { Task { await a.close(); await b.close() } }
             #expect(try await Self.login(a, dave.name).ok == true)
             #expect(try await Self.login(b, dave.name).ok == true)
             let url = try Self.databaseURL()
 
             let listed = try await ShareCommandTests.run(["sessions", "list", "--user", dave.name, "--json", "--database-url", url])
             #expect(listed.status == 0, "\(listed.error)")
-            let sessions = try #require(try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [[String: Any]], listed.output)
+            let sessions = try #require(try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [[String: Any]], "\(listed.output)")
             #expect(sessions.count == 2, "\(listed.output)")
             #expect(sessions.allSatisfy { $0["userName"] as? String == dave.name && $0["clientAddress"] as? String == "127.0.0.1" })
             let plain = try await ShareCommandTests.run(["sessions", "list", "--database-url", url])
@@ -146,6 +144,8 @@ struct SessionRevocationTests {
 
             let unknown = try await ShareCommandTests.run(["sessions", "disconnect", "nobody_\(ServerTestHarness.uniqueSuffix())", "--database-url", url])
             #expect(unknown.status != 0 && unknown.error.contains("[not_found]"), "\(unknown.error)")
+            await a.close()
+            await b.close()
         }
     }
 
@@ -264,9 +264,10 @@ struct SessionRevocationTests {
         #expect(try await ShareCommandTests.run(["share", "Expedition", hers.uuidString.lowercased(), jon.name, "--database-url", url]).status == 0)
         let removed = try await ShareCommandTests.run(["user", "remove", ivy.name, "--delete-rows", "--json", "--database-url", url])
         #expect(removed.status == 0, "\(removed.error)")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(removed.output.utf8)) as? [String: Any], removed.output)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(removed.output.utf8)) as? [String: Any], "\(removed.output)")
         let tables = report["tables"] as? [[String: Any]] ?? []
-        #expect(tables.first { $0["schema"] as? String == schemaName && $0["table"] as? String == "expedition" }?["rows"] as? Int == 1, "\(removed.output)")
+        let expedition = tables.first { table in table["schema"] as? String == schemaName && table["table"] as? String == "expedition" }
+        #expect(expedition?["rows"] as? Int == 1, "\(removed.output)")
         #expect(!removed.error.contains("deleted"), "no progress lines with --json")
         #expect(try await Self.sql("SELECT id::text FROM \(Naming.quoted(schemaName)).expedition") == [[his.uuidString.lowercased()]])
         #expect(try await Self.sql("SELECT count(*)::text FROM pgmodel.shares WHERE schema_name = $1", [schemaName]) == [["0"]])
