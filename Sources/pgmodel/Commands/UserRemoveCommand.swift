@@ -27,7 +27,7 @@ struct UserRemoveCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Delete every row the user owns.")
     var deleteRows = false
 
-    @Option(name: .customLong("hand-over-to"), help: "Give every row the user owns to this user.")
+    @Option(name: .customLong("hand-over-to"), help: ArgumentHelp("Give every row the user owns to this user.", valueName: "other"))
     var handOverTo: String?
 
     @Flag(name: .long, help: "Print what was done as JSON.")
