@@ -3,7 +3,9 @@ import Logging
 import NIOCore
 @_spi(PGModelInternals) import PGModelCore
 @_spi(PGModelInternals) @testable import PGModelPostgres
-@_spi(PGModelInternals) import PGModelServer
+@_spi(PGModelInternals) @testable import PGModelServer
+import NIOPosix
+@_spi(PGModelInternals) import PGModelWire
 import PostgresNIO
 import Testing
 
@@ -271,5 +273,66 @@ struct SessionRevocationTests {
         #expect(!removed.error.contains("deleted"), "no progress lines with --json")
         #expect(try await Self.sql("SELECT id::text FROM \(Naming.quoted(schemaName)).expedition") == [[his.uuidString.lowercased()]])
         #expect(try await Self.sql("SELECT count(*)::text FROM pgmodel.shares WHERE schema_name = $1", [schemaName]) == [["0"]])
+    }
+
+    /// The next element of `iterator`, or nil after `seconds`: a test fails instead of hanging.
+    static func next<T: Sendable>(_ iterator: inout AsyncStream<T>.Iterator, within seconds: Int = 20) async -> T? {
+        nonisolated(unsafe) var it = iterator
+        let result = await withTaskGroup(of: T?.self) { group in
+            group.addTask { await it.next() }
+            group.addTask { try? await Task.sleep(for: .seconds(seconds)); return nil }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        iterator = it
+        return result
+    }
+
+    @Test("the doorbell yields a re-check of every user whenever LISTEN takes effect, the ids of a user ring, and nothing for a foreign payload")
+    func listenerYieldsUserHints() async throws {
+        let configuration = try PostgresStoreConfiguration.parse(try TestDatabase.url())
+        let schemaName = TestDatabase.uniqueSchema("ul")
+        let listener = ChangeListener(configuration: configuration.connection, schemaName: schemaName,
+                                      eventLoop: MultiThreadedEventLoopGroup.singleton.next(), logger: Self.logger)
+        var hints = listener.userChanges().makeAsyncIterator()
+        #expect(await Self.next(&hints) == .some(nil), "LISTEN took effect: re-check everyone")
+        let someone = UUID()
+        _ = try await Self.sql("SELECT pg_notify('pgmodel_changes', 'not json'), pg_notify('pgmodel_changes', $1)",
+                               [#"{"u":["\#(someone.uuidString.lowercased())"]}"#])
+        // Other tests change users meanwhile: their rings come through too; skip to this one's.
+        var got: [UUID]??
+        repeat { got = await Self.next(&hints) } while got != nil && got != .some([someone])
+        #expect(got == .some([someone]), "the junk ring was skipped, the user ring came through")
+        _ = try await Self.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+                               [ChangeListener.applicationName(schemaName)])
+        repeat { got = await Self.next(&hints) } while got != nil && got != .some(nil)
+        #expect(got == .some(nil), "after a reconnect, rings may have been missed: re-check everyone")
+        await listener.close()
+    }
+
+    @Test("a re-check of every user (after a reconnect) closes a session whose user changed while no ring could arrive")
+    func recheckAfterReconnect() async throws {
+        let kim = try await ServerTestHarness.makeUser("rev_kim")
+        let lee = try await ServerTestHarness.makeUser("rev_lee")
+        let configuration = try PostgresStoreConfiguration.parse(try TestDatabase.url())
+        let gateway = DatabaseGateway(configuration: configuration, maximumConnections: 2, requestTimeout: .seconds(10),
+                                      eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: Self.logger)
+        let registry = SessionRegistry(instanceID: UUID(), gateway: gateway, logger: Self.logger)
+        let runner = Task { await registry.run() }
+        let (closed, closing) = AsyncStream.makeStream(of: String.self)
+        await registry.register(RecordedSession(id: UUID(), userID: kim.id, clientAddress: "192.0.2.9", tls: false), epoch: 0,
+                                hintsBeforeLogin: registry.hintCount, revoke: { closing.yield("kim \($0.code.rawValue)") })
+        await registry.register(RecordedSession(id: UUID(), userID: lee.id, clientAddress: "192.0.2.10", tls: false), epoch: 0,
+                                hintsBeforeLogin: registry.hintCount, revoke: { closing.yield("lee \($0.code.rawValue)") })
+        // The ring of this change never reaches the registry (as while its doorbell was down).
+        _ = try await Self.sql("UPDATE pgmodel.users SET session_epoch = session_epoch + 1 WHERE id = $1::uuid", [kim.id.uuidString])
+        registry.hint(nil)
+        var iterator = closed.makeAsyncIterator()
+        #expect(await Self.next(&iterator) == "kim session_revoked")
+        #expect(registry.count == 1, "lee's session stays")
+        registry.finish()
+        await runner.value
+        await gateway.close()
     }
 }
