@@ -18,22 +18,25 @@ import PostgresNIO
                 sql: """
                     SELECT u.id, u.name, u.is_admin,
                            coalesce(crypt($2, coalesce(u.password_hash, $3)) = u.password_hash, false),
-                           u.password_hash
+                           u.password_hash, u.session_epoch
                     FROM (SELECT 1) AS one LEFT JOIN pgmodel.users u ON u.name = $1
                     """,
                 binds: [.string(user), .string(password), .string(Self.standInPasswordHash)]), on: connection)
             guard let row = rows.first,
-                  case let (id?, name?, isAdmin?, true, hash?) = try row.decode((UUID?, String?, Bool?, Bool, String?).self)
+                  case let (id?, name?, isAdmin?, true, hash?, epoch?) = try row.decode((UUID?, String?, Bool?, Bool, String?, Int64?).self)
             else {
                 throw PGModelError(.authenticationFailed, "wrong user name or password")
             }
             if let cost = Self.bcryptCost(of: hash), cost < Self.passwordHashCost {
-                // Only if nobody changed the password meanwhile.
+                // Only if nobody changed the password meanwhile. The same password at a higher cost keeps
+                // the user's sessions: pgmodel.users' trigger reads this setting (sql/014_pgmodel_sessions.sql).
+                try await execute(SQLStatement(
+                    sql: "SELECT set_config('pgmodel.rehashing_user', $1, true)", binds: [.string(id.uuidString.lowercased())]), on: connection)
                 try await execute(SQLStatement(
                     sql: "UPDATE pgmodel.users SET password_hash = crypt($2, gen_salt('bf', \(Self.passwordHashCost))) WHERE id = $1 AND password_hash = $3",
                     binds: [.uuid(id), .string(password), .string(hash)]), on: connection)
             }
-            return AuthenticatedUser(id: id, name: name, isAdmin: isAdmin)
+            return AuthenticatedUser(id: id, name: name, isAdmin: isAdmin, sessionEpoch: epoch)
         }
     }
 

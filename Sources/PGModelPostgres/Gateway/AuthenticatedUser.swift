@@ -9,10 +9,14 @@ import Foundation
     public var id: UUID
     public var name: String
     public var isAdmin: Bool
+    /// `pgmodel.users.session_epoch` as read at login: a session whose user's epoch has moved on since
+    /// (a new password, admin flag or name, or a revocation) is closed. 0 where no login read it.
+    public var sessionEpoch: Int64
 
-    public init(id: UUID, name: String, isAdmin: Bool) {
+    public init(id: UUID, name: String, isAdmin: Bool, sessionEpoch: Int64 = 0) {
         self.id = id
         self.name = name
         self.isAdmin = isAdmin
+        self.sessionEpoch = sessionEpoch
     }
 }

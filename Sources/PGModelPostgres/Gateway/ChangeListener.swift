@@ -22,6 +22,7 @@ import PostgresNIO
 @_spi(PGModelInternals) public final class ChangeListener: Sendable {
     private struct State {
         var streams: [Int: AsyncStream<ChangeSignal>.Continuation] = [:]
+        var userStreams: [Int: AsyncStream<[UUID]?>.Continuation] = [:]
         var nextID = 0
         var task: Task<Void, Never>?
         var connection: PostgresConnection?
@@ -35,8 +36,14 @@ import PostgresNIO
     private let eventLoop: any EventLoop
     private let logger: Logger
     private let state = NIOLockedValueBox(State())
+    /// Runs on every new doorbell connection before it listens (a service instance registers its backend).
+    private let onConnect: (@Sendable (EngineConnection) async throws -> Void)?
 
-    public init(configuration: PostgresConnection.Configuration, schemaName: String, eventLoop: any EventLoop, logger: Logger) {
+    /// A listener for `schemaName`'s rings. `onConnect` runs on each new doorbell connection before its
+    /// `LISTEN`; when it throws, the connection is replaced as if it had failed.
+    public init(configuration: PostgresConnection.Configuration, schemaName: String, eventLoop: any EventLoop, logger: Logger,
+                onConnect: (@Sendable (EngineConnection) async throws -> Void)? = nil) {
+        self.onConnect = onConnect
         var configuration = configuration
         // Lets an admin (and the tests) tell the doorbell connections apart in pg_stat_activity.
         configuration.options.additionalStartupParameters.append(("application_name", Self.applicationName(schemaName)))
@@ -44,6 +51,43 @@ import PostgresNIO
         self.schemaName = schemaName
         self.eventLoop = eventLoop
         self.logger = logger
+    }
+
+    /// A new stream of user-change hints (`{"u": [ids]}` rings, from `pgmodel.users`' trigger): the ids
+    /// of users whose sessions must be checked again, or nil for every user, yielded each time `LISTEN`
+    /// takes effect (hints may have been missed). Hints only: anyone may ring, so the reader re-reads
+    /// `pgmodel.users`. It ends when the listener closes or the consumer stops; it starts the listener.
+    ///
+    /// ```swift
+    /// for await users in listener.userChanges() { await recheck(users) }
+    /// ```
+    public func userChanges() -> AsyncStream<[UUID]?> {
+        // Not one hint may be dropped (a dropped one would leave a revoked session open); the reader only
+        // merges them into a set, without waiting, so the buffer stays short.
+        let (stream, continuation) = AsyncStream.makeStream(of: [UUID]?.self, bufferingPolicy: .unbounded)
+        let start = state.withLockedValue { state -> Bool? in
+            guard !state.isClosed else { return nil }
+            let id = state.nextID
+            state.nextID += 1
+            state.userStreams[id] = continuation
+            continuation.onTermination = { [weak self] _ in
+                self?.state.withLockedValue { _ = $0.userStreams.removeValue(forKey: id) }
+            }
+            return state.task == nil
+        }
+        guard let start else {
+            continuation.finish()
+            return stream
+        }
+        if start { startTask() }
+        return stream
+    }
+
+    private func startTask() {
+        state.withLockedValue { state in
+            guard state.task == nil, !state.isClosed else { return }
+            state.task = Task { [self] in await run() }
+        }
     }
 
     /// A new stream of this store's signals; it ends when the listener closes or the consumer stops.
@@ -64,22 +108,20 @@ import PostgresNIO
             continuation.finish()
             return stream
         }
-        if start {
-            let task = Task { [self] in await run() }
-            state.withLockedValue { $0.task = task }
-        }
+        if start { startTask() }
         return stream
     }
 
     /// Stops listening and ends every stream.
     public func close() async {
-        let (task, connection, streams) = state.withLockedValue { state in
-            defer { state.isClosed = true; state.streams = [:]; state.task = nil; state.connection = nil }
-            return (state.task, state.connection, Array(state.streams.values))
+        let (task, connection, streams, userStreams) = state.withLockedValue { state in
+            defer { state.isClosed = true; state.streams = [:]; state.userStreams = [:]; state.task = nil; state.connection = nil }
+            return (state.task, state.connection, Array(state.streams.values), Array(state.userStreams.values))
         }
         task?.cancel()
         try? await connection?.close()
         for stream in streams { stream.finish() }
+        for stream in userStreams { stream.finish() }
     }
 
     private var isClosed: Bool { state.withLockedValue { $0.isClosed } }
@@ -99,6 +141,11 @@ import PostgresNIO
         for stream in streams { stream.yield(signal) }
     }
 
+    private func broadcastUsers(_ users: [UUID]?) {
+        let streams = state.withLockedValue { Array($0.userStreams.values) }
+        for stream in streams { stream.yield(users) }
+    }
+
     private func run() async {
         var backoff = Duration.milliseconds(50)
         var attempt = 0
@@ -109,14 +156,18 @@ import PostgresNIO
                 let opened = try await PostgresConnection.connect(on: eventLoop, configuration: configuration, id: attempt, logger: logger)
                 connection = opened
                 state.withLockedValue { $0.connection = opened }
+                if let onConnect { try await onConnect(EngineConnection(opened)) }
                 try await opened.listen(on: HistorySQL.channel) { notifications in
                     backoff = .milliseconds(50)
                     state.withLockedValue { $0.isListening = true }
                     logger.debug("listening for history", metadata: ["schema": "\(schemaName)"])
                     broadcast(ChangeSignal(.reconnected))
+                    broadcastUsers(nil)
                     for try await notification in notifications {
                         if let entities = Self.entities(in: notification.payload, schema: schemaName) {
                             broadcast(ChangeSignal(.committed, entities: entities))
+                        } else if let users = Self.users(in: notification.payload) {
+                            broadcastUsers(users)
                         }
                     }
                 }
@@ -145,5 +196,14 @@ import PostgresNIO
         guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
               object["s"] as? String == schema else { return nil }
         return object["e"] as? [String] ?? []
+    }
+
+    /// The user ids of a user-change hint (`{"u": ["<uuid>", …]}`); nil for anything else. At most
+    /// 1,000 ids are taken from one ring (a real one names one or two): a forged ring cannot make the
+    /// re-read large.
+    static func users(in payload: String) -> [UUID]? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
+              let ids = object["u"] as? [Any] else { return nil }
+        return ids.prefix(1000).compactMap { ($0 as? String).flatMap(UUID.init(uuidString:)) }
     }
 }

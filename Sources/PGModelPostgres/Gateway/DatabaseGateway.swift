@@ -26,7 +26,7 @@ package final class DatabaseGateway: Sendable {
     package let pool: ConnectionPool
     /// The server's separate connections for password checks, so logins never queue behind data
     /// requests; `nil` (the direct store) checks on ``pool``.
-    private let loginPool: ConnectionPool?
+    let loginPool: ConnectionPool?
     package let registry = SchemaRegistry()
     /// Every call's deadline, waiting for a connection included (shortened by a client's own deadline,
     /// ``RequestBudget/deadline``).

@@ -49,6 +49,10 @@ struct ConnectionServer: Sendable {
     let heldSaveLifetime: Duration?
     /// Whether short requests run on the connection's event loop (``RequestWeight``).
     let runsShortRequestsOnEventLoop: Bool
+    /// This instance's logged-in sessions, closed when their user changes.
+    let sessions: SessionRegistry
+    /// Whether connections are TLS (recorded with each session).
+    let isTLS: Bool
     let logger: Logger
     /// Requests, logins, connections and sessions, counted (``ServerMetrics``).
     let metrics: ServerMetrics
@@ -101,6 +105,8 @@ struct ConnectionServer: Sendable {
         // metadata), and so is each request's one line (``RequestLog``).
         let opened = ContinuousClock.now
         logger.info("connection opened")
+        let sessionID = UUID()
+        defer { sessions.remove(sessionID) }
 
         do {
             try await connection.executeThenClose { _, outbound in
@@ -119,8 +125,9 @@ struct ConnectionServer: Sendable {
                 defer { idle?.stop() }
                 let heldSave = HeldSaveWatchdog(outbound: outbound, channel: connection.channel, timeout: heldSaveTimeout, logger: logger)
                 defer { heldSave.stop() }
+                let revocation = SessionRevocation(outbound: outbound, channel: connection.channel, logger: logger)
                 let client = Client(outbound: outbound, channel: connection.channel, executor: executor, subscriptions: subscriptions, login: login, idle: idle,
-                                    heldSave: heldSave, address: address, logger: logger)
+                                    heldSave: heldSave, revocation: revocation, sessionID: sessionID, address: address, logger: logger)
                 do {
                     try await serveRequests(accepted.inbox, client)
                 } catch {
@@ -149,6 +156,10 @@ struct ConnectionServer: Sendable {
         let idle: IdleWatchdog?
         /// Closes the connection when its save in parts waits too long for its next part.
         let heldSave: HeldSaveWatchdog
+        /// Closes the connection when its user changes (``SessionRegistry``).
+        let revocation: SessionRevocation
+        /// The id under which the session is registered once logged in.
+        let sessionID: UUID
         /// The schema versions this connection registered (see ``SessionSchemaVersions``).
         let schemaVersions = SessionSchemaVersions()
         /// Names the connection's requests in the logs and error answers.
@@ -208,6 +219,8 @@ struct ConnectionServer: Sendable {
                         }
                         action = session.receive(request)
                     }
+                    // The user changed since the login: nothing more runs as the user the login read.
+                    guard !client.revocation.isRevoked else { break }
                     // Closed as idle meanwhile: the request is not run (the client may resend it elsewhere).
                     guard client.idle?.requestStarted() ?? true else { break }
                     // Closed for a save that waited too long for its next part: not run either.
@@ -299,9 +312,17 @@ struct ConnectionServer: Sendable {
                 logger.notice("login throttled", metadata: ["user": "\(LogText(hello.user))"])
                 outcome = .failure(refusal)
             } else {
+                // A change of the user that rings while the password is checked is caught by comparing this.
+                let hintsBefore = sessions.hintCount
                 // bcrypt's work is the database's, but the login's connection may be a new one: off the loop.
                 outcome = await RequestWeight.run(heavy: client.executor != nil) { await dispatcher.authenticate(hello) }
                 loginGuard.record(outcome, user: hello.user, address: client.address)
+                if case .success(let user) = outcome {
+                    let revocation = client.revocation
+                    await sessions.register(
+                        RecordedSession(id: client.sessionID, userID: user.id, clientAddress: client.address, tls: isTLS),
+                        epoch: user.sessionEpoch, hintsBeforeLogin: hintsBefore, revoke: { revocation.revoke($0) })
+                }
             }
             metrics.recordLogin(outcome, throttled: throttled)
             let next: SessionStateMachine.Action

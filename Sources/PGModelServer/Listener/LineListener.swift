@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOCore
 import NIOPosix
@@ -33,21 +34,58 @@ struct LineListener: Service {
         // One LISTEN connection for the whole server; sessions fan out from it. Created only now that the
         // database is known to be reachable, closed only after every connection has stopped forwarding.
         let database = server.databaseConfiguration
+        // This instance in pgmodel.service_instances: registered by its doorbell connection (whose backend
+        // tells the living from the dead), again whenever that connection is replaced.
+        let instanceID = UUID()
+        let engine = server.gateway.engine
+        let host = Self.hostName()
         let changeListener = ChangeListener(
             configuration: database.connection, schemaName: database.schemaName,
-            eventLoop: server.eventLoopGroup.next(), logger: logger)
+            eventLoop: server.eventLoopGroup.next(), logger: logger,
+            onConnect: { connection in
+                try await engine.registerInstance(id: instanceID, host: host, version: WireProtocol.serverName, on: connection)
+            })
         server.readiness.attach(changeListener)
         do {
-            try await serve(tracker: tracker, dispatcher: dispatcher, changeListener: changeListener)
+            try await server.gateway.purgeDeadInstances()
         } catch {
+            logger.warning("could not purge dead instances from pgmodel.service_instances",
+                           metadata: ["error": "\(LogText(PostgresErrorMapping.map(error).message))"])
+        }
+        let sessions = SessionRegistry(instanceID: instanceID, gateway: server.gateway, logger: logger)
+        // Sessions are re-checked from the start: the doorbell listens for user changes all the time.
+        let userChanges = changeListener.userChanges()
+        let watcher = Task {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await sessions.run() }
+                group.addTask {
+                    for await users in userChanges { sessions.hint(users) }
+                    sessions.finish()
+                }
+            }
+        }
+        let finish = {
             await changeListener.close()
+            await watcher.value
+            do {
+                try await server.gateway.removeInstance(id: instanceID)
+            } catch {
+                logger.warning("could not remove this instance from pgmodel.service_instances",
+                               metadata: ["error": "\(LogText(PostgresErrorMapping.map(error).message))"])
+            }
+        }
+        do {
+            try await serve(tracker: tracker, dispatcher: dispatcher, changeListener: changeListener, sessions: sessions)
+        } catch {
+            await finish()
             throw error
         }
-        await changeListener.close()
+        await finish()
         logger.info("stopped")
     }
 
-    private func serve(tracker: ConnectionTracker, dispatcher: RequestDispatcher, changeListener: ChangeListener) async throws {
+    private func serve(tracker: ConnectionTracker, dispatcher: RequestDispatcher, changeListener: ChangeListener,
+                       sessions: SessionRegistry) async throws {
         let logger = server.logger
         let connectionServer = ConnectionServer(
             dispatcher: dispatcher, tracker: tracker, changeListener: changeListener, forwarders: server.forwarders,
@@ -65,8 +103,8 @@ struct LineListener: Service {
                                       gauge: server.metrics.heldSaves),
             heldSaveTimeout: server.configuration.heldSaveTimeout,
             heldSaveLifetime: server.configuration.heldSaveLifetime,
-            runsShortRequestsOnEventLoop: server.configuration.runsShortRequestsOnEventLoop, logger: logger,
-            metrics: server.metrics)
+            runsShortRequestsOnEventLoop: server.configuration.runsShortRequestsOnEventLoop,
+            sessions: sessions, isTLS: server.tlsContext != nil, logger: logger, metrics: server.metrics)
         let maxLineBytes = server.configuration.maxLineBytes
         let trustedProxies = server.trustedProxies
         let proxyHeaderTimeout = ConnectionDeadline.timeAmount(server.configuration.loginTimeout)
@@ -135,6 +173,14 @@ struct LineListener: Service {
             tracker.closeRemaining(after: ConnectionDeadline.timeAmount(server.configuration.shutdownGracePeriod),
                                    on: server.eventLoopGroup.next())
         }
+    }
+
+    /// This machine's host name (gethostname: no name resolution), for pgmodel.service_instances.
+    static func hostName() -> String {
+        let size = 256
+        var buffer = [CChar](repeating: 0, count: size)
+        guard gethostname(&buffer, size - 1) == 0 else { return "unknown" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Creates the system tables if needed and loads the registered entities, so that an unreachable

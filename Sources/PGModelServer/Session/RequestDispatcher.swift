@@ -40,7 +40,7 @@ package struct RequestDispatcher: Sendable {
                 try await gateway.authenticate(user: hello.user, password: hello.password)
             }
             logger.info("user logged in", metadata: ["user": "\(LogText(user.name))", "admin": "\(user.isAdmin)"])
-            return .success(SessionUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
+            return .success(SessionUser(id: user.id, name: user.name, isAdmin: user.isAdmin, sessionEpoch: user.sessionEpoch))
         } catch {
             let wire = wireError(error, operation: .hello)
             logger.notice("login failed", metadata: ["user": "\(LogText(hello.user))", "code": "\(wire.code)"])

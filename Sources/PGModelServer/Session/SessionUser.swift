@@ -13,10 +13,13 @@ import Foundation
     public var name: String
     /// Admins see and change every row.
     public var isAdmin: Bool
+    /// `pgmodel.users.session_epoch` at login: when it moves on, the session is closed (``SessionRegistry``).
+    public var sessionEpoch: Int64
 
-    public init(id: UUID, name: String, isAdmin: Bool = false) {
+    public init(id: UUID, name: String, isAdmin: Bool = false, sessionEpoch: Int64 = 0) {
         self.id = id
         self.name = name
         self.isAdmin = isAdmin
+        self.sessionEpoch = sessionEpoch
     }
 }

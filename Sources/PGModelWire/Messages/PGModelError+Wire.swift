@@ -25,6 +25,13 @@
     /// if error.code == .tlsRequired { /* connect with pgmodels:// (or ?tls=true) instead */ }
     /// ```
     public static let tlsRequired = PGModelError.Code(rawValue: "tls_required")
+    /// The session's user changed since its login (a new password, admin flag or name), was removed, or
+    /// an operator ended their sessions (`pgmodel sessions disconnect`); the server closes the connection.
+    ///
+    /// ```swift
+    /// if error.code == .sessionRevoked { /* log in again, with the new password */ }
+    /// ```
+    public static let sessionRevoked = PGModelError.Code(rawValue: "session_revoked")
 }
 
 @_spi(PGModelInternals) extension PGModelError.Code {
