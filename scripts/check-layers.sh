@@ -22,7 +22,7 @@ allowed = {
                         ["NIOCore", "NIOConcurrencyHelpers", "NIOPosix", "NIOSSL", "PostgresNIO", "Logging", "ServiceLifecycle"]),
     "PGModelMacros":   ([], ["SwiftSyntax", "SwiftSyntaxMacros", "SwiftSyntaxBuilder", "SwiftDiagnostics", "SwiftCompilerPlugin"]),
     "PGModel":         (["PGModelCore", "PGModelIO", "PGModelPostgres", "PGModelClient"],
-                        ["NIOCore", "NIOConcurrencyHelpers", "NIOPosix", "Logging"]),
+                        ["NIOCore", "NIOConcurrencyHelpers", "NIOPosix", "Logging", "ServiceLifecycle"]),
     "PGModelTesting":  (["PGModel", "PGModelCore", "PGModelIO", "PGModelPostgres", "PGModelServer"],
                         ["NIOPosix", "PostgresNIO", "Logging", "ServiceLifecycle"]),
     "pgmodel":         (["PGModel", "PGModelCore", "PGModelIO", "PGModelPostgres", "PGModelClient", "PGModelWire", "PGModelServer"],
