@@ -1,3 +1,5 @@
+@_spi(PGModelInternals) import PGModelCore
+
 extension ModelContainer {
     /// Runs `body` with a fresh ``ModelContext`` of its own — one unit of work, such as one HTTP
     /// request — then saves what it changed; if `body` or the save throws, rolls every unsaved change

@@ -63,11 +63,11 @@ public struct TripsController<Context: RequestContext>: Sendable {
         let predicate: Predicate<Trip>?
         switch (destination, search) {
         case let (destination?, search?):
-            predicate = #Predicate { $0.destination == destination && $0.name.localizedStandardContains(search) }
+            predicate = #Predicate<Trip> { $0.destination == destination && $0.name.localizedStandardContains(search) }
         case let (destination?, nil):
-            predicate = #Predicate { $0.destination == destination }
+            predicate = #Predicate<Trip> { $0.destination == destination }
         case let (nil, search?):
-            predicate = #Predicate { $0.name.localizedStandardContains(search) }
+            predicate = #Predicate<Trip> { $0.name.localizedStandardContains(search) }
         case (nil, nil):
             predicate = nil
         }
@@ -134,8 +134,9 @@ public struct TripsController<Context: RequestContext>: Sendable {
         return id
     }
 
-    /// The trip with row id `id`, or `not_found` (404).
-    static func trip(_ id: UUID, in modelContext: ModelContext) async throws -> Trip {
+    /// The trip with row id `id`, or `not_found` (404). `nonisolated(nonsending)`: the context stays on
+    /// the caller's task, where `withContext` handed it over.
+    nonisolated(nonsending) static func trip(_ id: UUID, in modelContext: ModelContext) async throws -> Trip {
         let model = try await modelContext.modelAsync(for: PersistentIdentifier(entityName: Trip.entityName, id: id))
         guard let trip = model as? Trip else {
             throw PGModelError(.notFound, "no Trip with id \(id.uuidString.lowercased()) exists", model: Trip.entityName)

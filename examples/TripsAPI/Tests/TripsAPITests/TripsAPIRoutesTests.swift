@@ -158,7 +158,7 @@ struct TripsAPIRoutesTests {
                 #expect(trip.budget == 1500)
             }
 
-            // POST with bad input: 400 naming the field; a body over the limit: 413.
+            // POST with bad input: 400 naming the field.
             try await client.execute(uri: "/trips", method: .post, headers: Self.headers,
                                      body: try Self.json(["name": "No dates", "destination": "Oslo"])) { response in
                 #expect(response.status == .badRequest)
@@ -174,10 +174,6 @@ struct TripsAPIRoutesTests {
                                      body: try Self.json(Self.trip("Minus", "Oslo", start: "2027-01-01T00:00:00Z",
                                                                    end: "2027-01-02T00:00:00Z", budget: -5))) { response in
                 #expect(response.status == .badRequest)
-            }
-            try await client.execute(uri: "/trips", method: .post, headers: Self.headers,
-                                     body: ByteBuffer(string: "{\"name\":\"" + String(repeating: "x", count: 70_000) + "\"}")) { response in
-                #expect(response.status == .contentTooLarge)
             }
 
             // DELETE: 204, then 404 for it and for a missing id.
@@ -195,6 +191,11 @@ struct TripsAPIRoutesTests {
             }
             try await client.execute(uri: "/health", method: .get) { response in
                 #expect(response.status == .ok)
+            }
+            // A body over the limit: 413. Last, as the server may close a connection whose body it did not read.
+            try await client.execute(uri: "/trips", method: .post, headers: Self.headers,
+                                     body: ByteBuffer(string: "{\"name\":\"" + String(repeating: "x", count: 70_000) + "\"}")) { response in
+                #expect(response.status == .contentTooLarge)
             }
         }
         // The application's ServiceGroup shut down when the test ended: the container is closed.
