@@ -32,6 +32,17 @@ struct TripsAPIRoutesTests {
         return try decoder.decode(T.self, from: Data(response.body.readableBytesView))
     }
 
+    /// ``decode(_:_:)`` for `#expect`, which cannot take a throwing expression here: nil (and a recorded
+    /// issue) when the body is not a `T`.
+    static func decoded<T: Decodable>(_ type: T.Type, _ response: TestResponse) -> T? {
+        do {
+            return try decode(type, response)
+        } catch {
+            Issue.record("the body is not a \(T.self): \(error)")
+            return nil
+        }
+    }
+
     /// The `code` of an error answer's body.
     static func errorCode(_ response: TestResponse) -> String? {
         let object = try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
@@ -79,7 +90,7 @@ struct TripsAPIRoutesTests {
             // GET by id: 200; a missing id 404; an id that is not a UUID 400.
             try await client.execute(uri: "/trips/\(id)", method: .get) { response in
                 #expect(response.status == .ok)
-                #expect(try Self.decode(TripOutput.self, response) == paris)
+                #expect(Self.decoded(TripOutput.self, response) == paris)
             }
             try await client.execute(uri: "/trips/\(UUID().uuidString.lowercased())", method: .get) { response in
                 #expect(response.status == .notFound)
@@ -93,20 +104,20 @@ struct TripsAPIRoutesTests {
             // GET the list: everything by start date; filtered by #Predicate on destination and name.
             try await client.execute(uri: "/trips", method: .get) { response in
                 #expect(response.status == .ok)
-                #expect(try Self.decode(TripList.self, response).trips.map(\.name)
+                #expect(Self.decoded(TripList.self, response)?.trips.map(\.name)
                     == ["Spring in Paris", "Roman holiday", "Lyon weekend", "Paris in autumn"])
             }
             try await client.execute(uri: "/trips?destination=Paris", method: .get) { response in
-                #expect(try Self.decode(TripList.self, response).trips.map(\.name) == ["Spring in Paris", "Paris in autumn"])
+                #expect(Self.decoded(TripList.self, response)?.trips.map(\.name) == ["Spring in Paris", "Paris in autumn"])
             }
             try await client.execute(uri: "/trips?search=AUTUMN", method: .get) { response in
-                #expect(try Self.decode(TripList.self, response).trips.map(\.name) == ["Paris in autumn"])
+                #expect(Self.decoded(TripList.self, response)?.trips.map(\.name) == ["Paris in autumn"])
             }
             try await client.execute(uri: "/trips?destination=Paris&search=spring", method: .get) { response in
-                #expect(try Self.decode(TripList.self, response).trips.map(\.name) == ["Spring in Paris"])
+                #expect(Self.decoded(TripList.self, response)?.trips.map(\.name) == ["Spring in Paris"])
             }
             try await client.execute(uri: "/trips?limit=2&offset=1", method: .get) { response in
-                #expect(try Self.decode(TripList.self, response).trips.map(\.name) == ["Roman holiday", "Lyon weekend"])
+                #expect(Self.decoded(TripList.self, response)?.trips.map(\.name) == ["Roman holiday", "Lyon weekend"])
             }
             for query in ["limit=0", "limit=abc", "limit=100000", "offset=-1"] {
                 try await client.execute(uri: "/trips?\(query)", method: .get) { response in
@@ -125,7 +136,7 @@ struct TripsAPIRoutesTests {
                 #expect(trip.name == "Spring in Paris")
             }
             try await client.execute(uri: "/trips/\(id)", method: .get) { response in
-                #expect(try Self.decode(TripOutput.self, response).budget == 1500)
+                #expect(Self.decoded(TripOutput.self, response)?.budget == 1500)
             }
             // A taken name: 409; invalid values and bodies: 400, and nothing changes.
             try await client.execute(uri: "/trips/\(id)", method: .patch, headers: Self.headers,
@@ -187,7 +198,7 @@ struct TripsAPIRoutesTests {
                 #expect(response.status == .notFound)
             }
             try await client.execute(uri: "/trips?destination=Paris", method: .get) { response in
-                #expect(try Self.decode(TripList.self, response).trips.map(\.name) == ["Paris in autumn"])
+                #expect(Self.decoded(TripList.self, response)?.trips.map(\.name) == ["Paris in autumn"])
             }
             try await client.execute(uri: "/health", method: .get) { response in
                 #expect(response.status == .ok)
@@ -223,10 +234,10 @@ struct TripsAPIRoutesTests {
                 try await group.waitForAll()
             }
             try await client.execute(uri: "/trips?destination=City1", method: .get) { response in
-                #expect(try Self.decode(TripList.self, response).trips.count == 4)
+                #expect(Self.decoded(TripList.self, response)?.trips.count == 4)
             }
             try await client.execute(uri: "/trips", method: .get) { response in
-                #expect(try Self.decode(TripList.self, response).trips.count == 16)
+                #expect(Self.decoded(TripList.self, response)?.trips.count == 16)
             }
         }
     }
