@@ -78,25 +78,27 @@ struct RequestContextTests {
         #expect(body == "original")
     }
 
-    @Test("a save that fails throws the typed error and rolls back: a taken unique value", arguments: StoreKind.allCases)
+    @Test("a save that fails throws the typed error and rolls back: a rename to a taken unique value", arguments: StoreKind.allCases)
     func failedSaveRollsBack(_ kind: StoreKind) async throws {
         let fixture = try await StoreFixture.make(kind, Self.types)
         let container = fixture.container
         let token = fixture.token
         try await container.withContext { context in
             context.insert(RequestNote(title: "\(token) taken", body: "first"))
+            context.insert(RequestNote(title: "\(token) other", body: "second"))
         }
-        var inserted: RequestNote?
+        var renamed: RequestNote?
         let error = await #expect(throws: PGModelError.self) {
             try await container.withContext { context in
-                let note = RequestNote(title: "\(token) taken", body: "second")
-                context.insert(note)
-                inserted = note
+                let other = "\(token) other"
+                let note = try #require(try await context.fetchAsync(FetchDescriptor<RequestNote>(predicate: #Predicate { $0.title == other })).first)
+                note.title = "\(token) taken"
+                renamed = note
             }
         }
         #expect(error?.code == .uniqueViolation)
-        #expect(inserted?.modelContext?.hasChanges != true)
-        #expect(try await Self.titles(container, token) == ["\(token) taken"])
+        #expect(renamed?.title == "\(token) other")
+        #expect(try await Self.titles(container, token) == ["\(token) other", "\(token) taken"])
     }
 
     @Test("concurrent calls do not see each other's unsaved changes", arguments: StoreKind.allCases)

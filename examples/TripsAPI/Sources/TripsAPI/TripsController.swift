@@ -92,6 +92,13 @@ public struct TripsController<Context: RequestContext>: Sendable {
         let input = try await JSONBody.decode(TripInput.self, from: request)
         try input.validate()
         let output = try await container.withContext(author: "TripsAPI") { modelContext in
+            // SwiftData's `.unique` makes inserting a taken name an upsert of the existing trip; an API's
+            // create must not overwrite, so a taken name is refused first. Two creates of one new name at
+            // the same instant can still both pass this check, and the later then updates the earlier.
+            let name = input.name
+            if try await modelContext.fetchCountAsync(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == name })) > 0 {
+                throw APIError(status: .conflict, code: "unique_violation", message: "a trip with that name already exists")
+            }
             let trip = Trip(name: input.name, destination: input.destination, startDate: input.startDate,
                             endDate: input.endDate, budget: input.budget ?? 0)
             modelContext.insert(trip)
