@@ -27,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // Only the TripsAPI example and its tests use Hummingbird; PGModel's own modules never import it.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         // The model of requests: schema description, query IR, values, errors, the store protocol.
@@ -120,6 +122,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                // ModelContainerService: a container's lifetime as a service of a server's ServiceGroup.
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -153,6 +157,26 @@ let package = Package(
             name: "SampleTripsExample",
             dependencies: ["PGModel"],
             path: "examples/SampleTrips/Sources/SampleTrips"
+        ),
+        // examples/TripsAPI: a Hummingbird HTTP API over PGModel, built with the package so CI compiles
+        // PGModel once and runs its tests over real HTTP (TripsAPIExampleTests); the example's own
+        // Package.swift builds the same files for a user. The app's code is a library so the tests can
+        // start it; the executable is only its entry point.
+        .target(
+            name: "TripsAPI",
+            dependencies: [
+                "PGModel",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "examples/TripsAPI/Sources/TripsAPI"
+        ),
+        .executableTarget(
+            name: "TripsAPIExample",
+            dependencies: ["TripsAPI", .product(name: "Hummingbird", package: "hummingbird")],
+            path: "examples/TripsAPI/Sources/TripsAPIServer"
         ),
 
         // Unit tests, one target per module: no database.
@@ -245,6 +269,20 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
+        ),
+        // TripsAPI's routes over real HTTP (HummingbirdTesting's .live server on a port) against a real
+        // PostgreSQL: scripts/test.sh runs them in the integration phase.
+        .testTarget(
+            name: "TripsAPIExampleTests",
+            dependencies: [
+                "TripsAPI", "PGModel", "PGModelTesting",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "examples/TripsAPI/Tests/TripsAPITests"
         ),
     ]
 )

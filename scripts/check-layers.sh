@@ -23,7 +23,7 @@ allowed = {
                          "Tracing", "Instrumentation", "NIOHTTP1", "Metrics", "CoreMetrics", "Prometheus"]),
     "PGModelMacros":   ([], ["SwiftSyntax", "SwiftSyntaxMacros", "SwiftSyntaxBuilder", "SwiftDiagnostics", "SwiftCompilerPlugin"]),
     "PGModel":         (["PGModelCore", "PGModelIO", "PGModelPostgres", "PGModelClient"],
-                        ["NIOCore", "NIOConcurrencyHelpers", "NIOPosix", "Logging"]),
+                        ["NIOCore", "NIOConcurrencyHelpers", "NIOPosix", "Logging", "ServiceLifecycle"]),
     "PGModelTesting":  (["PGModel", "PGModelCore", "PGModelIO", "PGModelPostgres", "PGModelServer"],
                         ["NIOPosix", "PostgresNIO", "Logging", "ServiceLifecycle"]),
     "pgmodel":         (["PGModel", "PGModelCore", "PGModelIO", "PGModelPostgres", "PGModelClient", "PGModelWire", "PGModelServer"],

@@ -128,7 +128,9 @@ if [ "$part" = tour ]; then
     echo "== first hour: the README's tour works as written (package $work/Trips)"
 else
     [ -x .build/debug/pgmodel ] || pgm_die "run scripts/first-hour.sh tour first: the examples follow the tour"
-    ! pgm_port_busy 7433 || pgm_die "127.0.0.1:7433 is in use; examples/README.md names it"
+    for port in 7433 8088; do
+        ! pgm_port_busy "$port" || pgm_die "127.0.0.1:$port is in use; examples/README.md names it"
+    done
     mkdir -p "$work"
     : >"$log_dir/examples.log"
     blocks examples/README.md examples >"$work/examples.sh"
@@ -142,5 +144,7 @@ else
     expect_output examples 'store: postgres (schema sample_trips)'
     expect_output examples 'store: pgmodel'
     expect_output examples 'done'
+    # TripsAPI's list, filtered by destination, has the trip its POST created (201, or 409 on a rerun).
+    expect_output examples '"name":"Spring in Paris"'
     echo "== first hour: examples/README.md works as written"
 fi

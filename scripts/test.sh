@@ -2,7 +2,7 @@
 # Builds the package with its tests, runs the unit tests (no database), then the in-memory suite with no
 # database variables and no cluster started (it starts a private one), then the README's shell steps as
 # written (scripts/readme-steps.sh; not with DATABASE_URL), then the integration
-# tests against PostgreSQL: the embedded cluster, or DATABASE_URL / PGMODEL_TEST_DATABASE_URL,
+# tests against PostgreSQL (with the TripsAPI example's HTTP tests): the embedded cluster, or DATABASE_URL / PGMODEL_TEST_DATABASE_URL,
 # then the adversarial isolation suite alone, then the model-graph and seed suites again in $PGMODEL_HASH_SEED_RUNS (default 8) more processes, each
 # with another hash seed, then the deadline tests (which stall PostgreSQL on purpose), then the
 # resilience tests, which kill and restart the embedded cluster $PGMODEL_RESILIENCE_ROUNDS times (20)
@@ -20,7 +20,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PGMODEL_BCRYPT_COST="${PGMODEL_BCRYPT_COST:-8}"
 
 UNIT_FILTER='PGModelCoreTests|PGModelSQLTests|PGModelIOTests|PGModelPostgresTests|PGModelWireTests|PGModelClientTests|PGModelServerTests|PGModelMacrosTests|PGModelTests'
-INTEGRATION_FILTER='PGModelIntegrationTests'
+# TripsAPIExampleTests: the Hummingbird example's routes over real HTTP, on the same database.
+INTEGRATION_FILTER='PGModelIntegrationTests|TripsAPIExampleTests'
 # Runs before any cluster is started, with the database variables unset.
 NO_SERVER_FILTER='InMemoryWithoutServerTests|ExamplesTests/sampleTripsInMemory'
 # DeadlineTests stall PostgreSQL on purpose (an ACCESS EXCLUSIVE lock, which takes a transaction id and so
