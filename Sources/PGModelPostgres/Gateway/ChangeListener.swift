@@ -29,6 +29,8 @@ import PostgresNIO
         var isClosed = false
         /// Whether LISTEN is in force now (for readiness checks).
         var isListening = false
+        /// Whether LISTEN was ever in force: a listener without it is still connecting, not reconnecting.
+        var hasListened = false
     }
 
     private let configuration: PostgresConnection.Configuration
@@ -126,13 +128,14 @@ import PostgresNIO
 
     private var isClosed: Bool { state.withLockedValue { $0.isClosed } }
 
-    /// Where the listener is: `idle` until the first ``signals()`` starts it (nothing waits on it then),
-    /// `listening` while LISTEN is in force, `reconnecting` after it lost its connection, `closed`.
+    /// Where the listener is: `idle` until something starts it, `connecting` until LISTEN first takes
+    /// effect, `listening` while it is in force, `reconnecting` after it lost its connection, `closed`.
     public var status: ListenerStatus {
         state.withLockedValue { state in
             if state.isClosed { return .closed }
             if state.task == nil { return .idle }
-            return state.isListening ? .listening : .reconnecting
+            if state.isListening { return .listening }
+            return state.hasListened ? .reconnecting : .connecting
         }
     }
 
@@ -159,10 +162,12 @@ import PostgresNIO
                 if let onConnect { try await onConnect(EngineConnection(opened)) }
                 try await opened.listen(on: HistorySQL.channel) { notifications in
                     backoff = .milliseconds(50)
-                    state.withLockedValue { $0.isListening = true }
                     logger.debug("listening for history", metadata: ["schema": "\(schemaName)"])
                     broadcast(ChangeSignal(.reconnected))
                     broadcastUsers(nil)
+                    // Listening is reported after the streams heard `reconnected`: a stream opened once
+                    // the status says `listening` has missed nothing and gets no such signal.
+                    state.withLockedValue { $0.isListening = true; $0.hasListened = true }
                     for try await notification in notifications {
                         if let entities = Self.entities(in: notification.payload, schema: schemaName) {
                             broadcast(ChangeSignal(.committed, entities: entities))

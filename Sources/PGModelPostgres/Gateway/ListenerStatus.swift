@@ -6,9 +6,11 @@
 @_spi(PGModelInternals) public enum ListenerStatus: String, Sendable {
     /// Not started: no one has asked for change signals yet.
     case idle
+    /// Started, and opening its first connection: LISTEN is not in force yet.
+    case connecting
     /// LISTEN is in force: commits ring through.
     case listening
-    /// The connection was lost (or is being opened); it retries with backoff.
+    /// LISTEN was in force and its connection was lost; it reconnects with backoff.
     case reconnecting
     /// Closed for good.
     case closed

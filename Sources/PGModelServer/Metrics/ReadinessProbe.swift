@@ -7,7 +7,7 @@ import PostgresNIO
 
 /// Decides readiness from real components: a bounded `SELECT 1` through the server's pool (the database
 /// is reachable and the pool can lend a connection), the schema loaded, and the change listener listening
-/// (or idle: it starts with the first subscription, so nothing waits on it yet).
+/// (the server starts it: change events and session revocations ride on it).
 ///
 /// ```swift
 /// let probe = ReadinessProbe(gateway: gateway, readiness: readiness, timeout: .seconds(2), logger: logger)
@@ -33,7 +33,7 @@ package struct ReadinessProbe: Sendable {
         let schema = HealthReport.Check(name: "schema", ok: readiness.isSchemaLoaded,
                                         detail: readiness.isSchemaLoaded ? "loaded" : "not_loaded")
         let status = readiness.listenerStatus
-        let listenerOK = status == .idle || status == .listening
+        let listenerOK = status == .listening
         let listener = HealthReport.Check(name: "listener", ok: listenerOK, detail: status?.rawValue ?? "not_started")
         var checks = [database, schema, listener]
         // Only while it drains: a running server's report keeps its three checks.
