@@ -19,14 +19,24 @@ import PostgresNIO
     /// ```
     public func removeUser(_ name: String, _ removal: UserRemoval, progress: (String) -> Void = { _ in },
                            on connection: EngineConnection) async throws -> UserRemovalReport {
-        try await execute(SQLStatement(sql: "BEGIN"), on: connection)
-        do {
-            let report = try await removeUserInTransaction(name, removal, progress: progress, on: connection)
-            try await execute(SQLStatement(sql: "COMMIT"), on: connection)
-            return report
-        } catch {
-            await rollback(on: connection)
-            throw error
+        // It locks every model table of the database: DDL running meanwhile (a store dropped or migrated)
+        // can deadlock with it, and PostgreSQL then undoes one side. The whole removal is safe to run
+        // again, so a deadlock or serialization failure starts it over, a few times.
+        var attempt = 0
+        while true {
+            attempt += 1
+            try await execute(SQLStatement(sql: "BEGIN"), on: connection)
+            do {
+                let report = try await removeUserInTransaction(name, removal, progress: progress, on: connection)
+                try await execute(SQLStatement(sql: "COMMIT"), on: connection)
+                return report
+            } catch let error as PGModelError where (error.sqlState == "40P01" || error.sqlState == "40001") && attempt < 5 {
+                await rollback(on: connection)
+                try await Task.sleep(for: .milliseconds(50 * attempt))
+            } catch {
+                await rollback(on: connection)
+                throw error
+            }
         }
     }
 

@@ -157,8 +157,17 @@ import PostgresNIO
             var connection: PostgresConnection?
             do {
                 let opened = try await PostgresConnection.connect(on: eventLoop, configuration: configuration, id: attempt, logger: logger)
+                // Closed while connecting: close() found no connection to close, so this one is ours to end.
+                let closedMeanwhile = state.withLockedValue { state -> Bool in
+                    if state.isClosed { return true }
+                    state.connection = opened
+                    return false
+                }
+                if closedMeanwhile {
+                    try? await opened.close()
+                    break
+                }
                 connection = opened
-                state.withLockedValue { $0.connection = opened }
                 if let onConnect { try await onConnect(EngineConnection(opened)) }
                 try await opened.listen(on: HistorySQL.channel) { notifications in
                     backoff = .milliseconds(50)

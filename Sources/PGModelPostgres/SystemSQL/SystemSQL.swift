@@ -1424,6 +1424,30 @@ CREATE OR REPLACE VIEW pgmodel.session_list AS
      WHERE pgmodel.instance_is_live(i.backend_pid, i.backend_start);
 COMMENT ON VIEW pgmodel.session_list IS 'Sessions of live pgmodel serve instances, with user names';
 
+COMMENT ON COLUMN pgmodel.service_instances.id IS 'the instance, drawn when pgmodel serve starts';
+COMMENT ON COLUMN pgmodel.service_instances.backend_pid IS 'pg_stat_activity.pid of the instance''s doorbell (LISTEN) connection';
+COMMENT ON COLUMN pgmodel.service_instances.backend_start IS 'pg_stat_activity.backend_start of that connection: with the pid, it tells a live instance from a dead one';
+COMMENT ON COLUMN pgmodel.service_instances.host IS 'the host name the instance runs on';
+COMMENT ON COLUMN pgmodel.service_instances.version IS 'the server''s name and version (pgmodel/…)';
+COMMENT ON COLUMN pgmodel.service_instances.schema_name IS 'the PostgreSQL schema the instance serves (--schema)';
+COMMENT ON COLUMN pgmodel.service_instances.started_at IS 'when the instance registered';
+COMMENT ON COLUMN pgmodel.sessions.id IS 'the logged-in connection';
+COMMENT ON COLUMN pgmodel.sessions.instance_id IS 'the instance holding the connection (pgmodel.service_instances)';
+COMMENT ON COLUMN pgmodel.sessions.user_id IS 'the logged-in user (pgmodel.users)';
+COMMENT ON COLUMN pgmodel.sessions.client_address IS 'the client''s address (behind a trusted proxy: the PROXY header''s)';
+COMMENT ON COLUMN pgmodel.sessions.tls IS 'whether the connection is TLS';
+COMMENT ON COLUMN pgmodel.sessions.logged_in_at IS 'when the user logged in on it';
+COMMENT ON COLUMN pgmodel.session_list.id IS 'the logged-in connection';
+COMMENT ON COLUMN pgmodel.session_list.user_name IS 'the logged-in user''s name';
+COMMENT ON COLUMN pgmodel.session_list.user_id IS 'the logged-in user (pgmodel.users)';
+COMMENT ON COLUMN pgmodel.session_list.client_address IS 'the client''s address';
+COMMENT ON COLUMN pgmodel.session_list.tls IS 'whether the connection is TLS';
+COMMENT ON COLUMN pgmodel.session_list.logged_in_at IS 'when the user logged in on it';
+COMMENT ON COLUMN pgmodel.session_list.instance_id IS 'the instance holding the connection';
+COMMENT ON COLUMN pgmodel.session_list.instance_host IS 'the host name that instance runs on';
+COMMENT ON COLUMN pgmodel.session_list.instance_version IS 'that instance''s server name and version';
+COMMENT ON COLUMN pgmodel.session_list.schema_name IS 'the PostgreSQL schema that instance serves';
+
 -- Only the role that owns these (the service's) reads and writes them; pgmodel_app and PUBLIC get nothing,
 -- so no service user reads other users' addresses through them. Revoked once: this file runs at every start.
 DO $pgmodel$

@@ -167,6 +167,7 @@ struct MetricsEndpointTests {
         let registry = PrometheusCollectorRegistry()
         try await ServerTestHarness.withRunningServer(configure: Self.metered(registry)) { server, _ in
             let url = "http://127.0.0.1:\(try await server.metricsPort())"
+            _ = try await Self.ready(port: try await server.metricsPort())
             let text = try await ShareCommandTests.run(["status", "--server", url], removingEnvironment: ["DATABASE_URL", "PGMODEL_TEST_DATABASE_URL"])
             #expect(text.status == 0, "\(text.error)")
             #expect(text.output.contains("server: \(WireProtocol.serverName)"))

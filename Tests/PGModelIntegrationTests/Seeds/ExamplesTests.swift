@@ -24,9 +24,11 @@ struct ExamplesTests {
         try process.run()
         if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
         try stdin.fileHandleForWriting.close()
-        let (out, err) = try await offCooperativePool {
-            (output.fileHandleForReading.readDataToEndOfFile(), error.fileHandleForReading.readDataToEndOfFile())
-        }
+        // Both pipes are drained at once: read one after the other, a process that fills the second
+        // pipe's buffer (a long progress log on stderr) would wait forever for a reader.
+        async let errorData = offCooperativePool { error.fileHandleForReading.readDataToEndOfFile() }
+        let out = try await offCooperativePool { output.fileHandleForReading.readDataToEndOfFile() }
+        let err = try await errorData
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }

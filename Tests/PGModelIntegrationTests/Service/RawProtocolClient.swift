@@ -96,6 +96,14 @@ struct RawResponse: CustomStringConvertible {
     var idNumber: Int? { object["id"] as? Int }
     var idIsNull: Bool { object["id"] is NSNull }
     var error: [String: Any]? { object["error"] as? [String: Any] }
+    /// The error object without `requestID`: that names the request (a per-connection random prefix and
+    /// a count), not anything about the data, so two answers that must not tell cases apart are compared
+    /// without it.
+    var errorWithoutRequestID: NSDictionary? {
+        guard var error else { return nil }
+        error.removeValue(forKey: "requestID")
+        return NSDictionary(dictionary: error)
+    }
     var code: String? { error?["code"] as? String }
     var message: String? { error?["message"] as? String }
     var field: String? { error?["field"] as? String }

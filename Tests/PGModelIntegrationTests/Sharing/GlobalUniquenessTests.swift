@@ -161,7 +161,7 @@ struct GlobalUniquenessTests {
     }
 
     static func error(_ response: RawResponse) -> NSDictionary? {
-        response.error.map { NSDictionary(dictionary: $0) }
+        response.errorWithoutRequestID
     }
 
     @Test("the same answer whether the value is in a model hidden from the user, shared read-only, shared read-write, or their own")
