@@ -30,10 +30,13 @@ RESILIENCE_FILTER='ResilienceTests'
 DEADLINE_FILTER='DeadlineTests'
 # The lost-update checker restarts PostgreSQL too: alone, after the resilience phase.
 LOST_UPDATE_FILTER='LostUpdateCheckTests'
+# Removing a user sweeps every model table of the database in one transaction: alone, so that other
+# suites' schema drops do not deadlock with it.
+SESSIONS_FILTER='SessionRevocationTests'
 # The adversarial suite keeps two services and sixteen connections busy for a minute or more: alone, it
 # cannot starve the timing-sensitive suites (login throttles, deadlines) of database time.
 ADVERSARIAL_FILTER='AdversarialIsolationTests'
-ALONE_FILTER='ResilienceTests|DeadlineTests|AdversarialIsolationTests|LostUpdateCheckTests'
+ALONE_FILTER='ResilienceTests|DeadlineTests|AdversarialIsolationTests|LostUpdateCheckTests|SessionRevocationTests'
 # Swift seeds Dictionary/Set hashing per process: these suites run again in fresh processes, each with
 # its own seed, so behaviour that depends on hash order fails CI instead of passing by luck.
 HASH_SEED_FILTER='SeedGraphTests|EngineGraphTests|GraphPredicateParityTests|ModelActorTests|PredicateTranslatorGraphTests'
@@ -180,6 +183,7 @@ done
 run_phase deadline "$DEADLINE_FILTER"
 run_phase resilience "$RESILIENCE_FILTER"
 run_phase lost-updates "$LOST_UPDATE_FILTER"
+run_phase sessions "$SESSIONS_FILTER"
 
 echo "== all phases finished in $((SECONDS - overall_start))s (logs in $LOG_DIR/)"
 # CI keeps only the tail of the output: repeat what failed, and where, right above the totals.
