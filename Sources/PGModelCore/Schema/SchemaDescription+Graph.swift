@@ -115,23 +115,26 @@
         } else {
             destinationName = relationship.destination
         }
-        switch (relationship.isToMany, inverse?.isToMany) {
-        case (false, nil), (false, true?):
+        // The inverse is bound in the patterns that have one, so no case needs to unwrap it.
+        switch (relationship.isToMany, inverse) {
+        case (false, nil):
             return .foreignKey(column: relationship.foreignKeyColumn)
-        case (true, false?):
-            return .inverseForeignKey(column: inverse!.foreignKeyColumn)
-        case (false, false?):
-            return (declaring.name, relationship.name) <= (destinationName, inverse!.name)
+        case (false, let inverse?) where inverse.isToMany:
+            return .foreignKey(column: relationship.foreignKeyColumn)
+        case (true, let inverse?) where !inverse.isToMany:
+            return .inverseForeignKey(column: inverse.foreignKeyColumn)
+        case (false, let inverse?):
+            return (declaring.name, relationship.name) <= (destinationName, inverse.name)
                 ? .foreignKey(column: relationship.foreignKeyColumn)
-                : .inverseForeignKey(column: inverse!.foreignKeyColumn)
+                : .inverseForeignKey(column: inverse.foreignKeyColumn)
         case (true, nil):
             return Self.joinTable(owner: declaring, relationship: relationship, reversed: false)
-        case (true, true?):
-            if (declaring.name, relationship.name) <= (destinationName, inverse!.name) {
+        case (true, let inverse?):
+            if (declaring.name, relationship.name) <= (destinationName, inverse.name) {
                 return Self.joinTable(owner: declaring, relationship: relationship, reversed: false)
             }
             let owner = self.entity(named: destinationName) ?? entity
-            return Self.joinTable(owner: owner, relationship: inverse!, reversed: true)
+            return Self.joinTable(owner: owner, relationship: inverse, reversed: true)
         }
     }
 

@@ -490,13 +490,13 @@ import Foundation
     func foreignKeyValue(_ value: PGValue?, _ relationship: RelationshipDescription, _ entity: EntityDescription) throws -> PGValue {
         switch value {
         case nil, .null?: return .null
-        case .uuid?: return value!
+        case .uuid(let id)?: return .uuid(id)
         case .string(let text)?:
             if let id = UUID(uuidString: text) { return .uuid(id) }
         default: break
         }
         throw PGModelError(.typeMismatch,
-            "\(entity.name).\(relationship.name) is a reference to \(relationship.destination) (a uuid or null) but the value is a \(value!.kindName)",
+            "\(entity.name).\(relationship.name) is a reference to \(relationship.destination) (a uuid or null) but the value is a \(value?.kindName ?? "null")",
             model: entity.name, keyPath: relationship.name)
     }
 
