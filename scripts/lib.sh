@@ -253,7 +253,7 @@ pgm_start_cluster() {
 port = $PGM_PORT
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$PGM_SOCKDIR'
-max_connections = 500
+max_connections = 1000
 password_encryption = 'scram-sha-256'
 log_timezone = 'UTC'
 timezone = 'UTC'

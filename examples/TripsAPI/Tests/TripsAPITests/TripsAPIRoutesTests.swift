@@ -13,10 +13,14 @@ import TripsAPI
 /// real PostgreSQL (`PGMODEL_TEST_DATABASE_URL`, or a private cluster), in a schema of the test's own.
 @Suite("TripsAPI over HTTP")
 struct TripsAPIRoutesTests {
-    /// A container on a fresh schema, and the application over it on port 0.
-    static func makeApplication() throws -> (container: ModelContainer, app: some ApplicationProtocol) {
+    /// A container on a fresh schema, and the application over it on port 0. The container registers its
+    /// schema before the application starts: the test client gives up on a request after a fixed read
+    /// timeout, and the first request would otherwise also wait for the schema's DDL behind every other
+    /// suite creating and dropping schemas on the same database.
+    static func makeApplication() async throws -> (container: ModelContainer, app: some ApplicationProtocol) {
         let url = try PGModelTestDatabase.url(schemaName: PGModelTestDatabase.uniqueSchemaName("tripsapi"))
         let container = try TripsAPIApp.makeContainer(url: url)
+        _ = try await ModelContext(container).fetchCountAsync(FetchDescriptor<Trip>())
         var logger = Logger(label: "TripsAPITests")
         logger.logLevel = .warning
         return (container, TripsAPIApp.makeApplication(container: container, host: "127.0.0.1", port: 0, logger: logger))
@@ -57,7 +61,7 @@ struct TripsAPIRoutesTests {
 
     @Test("create, get, list with a filter, update and delete, with the statuses of each outcome")
     func everyRoute() async throws {
-        let (container, app) = try Self.makeApplication()
+        let (container, app) = try await Self.makeApplication()
         try await app.test(.live) { client in
             // POST: 201 with the trip and its Location.
             let paris = try await client.execute(uri: "/trips", method: .post, headers: Self.headers,
@@ -218,7 +222,7 @@ struct TripsAPIRoutesTests {
 
     @Test("concurrent requests each get their own context: every create lands, none sees another's pending insert")
     func concurrentRequests() async throws {
-        let (_, app) = try Self.makeApplication()
+        let (_, app) = try await Self.makeApplication()
         try await app.test(.live) { client in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<16 {
