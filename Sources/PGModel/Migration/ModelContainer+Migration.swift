@@ -85,28 +85,73 @@ extension ModelContainer {
         }
     }
 
+    /// Moves the store to `givenSchema`'s version through `migrationPlan`'s stages, as opening a container
+    /// with the plan does, without opening one: for a `migrate` command an operator runs before the new
+    /// release starts (see ``MigrationCommandLine``). `progress` hears each stage start, each step, each
+    /// stage end or failure, and the final report, on the calling thread, as they happen.
+    ///
+    /// Every stage runs in one transaction under the store's schema lock: a failure throws
+    /// `migration_failed` naming the stage and the step (after `progress` heard `.stageFailed`), and the
+    /// store keeps its old version and all its data. A store already at the app's version reports
+    /// ``MigrationReport/Outcome/upToDate``.
+    ///
+    /// ```swift
+    /// let report = try ModelContainer.migrate(for: Schema(versionedSchema: SampleTripsSchemaV4.self),
+    ///                                         migrationPlan: SampleTripsMigrationPlan.self,
+    ///                                         configurations: [ModelConfiguration(url: url)]) { event in
+    ///     print(event)
+    /// }
+    /// print(report)   // migrated the store from 1.0.0 to 4.0.0: 3 stages in 412 ms
+    /// ```
+    @discardableResult
+    public static func migrate(for givenSchema: Schema, migrationPlan: any SchemaMigrationPlan.Type, configurations: [ModelConfiguration],
+                               progress: @Sendable (MigrationProgress) -> Void = { _ in }) throws -> MigrationReport {
+        let configuration = configurations.first ?? ModelConfiguration()
+        try configuration.validate()
+        let schema = configuration.schema ?? givenSchema
+        let (store, bridge) = try ModelStores.open(url: configuration.url, isStoredInMemoryOnly: configuration.isStoredInMemoryOnly,
+                                                   requestTimeout: try configuration.effectiveRequestTimeout())
+        defer { try? bridge.run { await store.close() } }
+        return try migrate(store, bridge: bridge, to: schema, plan: migrationPlan, configurations: configurations, progress: progress)
+    }
+
     /// A migration may run long: its steps are not held to the request deadline.
     static let migrationTimeout: TimeAmount = .hours(6)
 
-    /// Moves the store to `target` through `plan`'s stages (see ``SchemaMigrationPlan``). Called by the
-    /// initializer on the caller's thread, so `willMigrate` and `didMigrate` run there with contexts
-    /// whose synchronous calls block it, as everywhere else.
-    static func migrate(_ store: any ModelStore, bridge: BlockingBridge, to target: Schema,
-                        plan migrationPlan: any SchemaMigrationPlan.Type, configurations: [ModelConfiguration]) throws {
+    /// Moves the store to `target` through `plan`'s stages (see ``SchemaMigrationPlan``): the one
+    /// migration both the initializer and ``migrate(for:migrationPlan:configurations:progress:)`` run.
+    /// Called on the caller's thread, so `willMigrate` and `didMigrate` run there with contexts whose
+    /// synchronous calls block it, as everywhere else.
+    @discardableResult
+    static func migrate(_ store: any ModelStore, bridge: BlockingBridge, to target: Schema, plan migrationPlan: any SchemaMigrationPlan.Type,
+                        configurations: [ModelConfiguration], progress: @Sendable (MigrationProgress) -> Void = { _ in }) throws -> MigrationReport {
+        let started = ContinuousClock.now
         let plan = try PlanContext(migrationPlan, target: target)
+        let targetVersion = target.version
+        func finish(_ outcome: MigrationReport.Outcome, from start: String?, stages: [MigrationReport.Stage]) -> MigrationReport {
+            let report = MigrationReport(outcome: outcome, storeVersion: start.flatMap(Schema.Version.init(parsing:)), targetVersion: targetVersion,
+                                         stages: stages, milliseconds: (ContinuousClock.now - started).wholeMilliseconds)
+            progress(.finished(report))
+            return report
+        }
         if let remote = store as? RemoteModelStore {
             let description = plan.description
-            guard let schema = description.schema(plan.target) else { return }
+            guard let schema = description.schema(plan.target) else { return finish(.upToDate, from: plan.target, stages: []) }
             try bridge.run(timeout: Self.migrationTimeout) { try await remote.migrate(to: schema, plan: description) }
-            return
+            return finish(.service, from: nil, stages: [])
         }
-        guard let postgres = store as? PostgresModelStore else { return }
+        guard let postgres = store as? PostgresModelStore else {
+            throw PGModelError(.invalidConfiguration, "a migration needs the direct store (postgres://) or the service (pgmodel://)")
+        }
         let logger = Logger(label: "pgmodel.migration")
         let session = try bridge.run(timeout: Self.migrationTimeout) { try await postgres.gateway.openMigrationSession() }
         do {
             let (start, stages) = try plan.route(session: session, bridge: bridge)
             let entities = plan.description.entityNames
-            guard let targetDescription = plan.description.schema(plan.target) else { return }
+            guard let targetDescription = plan.description.schema(plan.target) else {
+                try? bridge.run { await session.rollback() }
+                return finish(.upToDate, from: start, stages: [])
+            }
             if start == nil {
                 try bridge.run(timeout: Self.migrationTimeout) {
                     try await session.apply(from: SchemaDescription(entities: []), to: targetDescription)
@@ -114,58 +159,78 @@ extension ModelContainer {
                 }
                 try bridge.run(timeout: Self.migrationTimeout) { try await session.commit() }
                 logger.info("created the store at its first version", metadata: ["version": "\(plan.target)"])
-                return
+                return finish(.created, from: nil, stages: [])
             }
             var reports: [MigrationStageReport] = []
-            for stage in stages {
-                reports.append(try run(stage, plan: plan, session: session, bridge: bridge, configurations: configurations, logger: logger))
+            var done: [MigrationReport.Stage] = []
+            for (offset, stage) in stages.enumerated() {
+                let described = MigrationProgress.Stage(index: offset + 1, count: stages.count,
+                                                        from: Schema.Version(parsing: stage.from) ?? targetVersion,
+                                                        to: Schema.Version(parsing: stage.to) ?? targetVersion,
+                                                        kind: stage.isCustom ? .custom : .lightweight)
+                let report = try run(stage, described: described, plan: plan, session: session, bridge: bridge,
+                                     configurations: configurations, logger: logger, progress: progress)
+                reports.append(report)
+                done.append(MigrationReport.Stage(stage: described, milliseconds: report.milliseconds, rows: report.rows))
             }
             let recorded = try bridge.run(timeout: Self.migrationTimeout) { try await session.recordedVersion(of: entities) }
             if !reports.isEmpty || recorded != plan.target {
-                let done = reports
-                try bridge.run(timeout: Self.migrationTimeout) { try await session.record(targetDescription, entities: entities, stages: done) }
+                let finished = reports
+                try bridge.run(timeout: Self.migrationTimeout) { try await session.record(targetDescription, entities: entities, stages: finished) }
             }
             try bridge.run(timeout: Self.migrationTimeout) { try await session.commit() }
             if !reports.isEmpty {
                 logger.info("migrated the store", metadata: ["from": "\(start ?? "")", "to": "\(plan.target)", "stages": "\(reports.count)"])
             }
+            return finish(done.isEmpty ? .upToDate : .migrated, from: start, stages: done)
         } catch {
             try? bridge.run { await session.rollback() }
             throw error
         }
     }
 
-    /// Runs one stage: `willMigrate` on the old version, the schema change, `didMigrate` on the new one.
-    /// Any failure becomes `migration_failed` naming the stage and the step.
-    private static func run(_ stage: MigrationPlanDescription.Stage, plan: PlanContext, session: SchemaMigrationSession,
-                            bridge: BlockingBridge, configurations: [ModelConfiguration], logger: Logger) throws -> MigrationStageReport {
+    /// Runs one stage: `willMigrate` on the old version, the schema change, `didMigrate` on the new one,
+    /// telling `progress` each step as it begins. Any failure becomes `migration_failed` naming the stage
+    /// and the step, which `progress` hears before the caller does.
+    private static func run(_ stage: MigrationPlanDescription.Stage, described: MigrationProgress.Stage, plan: PlanContext,
+                            session: SchemaMigrationSession, bridge: BlockingBridge, configurations: [ModelConfiguration], logger: Logger,
+                            progress: @Sendable (MigrationProgress) -> Void) throws -> MigrationStageReport {
         guard let old = plan.schemas[stage.from], let new = plan.schemas[stage.to] else {
             throw PGModelError(.internalError, "the migration plan lost the schemas of its \(stage)")
         }
+        progress(.stageStarted(described))
         let started = ContinuousClock.now
         let declared = plan.stage(from: stage.from, to: stage.to)
-        var step = "willMigrate"
+        var step = MigrationProgress.Step.willMigrate
         do {
             if case .custom(_, _, let willMigrate?, _) = declared {
+                progress(.stepStarted(described, .willMigrate))
                 try runInContext(willMigrate, schema: old, session: session, bridge: bridge, configurations: configurations)
             }
-            step = "the schema change"
             let oldDescription = old.schemaDescription, newDescription = new.schemaDescription
+            step = .schemaChange(statements: 0)
+            // Counted before they run so the step's event can say how many there are.
+            let statements = try bridge.run(timeout: Self.migrationTimeout) { try await session.statements(from: oldDescription, to: newDescription) }
+            step = .schemaChange(statements: statements.count)
+            progress(.stepStarted(described, step))
             let rows = try bridge.run(timeout: Self.migrationTimeout) { try await session.apply(from: oldDescription, to: newDescription) }
-            step = "didMigrate"
+            step = .didMigrate
             if case .custom(_, _, _, let didMigrate?) = declared {
+                progress(.stepStarted(described, .didMigrate))
                 try runInContext(didMigrate, schema: new, session: session, bridge: bridge, configurations: configurations)
             }
             let milliseconds = (ContinuousClock.now - started).wholeMilliseconds
             logger.info("migration stage done", metadata: [
-                "stage": "\(stage)", "milliseconds": "\(milliseconds)",
-                "rows": "\(rows.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))",
+                "stage": "\(stage)", "milliseconds": "\(milliseconds)", "rows": "\(MigrationReport.rowsText(rows))",
             ])
+            progress(.stageFinished(described, milliseconds: milliseconds, rows: rows))
             return MigrationStageReport(from: stage.from, to: stage.to, kind: stage.isCustom ? "custom" : "lightweight",
                                         milliseconds: milliseconds, rows: rows)
         } catch {
-            logger.error("migration stage failed; rolling back", metadata: ["stage": "\(stage)", "step": "\(step)"])
-            throw PGModelError.migrationFailed(stage, step: step, error)
+            logger.error("migration stage failed; rolling back", metadata: ["stage": "\(stage)", "step": "\(step.failureName)"])
+            let failure = PGModelError.migrationFailed(stage, step: step.failureName, error)
+            progress(.stageFailed(described, step: step, error: failure))
+            throw failure
         }
     }
 
