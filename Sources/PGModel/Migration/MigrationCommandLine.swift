@@ -133,7 +133,8 @@ public enum MigrationCommandLine {
     /// call it from the executable's top level, not from a task on the cooperative pool.
     ///
     /// `defaultDatabaseURL` is the store when no `--database-url` is given (an app's own environment
-    /// variable, its default schema); `DATABASE_URL` comes next. `standardOutput` and `standardError`
+    /// variable); `DATABASE_URL` comes next. `defaultSchemaName` is the PostgreSQL schema of a
+    /// `postgres://` URL that names none and no `--schema` overrides (the app's own, as its server uses). `standardOutput` and `standardError`
     /// receive text as it is ready (a human progress line is written in pieces), so tests can capture it.
     ///
     /// ```swift
@@ -142,7 +143,7 @@ public enum MigrationCommandLine {
     /// exit(status)
     /// ```
     public static func run(arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
-                           schema: Schema, migrationPlan: any SchemaMigrationPlan.Type, defaultDatabaseURL: URL? = nil,
+                           schema: Schema, migrationPlan: any SchemaMigrationPlan.Type, defaultDatabaseURL: URL? = nil, defaultSchemaName: String? = nil,
                            standardOutput: @escaping @Sendable (String) -> Void = { write($0, to: .standardOutput) },
                            standardError: @escaping @Sendable (String) -> Void = { write($0, to: .standardError) }) -> Int32 {
         let options: Options
@@ -160,7 +161,7 @@ public enum MigrationCommandLine {
             standardError("Error: \(ArgumentError.noDatabase) [invalid_arguments]\n")
             return 2
         }
-        let url = options.schemaName.map { withSchema($0, base) } ?? base
+        let url = options.schemaName.map { withSchema($0, base) } ?? defaultSchemaName.map { withDefaultSchema($0, base) } ?? base
         let configurations = [ModelConfiguration(url: url)]
         do {
             if options.dryRun {
@@ -209,6 +210,14 @@ public enum MigrationCommandLine {
         items.append(URLQueryItem(name: "schema", value: name))
         components.queryItems = items
         return components.url ?? url
+    }
+
+    /// `url` with `schema=name` when it is a `postgres://` URL naming no schema (the service's URLs name
+    /// none: the server chooses).
+    static func withDefaultSchema(_ name: String, _ url: URL) -> URL {
+        guard url.scheme == "postgres" || url.scheme == "postgresql" else { return url }
+        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        return items.contains { $0.name == "schema" } ? url : withSchema(name, url)
     }
 
     /// One JSON object and a newline; keys sorted so lines compare stably.
