@@ -18,8 +18,9 @@ import PGModel
     public var startDate: Date
     /// The last day, never before ``startDate``.
     public var endDate: Date
-    /// What the trip may cost, zero or more.
-    public var budget: Double
+    /// What the trip may cost, zero or more. Its default (0) is what trips stored before budgets existed
+    /// get when `TripsAPIMigrationPlan` adds the column.
+    public var budget: Double = 0
 
     /// A trip with these values.
     ///

@@ -49,15 +49,42 @@ public enum TripsAPIApp {
         return components.url ?? url
     }
 
-    /// The API's container on the store at `url` (in memory when nil): creates its tables on the direct
-    /// store, registers its schema with the service.
+    /// The API's schema at its current version.
+    public static var schema: Schema { Schema(versionedSchema: TripsAPISchemaV2.self) }
+
+    /// The API's container on the store at `url` (in memory when nil): migrates a store of an earlier
+    /// version through ``TripsAPIMigrationPlan`` (nothing to do when `TripsAPIExample migrate` already
+    /// did), creates its tables on a new direct store, registers its schema with the service.
     ///
     /// ```swift
     /// let container = try TripsAPIApp.makeContainer(url: url)
     /// ```
     public static func makeContainer(url: URL?) throws -> ModelContainer {
         let configuration = url.map { ModelConfiguration(url: $0) } ?? ModelConfiguration(isStoredInMemoryOnly: true)
-        return try ModelContainer(for: Trip.self, configurations: configuration)
+        return try ModelContainer(for: schema, migrationPlan: TripsAPIMigrationPlan.self, configurations: configuration)
+    }
+
+    /// `TripsAPIExample migrate …`: runs ``TripsAPIMigrationPlan`` on the store the server would use
+    /// (`TRIPSAPI_STORE`, else `DATABASE_URL`, in ``defaultSchema``) unless `--database-url` names
+    /// another, and returns the exit status (see `MigrationCommandLine`).
+    ///
+    /// ```swift
+    /// exit(TripsAPIApp.migrate(arguments: ["--dry-run"], environment: ProcessInfo.processInfo.environment))
+    /// ```
+    public static func migrate(arguments: [String], environment: [String: String]) -> Int32 {
+        let store: URL?
+        do {
+            store = try storeURL(environment: environment)
+        } catch let error as PGModelError {
+            MigrationCommandLine.write("Error: \(error.message) [\(error.code)]\n", to: .standardError)
+            return 2
+        } catch {
+            MigrationCommandLine.write("Error: \(error) [invalid_configuration]\n", to: .standardError)
+            return 2
+        }
+        return MigrationCommandLine.run(arguments: arguments, environment: environment, schema: schema,
+                                        migrationPlan: TripsAPIMigrationPlan.self, defaultDatabaseURL: store,
+                                        defaultSchemaName: defaultSchema)
     }
 
     /// The router: `/trips` (``TripsController``) behind ``PGModelErrorMiddleware``, and `GET /health`.

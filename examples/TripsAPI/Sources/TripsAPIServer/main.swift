@@ -8,6 +8,7 @@ import TripsAPI
 //
 //   TRIPSAPI_STORE=postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel swift run TripsAPIExample
 //   curl -s localhost:8080/trips
+//   TRIPSAPI_STORE=… swift run TripsAPIExample migrate [--dry-run] [--json]   # the schema migration alone
 //
 // TRIPSAPI_STORE (or DATABASE_URL) names the store: postgres:// directly, as one trusted user, or
 // pgmodel://user:password@host:port through the service, as that one user. Neither set: in memory, on
@@ -16,6 +17,12 @@ import TripsAPI
 // its requests, then the container closes its connections.
 
 let environment = ProcessInfo.processInfo.environment
+
+// `TripsAPIExample migrate [--dry-run] [--json]`: run the migration plan and exit, before a release
+// starts; the server itself never takes arguments.
+if CommandLine.arguments.dropFirst().first == "migrate" {
+    exit(TripsAPIApp.migrate(arguments: Array(CommandLine.arguments.dropFirst(2)), environment: environment))
+}
 var logger = Logger(label: "TripsAPI")
 logger.logLevel = environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
 
