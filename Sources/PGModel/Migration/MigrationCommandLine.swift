@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// The `migrate` command of an app's own executable. A migration plan is the app's Swift code (its
 /// `VersionedSchema` types, its stages' `willMigrate`/`didMigrate`), so no generic tool can run it: as
@@ -27,11 +28,10 @@ public enum MigrationCommandLine {
     /// What the arguments asked for.
     ///
     /// ```swift
-    /// let options = try MigrationCommandLine.Options(parsing: ["--dry-run", "--schema", "trips"], environment: [:])
+    /// let options = try MigrationCommandLine.Options(parsing: ["--dry-run", "--schema", "trips"])
     /// ```
     public struct Options: Sendable, Hashable {
-        /// The store; `nil` when neither `--database-url` nor `DATABASE_URL` names one (the app's default
-        /// then applies).
+        /// The store from `--database-url`; `nil` without it (then the app's default, then `DATABASE_URL`).
         public var databaseURL: URL?
         /// The PostgreSQL schema from `--schema`.
         public var schemaName: String?
@@ -42,13 +42,13 @@ public enum MigrationCommandLine {
         /// `--help`: print the usage and do nothing else.
         public var help = false
 
-        /// Parses `arguments` (those after `migrate`); `DATABASE_URL` in `environment` is the store when
-        /// no `--database-url` is given. Throws ``ArgumentError`` for anything it does not understand.
+        /// Parses `arguments` (those after `migrate`). Throws ``ArgumentError`` for anything it does not
+        /// understand.
         ///
         /// ```swift
-        /// let options = try MigrationCommandLine.Options(parsing: ["--json"], environment: ["DATABASE_URL": "postgres://pgmodel@127.0.0.1/pgmodel"])
+        /// let options = try MigrationCommandLine.Options(parsing: ["--json", "--database-url", "postgres://pgmodel@127.0.0.1/pgmodel"])
         /// ```
-        public init(parsing arguments: [String], environment: [String: String]) throws {
+        public init(parsing arguments: [String]) throws {
             var remaining = arguments[...]
             var url: String?
             while let argument = remaining.popFirst() {
@@ -72,11 +72,22 @@ public enum MigrationCommandLine {
             if let schemaName, schemaName.isEmpty || !schemaName.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
                 throw ArgumentError.invalidSchemaName(schemaName)
             }
-            if let text = url ?? environment["DATABASE_URL"].flatMap({ $0.isEmpty ? nil : $0 }) {
-                guard let parsed = URL(string: text), parsed.scheme != nil else { throw ArgumentError.invalidURL(source: url == nil ? "DATABASE_URL" : "--database-url") }
-                databaseURL = parsed
-            }
+            if let url { databaseURL = try MigrationCommandLine.parseURL(url, source: "--database-url") }
         }
+    }
+
+    /// `text` as a store URL, or ``ArgumentError/invalidURL(source:)`` naming where it came from.
+    static func parseURL(_ text: String, source: String) throws -> URL {
+        guard let url = URL(string: text), url.scheme != nil else { throw ArgumentError.invalidURL(source: source) }
+        return url
+    }
+
+    /// The store: `--database-url`, else the app's default, else `DATABASE_URL` (the app's own setting
+    /// wins over the generic variable, as its server reads them).
+    static func store(_ options: Options, defaultDatabaseURL: URL?, environment: [String: String]) throws -> URL {
+        if let url = options.databaseURL ?? defaultDatabaseURL { return url }
+        guard let text = environment["DATABASE_URL"], !text.isEmpty else { throw ArgumentError.noDatabase }
+        return try parseURL(text, source: "DATABASE_URL")
     }
 
     /// Arguments the command does not understand. Messages name the argument, never a URL (it may
@@ -96,7 +107,7 @@ public enum MigrationCommandLine {
         case invalidURL(source: String)
         /// `--schema` is not a plain PostgreSQL name.
         case invalidSchemaName(String)
-        /// No store: neither `--database-url`, `DATABASE_URL`, nor a default from the app.
+        /// No store: neither `--database-url`, a default from the app, nor `DATABASE_URL`.
         case noDatabase
 
         public var description: String {
@@ -147,18 +158,16 @@ public enum MigrationCommandLine {
                            standardOutput: @escaping @Sendable (String) -> Void = { write($0, to: .standardOutput) },
                            standardError: @escaping @Sendable (String) -> Void = { write($0, to: .standardError) }) -> Int32 {
         let options: Options
+        let base: URL
         do {
-            options = try Options(parsing: arguments, environment: environment)
+            options = try Options(parsing: arguments)
+            if options.help {
+                standardOutput(usage + "\n")
+                return 0
+            }
+            base = try store(options, defaultDatabaseURL: defaultDatabaseURL, environment: environment)
         } catch {
             standardError("Error: \(error) [invalid_arguments]\n")
-            return 2
-        }
-        if options.help {
-            standardOutput(usage + "\n")
-            return 0
-        }
-        guard let base = options.databaseURL ?? defaultDatabaseURL else {
-            standardError("Error: \(ArgumentError.noDatabase) [invalid_arguments]\n")
             return 2
         }
         let url = options.schemaName.map { withSchema($0, base) } ?? defaultSchemaName.map { withDefaultSchema($0, base) } ?? base
@@ -175,7 +184,9 @@ public enum MigrationCommandLine {
                 return 0
             }
             let printer = ProgressPrinter(json: options.json, standardOutput: standardOutput, standardError: standardError)
-            try ModelContainer.migrate(for: schema, migrationPlan: migrationPlan, configurations: configurations) { printer.print($0) }
+            var quiet = Logger(label: "pgmodel.migration")
+            quiet.logLevel = .critical
+            _ = try ModelContainer.migrate(for: schema, migrationPlan: migrationPlan, configurations: configurations, logger: quiet) { printer.print($0) }
             return 0
         } catch let error as PGModelError {
             standardError("Error: \(error.message) [\(error.code)]\n")

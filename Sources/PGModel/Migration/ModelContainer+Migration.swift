@@ -106,13 +106,21 @@ extension ModelContainer {
     @discardableResult
     public static func migrate(for givenSchema: Schema, migrationPlan: any SchemaMigrationPlan.Type, configurations: [ModelConfiguration],
                                progress: @Sendable (MigrationProgress) -> Void = { _ in }) throws -> MigrationReport {
+        try migrate(for: givenSchema, migrationPlan: migrationPlan, configurations: configurations,
+                    logger: Logger(label: "pgmodel.migration"), progress: progress)
+    }
+
+    /// ``migrate(for:migrationPlan:configurations:progress:)`` logging to `logger`: the command line
+    /// silences it, since its own progress lines say the same on the same stream.
+    static func migrate(for givenSchema: Schema, migrationPlan: any SchemaMigrationPlan.Type, configurations: [ModelConfiguration],
+                        logger: Logger, progress: @Sendable (MigrationProgress) -> Void) throws -> MigrationReport {
         let configuration = configurations.first ?? ModelConfiguration()
         try configuration.validate()
         let schema = configuration.schema ?? givenSchema
         let (store, bridge) = try ModelStores.open(url: configuration.url, isStoredInMemoryOnly: configuration.isStoredInMemoryOnly,
                                                    requestTimeout: try configuration.effectiveRequestTimeout())
         defer { try? bridge.run { await store.close() } }
-        return try migrate(store, bridge: bridge, to: schema, plan: migrationPlan, configurations: configurations, progress: progress)
+        return try migrate(store, bridge: bridge, to: schema, plan: migrationPlan, configurations: configurations, logger: logger, progress: progress)
     }
 
     /// A migration may run long: its steps are not held to the request deadline.
@@ -124,7 +132,8 @@ extension ModelContainer {
     /// synchronous calls block it, as everywhere else.
     @discardableResult
     static func migrate(_ store: any ModelStore, bridge: BlockingBridge, to target: Schema, plan migrationPlan: any SchemaMigrationPlan.Type,
-                        configurations: [ModelConfiguration], progress: @Sendable (MigrationProgress) -> Void = { _ in }) throws -> MigrationReport {
+                        configurations: [ModelConfiguration], logger: Logger = Logger(label: "pgmodel.migration"),
+                        progress: @Sendable (MigrationProgress) -> Void = { _ in }) throws -> MigrationReport {
         let started = ContinuousClock.now
         let plan = try PlanContext(migrationPlan, target: target)
         let targetVersion = target.version
@@ -143,7 +152,6 @@ extension ModelContainer {
         guard let postgres = store as? PostgresModelStore else {
             throw PGModelError(.invalidConfiguration, "a migration needs the direct store (postgres://) or the service (pgmodel://)")
         }
-        let logger = Logger(label: "pgmodel.migration")
         let session = try bridge.run(timeout: Self.migrationTimeout) { try await postgres.gateway.openMigrationSession() }
         do {
             let (start, stages) = try plan.route(session: session, bridge: bridge)

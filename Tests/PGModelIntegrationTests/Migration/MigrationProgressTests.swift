@@ -210,14 +210,15 @@ struct MigrationProgressTests {
         try await Inspect.drop(schema)
     }
 
-    @Test("migrate --dry-run prints each stage's SQL and changes nothing")
+    @Test("migrate --dry-run prints each stage's SQL and changes nothing; the app's default store comes before DATABASE_URL")
     func commandLineDryRun() async throws {
         let (url, schema) = try await Self.populatedV1Store()
         let columns = try await Inspect.columns(schema, "trip")
         let output = TextLog(), errors = TextLog()
         let status = try await offCooperativePool {
-            MigrationCommandLine.run(arguments: ["--dry-run"], environment: [:], schema: Self.target, migrationPlan: ProgressPlan.self,
-                                     defaultDatabaseURL: url, standardOutput: { output.append($0) }, standardError: { errors.append($0) })
+            // The app's default store wins over DATABASE_URL (here one nothing listens on).
+            MigrationCommandLine.run(arguments: ["--dry-run"], environment: ["DATABASE_URL": "postgres://nobody@127.0.0.1:1/nowhere"],
+                                     schema: Self.target, migrationPlan: ProgressPlan.self, defaultDatabaseURL: url, standardOutput: { output.append($0) }, standardError: { errors.append($0) })
         }
         #expect(status == 0)
         #expect(output.text.contains("lightweight stage 1.0.0 → 2.0.0:"))
