@@ -38,7 +38,11 @@ public struct MigrationDryRun: Sendable, CustomStringConvertible {
     public var description: String {
         var lines = ["store at \(storeVersion.map(\.description) ?? "no version (new store)"), app at \(targetVersion)"]
         for stage in stages {
-            lines.append("\(stage.isCustom ? "custom" : "lightweight") stage \(stage.from) → \(stage.to):")
+            if storeVersion == nil {
+                lines.append("create the store at \(stage.to):")
+            } else {
+                lines.append("\(stage.isCustom ? "custom" : "lightweight") stage \(stage.from) → \(stage.to):")
+            }
             lines += stage.statements.map { "  " + $0 + ";" }
         }
         return lines.joined(separator: "\n")
@@ -70,7 +74,9 @@ extension ModelContainer {
                 let statements = try bridge.run(timeout: Self.migrationTimeout) { try await session.statements(from: empty, to: target) }
                 result.stages.append(.init(from: schema.version, to: schema.version, isCustom: false, statements: statements))
             }
-            for stage in stages {
+            // A new store is created at the target version in one step (as `migrate` does): the plan's
+            // stages have nothing to move.
+            for stage in start == nil ? [] : stages {
                 guard let old = plan.description.schema(stage.from), let new = plan.description.schema(stage.to) else { continue }
                 let statements = try bridge.run(timeout: Self.migrationTimeout) { try await session.statements(from: old, to: new) }
                 result.stages.append(.init(from: Schema.Version(parsing: stage.from) ?? schema.version,
