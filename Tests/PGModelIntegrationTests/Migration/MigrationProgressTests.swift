@@ -107,6 +107,22 @@ struct MigrationProgressTests {
         try await Inspect.drop(schema)
     }
 
+    @Test("a dry run on a new store shows one stage creating it at the app's version, not the plan's stages")
+    func dryRunOnNewStore() async throws {
+        let schema = TestDatabase.uniqueSchema("migp")
+        let url = try TestDatabase.schemaURL(schema)
+        let dryRun = try await offCooperativePool {
+            try ModelContainer.migrationDryRun(for: Self.target, migrationPlan: ProgressPlan.self, configurations: [ModelConfiguration(url: url)])
+        }
+        #expect(dryRun.storeVersion == nil)
+        #expect(dryRun.stages.count == 1)
+        #expect(dryRun.stages.first?.isCustom == false)
+        #expect(dryRun.stages.first?.statements.isEmpty == false)
+        #expect(dryRun.description.contains("create the store at 3.0.0:"))
+        #expect(!dryRun.description.contains("stage 1.0.0"))
+        try await Inspect.drop(schema)
+    }
+
     @Test("a failing custom stage reports its start and the step it failed in, throws migration_failed and changes nothing")
     func failingStage() async throws {
         let (url, schema) = try await Self.populatedV1Store()
