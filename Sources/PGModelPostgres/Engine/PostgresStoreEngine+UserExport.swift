@@ -6,7 +6,8 @@ import PostgresNIO
 @_spi(PGModelInternals) extension PostgresStoreEngine {
     /// Writes one user's data in this engine's store as JSON lines, handing each line (without its
     /// newline) to `write`: a ``UserExportHeader``, then every row the user owns in every registered
-    /// entity table (`{"kind":"row","entity":…,"id":…,"values":{column: value}}`), then the shares they
+    /// entity table (`{"kind":"row","entity":…,"id":…,"values":{column: value}}`), then the many-to-many
+    /// links between two of those rows (``UserExportLink``), then the shares they
     /// granted on those rows (grantee by name), then, with `includeHistory`, the history entries of those
     /// rows. Everything is read in one repeatable-read, read-only transaction: one consistent snapshot.
     /// Runs as the tables' owner (the CLI), whom row-level security does not filter. Throws `notFound`
@@ -101,6 +102,22 @@ import PostgresNIO
             progress("\(schemaName).\(root.tableName) (\(table.entities.joined(separator: ", "))): \(count) row\(count == 1 ? "" : "s")")
         }
 
+        // Many-to-many links (join tables) whose two rows are both in the export.
+        for join in Self.joinTables(in: registered) {
+            guard let sources = exported[join.sourceRoot], let destinations = exported[join.destinationRoot], !sources.isEmpty, !destinations.isEmpty,
+                  try await !storedColumns(ofTable: join.table, on: connection).isEmpty else { continue }
+            let source = Naming.quoted(join.sourceColumn), destination = Naming.quoted(join.destinationColumn)
+            let links = try await query(SQLStatement(
+                sql: "SELECT j.\(source), j.\(destination) FROM \(Naming.quoted(schemaName)).\(Naming.quoted(join.table)) j WHERE j.\(source) = ANY($1) AND j.\(destination) = ANY($2) ORDER BY 1, 2",
+                arrays: [SQLArray(.uuid, sources.map(PGValue.uuid)), SQLArray(.uuid, destinations.map(PGValue.uuid))]), on: connection, model: join.entity)
+            for row in links {
+                let (id, target) = try row.decode((UUID, UUID).self)
+                let line = UserExportLink(entity: join.entity, relationship: join.relationship, id: id.uuidString.lowercased(), target: target.uuidString.lowercased())
+                try emit(String(decoding: try Self.encoder.encode(line), as: UTF8.self))
+                report.links += 1
+            }
+        }
+
         let shares = try await query(SQLStatement(sql: """
             SELECT s.root_entity, s.row_id, jsonb_build_object('kind', 'share', 'entity', s.entity, 'rootEntity', s.root_entity, 'id', s.row_id, \
             'grantee', g.name, 'permission', s.permission, 'grantedBy', s.granted_by, 'createdAt', s.created_at)::text \
@@ -135,6 +152,39 @@ import PostgresNIO
             progress("history: \(report.history) entr\(report.history == 1 ? "y" : "ies")")
         }
         return report
+    }
+
+    /// A join table of the store: the relationship it stores (named from the side whose rows
+    /// `sourceColumn` holds) and the root classes of both sides.
+    struct JoinTable: Sendable, Hashable {
+        var entity: String
+        var relationship: String
+        var table: String
+        var sourceColumn: String
+        var destinationColumn: String
+        var sourceRoot: String
+        var destinationRoot: String
+    }
+
+    /// Every join table of `schema`, once each.
+    static func joinTables(in schema: SchemaDescription) -> [JoinTable] {
+        var result: [JoinTable] = []
+        for entity in schema.entities {
+            for relationship in entity.relationships where schema.declaringEntity(of: relationship.name, in: entity).name == entity.name {
+                guard let join = joinTable(of: relationship, in: entity, schema: schema), !result.contains(where: { $0.table == join.table }) else { continue }
+                result.append(join)
+            }
+        }
+        return result
+    }
+
+    /// The join table of `relationship` of `entity`, if it is stored in one.
+    static func joinTable(of relationship: RelationshipDescription, in entity: EntityDescription, schema: SchemaDescription) -> JoinTable? {
+        guard case .joinTable(let table, let source, let destination) = schema.storage(of: relationship, in: entity),
+              let sourceRoot = schema.rootEntity(of: entity.name), let destinationRoot = schema.rootEntity(of: relationship.destination),
+              [table, source, destination].allSatisfy(Naming.isValidIdentifier) else { return nil }
+        return JoinTable(entity: entity.name, relationship: relationship.name, table: table, sourceColumn: source, destinationColumn: destination,
+                         sourceRoot: sourceRoot.name, destinationRoot: destinationRoot.name)
     }
 
     /// Rows per page of an export's reads.

@@ -16,7 +16,8 @@ import PostgresNIO
     /// the file lacks (`invalid_schema`), an id that already exists here, whoever owns it
     /// (`unique_violation`, naming the entity and id), a value PostgreSQL refuses (naming the line).
     /// References to rows neither in the file nor the user's here become `NULL`; foreign keys are
-    /// checked at commit, so rows may come in any order. Shares are made again by grantee name, those
+    /// checked at commit, so rows may come in any order. Many-to-many links go into the target's join
+    /// table when both rows are in the file. Shares are made again by grantee name, those
     /// whose grantee is no user here (or the user themselves) skipped and counted. History lines are
     /// counted, not imported: history is what saves wrote. Writes no history itself (like an edit by hand).
     ///
@@ -163,11 +164,32 @@ import PostgresNIO
             }
         }
 
-        // Shares, by grantee name; only of records the file brought in.
         var imported: [String: [UUID: String]] = [:]
         for (root, table) in tables {
             imported[root] = Dictionary(table.rows.map { ($0.id, $0.entity) }, uniquingKeysWith: { a, _ in a })
         }
+
+        // Many-to-many links, only between two rows the file brought in; the join table is the target's.
+        for link in file.links {
+            guard let entity = registered.entity(named: link.entity) else {
+                throw PGModelError(.unknownEntity, "line \(link.line): entity '\(link.entity)' is not registered in schema '\(schemaName)' of the target; nothing was imported",
+                                   model: link.entity)
+            }
+            guard let relationship = entity.relationship(named: link.relationship),
+                  let join = Self.joinTable(of: relationship, in: entity, schema: registered) else {
+                throw PGModelError(.unknownAttribute, "line \(link.line): \(link.entity).\(link.relationship) is no many-to-many relationship in schema '\(schemaName)' of the target; nothing was imported",
+                                   model: link.entity, keyPath: link.relationship)
+            }
+            guard imported[join.sourceRoot]?[link.id] != nil, imported[join.destinationRoot]?[link.target] != nil else {
+                throw PGModelError(.malformedMessage, "line \(link.line): a link of \(link.entity).\(link.relationship) between rows that are not both in the file")
+            }
+            try await execute(SQLStatement(
+                sql: "INSERT INTO \(Naming.quoted(schemaName)).\(Naming.quoted(join.table)) (\(Naming.quoted(join.sourceColumn)), \(Naming.quoted(join.destinationColumn))) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                binds: [.uuid(link.id), .uuid(link.target)]), on: connection, model: link.entity)
+            report.links += 1
+        }
+
+        // Shares, by grantee name; only of records the file brought in.
         var grantees: [String: UUID?] = [:]
         for share in file.shares {
             guard let root = registered.rootEntity(of: share.entity), let entity = imported[root.name]?[share.id] else {

@@ -25,13 +25,24 @@ struct UserImportFile {
         var permission: String
     }
 
+    /// A `link` line.
+    struct Link {
+        var line: Int
+        var entity: String
+        var relationship: String
+        var id: UUID
+        var target: UUID
+    }
+
     var header: UserExportHeader
+    var links: [Link] = []
     var rows: [Row] = []
     var shares: [Share] = []
     var history = 0
 
     private struct Kind: Decodable { var kind: String }
     private struct RowLine: Decodable { var entity: String; var id: UUID; var values: [String: Presence] }
+    private struct LinkLine: Decodable { var entity: String; var relationship: String; var id: UUID; var target: UUID }
     private struct ShareLine: Decodable { var entity: String; var id: UUID; var grantee: String; var permission: String }
 
     /// Any JSON value, remembered only as null or not.
@@ -79,10 +90,13 @@ struct UserImportFile {
                         throw PGModelError(.malformedMessage, "line \(number): permission '\(share.permission)' is neither readOnly nor readWrite")
                     }
                     shares.append(Share(line: number, entity: share.entity, id: share.id, grantee: share.grantee, permission: share.permission))
+                case "link":
+                    let link = try decoder.decode(LinkLine.self, from: data)
+                    links.append(Link(line: number, entity: link.entity, relationship: link.relationship, id: link.id, target: link.target))
                 case "history":
                     history += 1
                 case let kind:
-                    throw PGModelError(.malformedMessage, "line \(number): unknown kind '\(kind)' (expected row, share or history)")
+                    throw PGModelError(.malformedMessage, "line \(number): unknown kind '\(kind)' (expected row, link, share or history)")
                 }
             } catch let error as PGModelError {
                 throw error

@@ -97,3 +97,30 @@ import Foundation
         self.tables = tables
     }
 }
+
+/// A `link` line of a user export: one many-to-many link (a join-table row) between two exported rows,
+/// named by the relationship of the class whose row `id` is.
+///
+/// ```swift
+/// UserExportLink(entity: "Folder", relationship: "favorites", id: folderID, target: itemID)
+/// ```
+@_spi(PGModelInternals) public struct UserExportLink: Codable, Sendable, Hashable {
+    /// Always `link`.
+    public var kind: String
+    /// The class that declares the relationship.
+    public var entity: String
+    /// The relationship's name.
+    public var relationship: String
+    /// The row of `entity` (lowercase uuid).
+    public var id: String
+    /// The related row (lowercase uuid).
+    public var target: String
+
+    public init(entity: String, relationship: String, id: String, target: String) {
+        self.kind = "link"
+        self.entity = entity
+        self.relationship = relationship
+        self.id = id
+        self.target = target
+    }
+}

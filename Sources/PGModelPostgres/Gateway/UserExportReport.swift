@@ -13,6 +13,8 @@ import Foundation
     public var schema: String
     /// Rows written, by class (the row's `entity`).
     public var rows: [String: Int]
+    /// Many-to-many links (join-table rows) between two of those rows.
+    public var links: Int
     /// Shares the user granted on those rows.
     public var shares: Int
     /// History entries written (0 without `includeHistory`).
@@ -20,10 +22,11 @@ import Foundation
     /// Bytes written, newlines included.
     public var bytes: Int
 
-    public init(user: String, schema: String, rows: [String: Int] = [:], shares: Int = 0, history: Int = 0, bytes: Int = 0) {
+    public init(user: String, schema: String, rows: [String: Int] = [:], links: Int = 0, shares: Int = 0, history: Int = 0, bytes: Int = 0) {
         self.user = user
         self.schema = schema
         self.rows = rows
+        self.links = links
         self.shares = shares
         self.history = history
         self.bytes = bytes

@@ -13,6 +13,8 @@ import Foundation
     public var schema: String
     /// Rows inserted, by class.
     public var rows: [String: Int]
+    /// Many-to-many links (join-table rows) inserted.
+    public var links: Int
     /// Shares inserted.
     public var shares: Int
     /// Shares left out: their grantee has no user of that name here, or is the importing user.
@@ -22,11 +24,12 @@ import Foundation
     /// History lines read and not imported (history is written by saves only).
     public var historySkipped: Int
 
-    public init(user: String, schema: String, rows: [String: Int] = [:], shares: Int = 0, sharesSkipped: Int = 0,
+    public init(user: String, schema: String, rows: [String: Int] = [:], links: Int = 0, shares: Int = 0, sharesSkipped: Int = 0,
                 referencesCleared: Int = 0, historySkipped: Int = 0) {
         self.user = user
         self.schema = schema
         self.rows = rows
+        self.links = links
         self.shares = shares
         self.sharesSkipped = sharesSkipped
         self.referencesCleared = referencesCleared

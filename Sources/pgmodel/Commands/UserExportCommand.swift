@@ -18,7 +18,8 @@ struct UserExportCommand: AsyncParsableCommand {
         discussion: """
             Reads the store of --schema (or the URL's) in one repeatable-read transaction. The first line is a \
             header (format, version, schema, user, time, the registered entity descriptions and each table's \
-            columns); then one line per row the user owns in every registered entity table, then one per share \
+            columns); then one line per row the user owns in every registered entity table, one per many-to-many \
+            link between two of those rows, then one per share \
             they granted on those rows (the grantee by name), then with --history one per history entry of \
             those rows. One progress line per table goes to standard error (not with --json). With --json and \
             --output, a summary object (rows per entity, shares, history entries, bytes) goes to standard output.
