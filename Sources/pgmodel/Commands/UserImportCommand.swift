@@ -64,7 +64,7 @@ struct UserImportCommand: AsyncParsableCommand {
             }
             let rows = report.rows.values.reduce(0, +)
             var summary = "imported \(rows) row\(rows == 1 ? "" : "s") and \(report.shares) share\(report.shares == 1 ? "" : "s") into schema \(report.schema) as user \(report.user)"
-            if report.sharesSkipped > 0 { summary += "; \(report.sharesSkipped) share\(report.sharesSkipped == 1 ? "" : "s") skipped (grantee unknown here)" }
+            if report.sharesSkipped > 0 { summary += "; \(report.sharesSkipped) share\(report.sharesSkipped == 1 ? "" : "s") skipped (grantee unknown here, or the owner)" }
             if report.referencesCleared > 0 { summary += "; \(report.referencesCleared) reference\(report.referencesCleared == 1 ? "" : "s") to rows outside the file set to NULL" }
             if report.historySkipped > 0 { summary += "; \(report.historySkipped) history entr\(report.historySkipped == 1 ? "y" : "ies") not imported" }
             print(summary)
