@@ -11,14 +11,14 @@ struct UserExportTests {
     /// Folders (a parent folder: a reference between two rows of one table) holding items (a to-many
     /// with a to-one inverse) that have a column of every attribute type, and favorite items (a to-many
     /// without inverse: a join table).
-    static func schema(itemAttributes drop: Set<String> = [], withItems: Bool = true) -> SchemaDescription {
+    static func schema(itemAttributes drop: Set<String> = [], retyped: [String: AttributeType] = [:], withItems: Bool = true) -> SchemaDescription {
         let folder = EntityDescription(name: "Folder", attributes: [AttributeDescription(name: "name", type: .string)], relationships: [
             RelationshipDescription(name: "parent", destination: "Folder", isToMany: false),
             RelationshipDescription(name: "items", destination: "Item", isToMany: true, inverse: "folder", deleteRule: .cascade),
             // Without an inverse: a join table (folder_favorites).
             RelationshipDescription(name: "favorites", destination: "Item", isToMany: true),
         ].filter { withItems || $0.destination != "Item" })
-        let attributes: [AttributeDescription] = [
+        let declared: [AttributeDescription] = [
             .init(name: "title", type: .string), .init(name: "flag", type: .bool), .init(name: "small", type: .int16),
             .init(name: "medium", type: .int32), .init(name: "large", type: .int64), .init(name: "ratio", type: .float),
             .init(name: "score", type: .double), .init(name: "amount", type: .decimal), .init(name: "happenedAt", type: .date),
@@ -28,7 +28,12 @@ struct UserExportTests {
             .init(name: "note", type: .string, isOptional: true), .init(name: "maybeAmount", type: .decimal, isOptional: true),
             .init(name: "maybeBlob", type: .data, isOptional: true), .init(name: "maybeDetails", type: .json, isOptional: true),
             .init(name: "maybeTags", type: .stringArray, isOptional: true),
-        ].filter { !drop.contains($0.name) }
+        ]
+        let attributes: [AttributeDescription] = declared.filter { !drop.contains($0.name) }.map { (attribute: AttributeDescription) -> AttributeDescription in
+            var changed = attribute
+            if let type = retyped[attribute.name] { changed.type = type }
+            return changed
+        }
         let item = EntityDescription(name: "Item", attributes: attributes, relationships: [
             RelationshipDescription(name: "folder", destination: "Folder", isToMany: false, inverse: "items"),
         ])
@@ -314,6 +319,13 @@ struct UserExportTests {
             let column = try await ShareCommandTests.run(["user", "import", file.path, "--database-url", noScoreURL])
             #expect(column.status != 0 && column.error.contains("[unknown_attribute]") && column.error.contains("'score'") && column.error.contains("Item"), "\(column.error)")
             #expect(try await Self.count(noScore) == 0)
+
+            // The same column with another type there.
+            let (retyped, retypedURL) = try await Self.target(Self.schema(retyped: ["score": .string]))
+            scratch.schemas += [retyped]
+            let mismatch = try await ShareCommandTests.run(["user", "import", file.path, "--database-url", retypedURL])
+            #expect(mismatch.status != 0 && mismatch.error.contains("[type_mismatch]") && mismatch.error.contains("'score'"), "\(mismatch.error)")
+            #expect(try await Self.count(retyped) == 0)
 
             // A file naming a column no table of the target has (an attacker's identifier) is refused the same way.
             let (target, targetURL) = try await Self.target()
