@@ -26,6 +26,7 @@ import Foundation
         /// The PostgreSQL type (`bigint`, `text[]`, `numeric`, …): an import refuses a target column of another type.
         public var type: String
 
+        /// A column named `name` of PostgreSQL type `type`: `Column(name: "amount", type: "numeric")`.
         public init(name: String, type: String) {
             self.name = name
             self.type = type
@@ -45,6 +46,7 @@ import Foundation
         /// Every column whose values the table's rows carry.
         public var columns: [Column]
 
+        /// A table and its classes and columns: `Table(table: "trip", entities: ["Trip"], columns: [])`.
         public init(table: String, entities: [String], columns: [Column]) {
             self.table = table
             self.entities = entities
@@ -63,6 +65,7 @@ import Foundation
         /// The user's id in the source database.
         public var id: UUID
 
+        /// The user `name` with id `id`: `User(name: "alice", id: aliceID)`.
         public init(name: String, id: UUID) {
             self.name = name
             self.id = id
@@ -86,6 +89,7 @@ import Foundation
     /// Every table the rows come from.
     public var tables: [Table]
 
+    /// A header of the current format and version: `UserExportHeader(schema: "public", user: user, exportedAt: "2026-11-30T10:00:00Z", entities: [], tables: [])`.
     public init(schema: String, user: User, exportedAt: String, entities: [EntityDescription], tables: [Table]) {
         self.kind = "header"
         self.format = Self.formatName
@@ -116,6 +120,7 @@ import Foundation
     /// The related row (lowercase uuid).
     public var target: String
 
+    /// A link of `entity.relationship` from row `id` to row `target`: `UserExportLink(entity: "Folder", relationship: "favorites", id: a, target: b)`.
     public init(entity: String, relationship: String, id: String, target: String) {
         self.kind = "link"
         self.entity = entity

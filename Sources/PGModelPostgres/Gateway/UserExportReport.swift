@@ -22,6 +22,7 @@ import Foundation
     /// Bytes written, newlines included.
     public var bytes: Int
 
+    /// An empty report for `user` in `schema`, counted up as the export goes: `UserExportReport(user: "alice", schema: "public")`.
     public init(user: String, schema: String, rows: [String: Int] = [:], links: Int = 0, shares: Int = 0, history: Int = 0, bytes: Int = 0) {
         self.user = user
         self.schema = schema

@@ -24,6 +24,7 @@ import Foundation
     /// History lines read and not imported (history is written by saves only).
     public var historySkipped: Int
 
+    /// An empty report for `user` in `schema`, counted up as the import goes: `UserImportReport(user: "alice", schema: "public")`.
     public init(user: String, schema: String, rows: [String: Int] = [:], links: Int = 0, shares: Int = 0, sharesSkipped: Int = 0,
                 referencesCleared: Int = 0, historySkipped: Int = 0) {
         self.user = user
