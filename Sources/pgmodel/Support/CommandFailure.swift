@@ -19,7 +19,10 @@ struct CommandFailure: Error, CustomStringConvertible {
     /// The message of `error`, readable for people, in one shape: `<sentence> [code]`.
     init(_ error: any Error) {
         if let error = error as? PGModelError {
-            description = "\(error.message) [\(error.code.rawValue)]"
+            // An operator reads this: PostgreSQL's SQLSTATE says what a database error was when the
+            // message (kept free of values for the service's users) does not.
+            let state = error.sqlState.map { error.message.contains($0) ? "" : " (SQLSTATE \($0))" } ?? ""
+            description = "\(error.message)\(state) [\(error.code.rawValue)]"
         } else if let error = error as? CommandFailure {
             description = error.description
         } else if let error = error as? ValidationError {
