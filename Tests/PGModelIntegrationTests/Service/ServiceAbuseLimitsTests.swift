@@ -103,7 +103,10 @@ struct ServiceAbuseLimitsTests {
         var policy = LoginThrottle.Policy()
         policy.freeFailuresPerAddress = 1_000
         let throttle = policy
-        try await ServerTestHarness.withRunningServer(configure: { $0.loginThrottle = throttle }, logger: logger) { _, port in
+        // Ten hellos on one connection that never logs in: under a loaded parallel suite they can take
+        // longer than the default login timeout, which closes the connection and is not what this checks.
+        try await ServerTestHarness.withRunningServer(configure: { $0.loginThrottle = throttle; $0.loginTimeout = .seconds(300) },
+                                                      logger: logger) { _, port in
             let client = try await RawProtocolClient.connect(port: port)
             defer { Task { await client.close() } }
             let longName = String(repeating: "u", count: 10_000)
