@@ -64,7 +64,15 @@ struct LineListener: Service {
                 }
             }
         }
+        // History retention runs beside the listener and stops before the pool closes; a pass in progress
+        // ends after the batch it is in.
+        let retention = server.configuration.historyRetentionInterval.map { interval in
+            let worker = HistoryRetentionWorker(gateway: server.gateway, interval: interval, logger: logger, metrics: server.metrics)
+            return Task { await worker.run() }
+        }
         let finish = {
+            retention?.cancel()
+            await retention?.value
             await changeListener.close()
             await watcher.value
             do {

@@ -129,6 +129,15 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// configuration.runsShortRequestsOnEventLoop = false   // every request on Swift's global executor
     /// ```
     public var runsShortRequestsOnEventLoop = !["off", "0"].contains(ProcessInfo.processInfo.environment["PGMODEL_SERVE_ON_EVENT_LOOP"])
+    /// How often the server prunes history to each store's retention setting (`pgmodel.history_retention`,
+    /// docs/ADMIN.md): a background pass at start and then every interval, stopping with the server.
+    /// `nil` (the default here; `pgmodel serve` takes 300 seconds) prunes nothing. Several instances may all
+    /// prune: one store is pruned by one of them at a time.
+    ///
+    /// ```swift
+    /// configuration.historyRetentionInterval = .seconds(300)
+    /// ```
+    public var historyRetentionInterval: Duration?
     /// At graceful shutdown, how long requests in progress may take to finish and their answers to be
     /// read; connections still open after it (a client that stopped reading) are closed.
     public var shutdownGracePeriod: Duration = .seconds(10)

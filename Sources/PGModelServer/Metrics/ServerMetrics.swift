@@ -23,6 +23,7 @@ package final class ServerMetrics: Sendable {
     package static let historyLag = "pgmodel_subscriber_history_lag_seconds"
     package static let heldSaveBytes = "pgmodel_held_save_bytes"
     package static let conflictsTotal = "pgmodel_conflicts_total"
+    package static let historyPrunedChanges = "pgmodel_history_pruned_changes_total"
 
     package let cache: MetricsCache
     /// One timer per operation, made up front: the hot path reads a constant dictionary.
@@ -32,6 +33,7 @@ package final class ServerMetrics: Sendable {
     package let events: Counter
     package let lag: Timer
     package let heldSaves: Gauge
+    package let prunedChanges: Counter
 
     package init(factory: any MetricsFactory) {
         let cache = MetricsCache(factory: factory)
@@ -46,6 +48,7 @@ package final class ServerMetrics: Sendable {
         events = Counter(label: Self.eventsSent, factory: factory)
         lag = Timer(label: Self.historyLag, factory: factory)
         heldSaves = Gauge(label: Self.heldSaveBytes, factory: factory)
+        prunedChanges = Counter(label: Self.historyPrunedChanges, factory: factory)
     }
 
     /// Counts and times one logged-in request answered with `response`.
@@ -78,5 +81,11 @@ package final class ServerMetrics: Sendable {
         guard let oldestCommitted else { return }
         let seconds = max(0, now.timeIntervalSince(oldestCommitted))
         lag.recordNanoseconds(Int64((min(seconds, 1e9) * 1e9).rounded()))
+    }
+
+    /// Counts the changes one retention prune removed (no store label: store names are not a fixed set).
+    package func recordHistoryPrune(_ report: HistoryPruneReport) {
+        guard report.changes > 0 else { return }
+        prunedChanges.increment(by: report.changes)
     }
 }

@@ -12,5 +12,5 @@ struct PGModelCommand: AsyncParsableCommand {
         commandName: "pgmodel",
         abstract: "PGModel: SwiftData's programming model on PostgreSQL, shared over a line protocol.",
         version: "0.1.0",
-        subcommands: [ServeCommand.self, UserCommand.self, SessionsCommand.self, ShareCommand.self, UnshareCommand.self, SharesCommand.self, StatusCommand.self, SchemaCommand.self])
+        subcommands: [ServeCommand.self, UserCommand.self, SessionsCommand.self, ShareCommand.self, UnshareCommand.self, SharesCommand.self, StatusCommand.self, SchemaCommand.self, HistoryCommand.self])
 }

@@ -14,6 +14,7 @@ import ServiceLifecycle
 /// pgmodel serve --tls-certificate /etc/pgmodel/server.pem --tls-key /etc/pgmodel/server.key
 /// pgmodel serve --host 0.0.0.0 --trusted-proxy 10.0.0.0/8   # behind HAProxy with send-proxy-v2
 /// pgmodel serve --metrics-port 9090   # GET /metrics, /health/live, /health/ready on 127.0.0.1:9090
+/// pgmodel serve --history-retention-interval 60   # prune history to the stores' retention every minute
 /// ```
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -86,6 +87,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Address the metrics endpoint listens on.", valueName: "address"))
     var metricsHost = "127.0.0.1"
 
+    @Option(help: ArgumentHelp(
+        "Seconds between prunes of every store's history to its retention setting (pgmodel history retention set); 0 is off.",
+        valueName: "seconds"))
+    var historyRetentionInterval: Double = 300
+
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel = "info"
 
@@ -111,7 +117,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard requestTimeout.isFinite, requestTimeout > 0, requestTimeout <= 86_400 else {
             throw ValidationError("--request-timeout must be between 0 and 86400 seconds")
         }
-        for (name, value) in [("--idle-timeout", idleTimeout), ("--shutdown-grace", shutdownGrace), ("--held-save-lifetime", heldSaveLifetime),
+        for (name, value) in [("--history-retention-interval", historyRetentionInterval), ("--idle-timeout", idleTimeout), ("--shutdown-grace", shutdownGrace), ("--held-save-lifetime", heldSaveLifetime),
                               ("--statement-timeout", statementTimeout ?? 1)] {
             guard value.isFinite, value >= 0, value <= 86_400 else {
                 throw ValidationError("\(name) must be a number of seconds between 0 and 86400")
@@ -181,6 +187,7 @@ struct ServeCommand: AsyncParsableCommand {
                 configuration.maxHistoryTransactions = maxHistoryTransactions
                 configuration.trustedProxies = trustedProxies
                 configuration.shutdownGracePeriod = Self.duration(shutdownGrace)
+                configuration.historyRetentionInterval = historyRetentionInterval > 0 ? Self.duration(historyRetentionInterval) : nil
                 configuration.tlsCertificatePath = tlsCertificate
                 configuration.tlsKeyPath = tlsKey
                 if let metricsPort {

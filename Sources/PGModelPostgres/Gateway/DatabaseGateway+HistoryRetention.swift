@@ -1,0 +1,40 @@
+import Foundation
+@_spi(PGModelInternals) import PGModelCore
+
+/// The service's enforcement of history retention (`pgmodel serve --history-retention-interval`). Each
+/// batch borrows a pooled connection of its own for one short SQL transaction, so a long prune never
+/// keeps a connection from requests for more than a batch.
+extension DatabaseGateway {
+    /// Every store's retention setting (``PostgresStoreEngine/historyRetentions(store:on:)``).
+    ///
+    /// ```swift
+    /// for retention in try await gateway.historyRetentions() { … }
+    /// ```
+    package func historyRetentions() async throws -> [HistoryRetention] {
+        try await pool.withConnection(scope: .trusted, deadline: requestTimeout, operation: "reading history retention") {
+            try await self.engine.historyRetentions(on: $0)
+        }
+    }
+
+    /// Prunes one store under `retention`, batch after batch, until nothing within it is left or the task
+    /// is cancelled (the batch running then still commits).
+    ///
+    /// ```swift
+    /// let report = try await gateway.pruneHistory(retention)
+    /// ```
+    package func pruneHistory(_ retention: HistoryRetention, batchRows: Int = PostgresStoreEngine.pruneBatchRows) async throws -> HistoryPruneReport {
+        let started = ContinuousClock.now
+        var report = HistoryPruneReport(store: retention.store, maxAge: retention.maxAge, maxChanges: retention.maxChanges)
+        let bounds = try await pool.withConnection(scope: .trusted, deadline: requestTimeout, operation: "history prune bounds") {
+            try await self.engine.pruneBounds(retention, on: $0)
+        }
+        while !Task.isCancelled {
+            let batch = try await pool.withConnection(scope: .trusted, deadline: requestTimeout, operation: "history prune") {
+                try await self.engine.pruneBatch(bounds, batchRows: batchRows, on: $0)
+            }
+            guard report.add(batch) else { break }
+        }
+        report.seconds = PostgresStoreEngine.seconds(ContinuousClock.now - started)
+        return report
+    }
+}
