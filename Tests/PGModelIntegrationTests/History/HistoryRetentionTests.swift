@@ -5,6 +5,7 @@ import Logging
 @_spi(PGModelInternals) @testable import PGModelPostgres
 @_spi(PGModelInternals) import PGModelServer
 import PostgresNIO
+import Prometheus
 import Testing
 
 /// History retention (sql/015_pgmodel_history_retention.sql): a prune removes exactly the oldest committed
@@ -153,7 +154,12 @@ struct HistoryRetentionTests: EngineTestSuite {
             let tokens = try await saveTransactions([1, 2, 1, 1], engine, c)
             _ = try await engine.setHistoryRetention(HistoryRetention(store: store, maxAge: nil, maxChanges: 1), on: c)
             do {
-                try await ServerTestHarness.withServer(configure: { $0.historyRetentionInterval = .milliseconds(100) }) { _ in
+                let registry = PrometheusCollectorRegistry()
+                let metered = MetricsEndpointTests.metered(registry)
+                try await ServerTestHarness.withRunningServer(configure: {
+                    metered(&$0)
+                    $0.historyRetentionInterval = .milliseconds(100)
+                }) { server, _ in
                     let deadline = ContinuousClock.now + .seconds(30)
                     while try await ServerTestHarness.withDatabase(schemaName: store, { e, c in
                         try await e.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions.count
@@ -164,6 +170,9 @@ struct HistoryRetentionTests: EngineTestSuite {
                         }
                         try await Task.sleep(for: .milliseconds(50))
                     }
+                    // Other stores' settings may be pruned by the same pass: at least this store's four changes.
+                    let metricsPort = try await server.metricsPort()
+                    _ = try await MetricsEndpointTests.scrape(port: metricsPort) { $0.samples["pgmodel_history_pruned_changes_total", default: 0] >= 4 }
                 }
             } catch {
                 _ = try? await engine.clearHistoryRetention(store: store, on: c)
