@@ -136,6 +136,7 @@ import PostgresNIO
     /// The newest position the change limit removes; nil without one, or when the history fits.
     public var throughPosition: Int64?
 
+    /// Bounds as ``PostgresStoreEngine/pruneBounds(_:on:)`` computes them, or by hand (tests, a one-off prune).
     public init(store: String, olderThan: Date?, throughPosition: Int64?) {
         self.store = store
         self.olderThan = olderThan

@@ -209,6 +209,7 @@ import Foundation
     /// True when another session was pruning the store: nothing was removed.
     public var busy: Bool
 
+    /// A batch's outcome: `HistoryPruneBatch()` is one that removed nothing.
     public init(transactions: Int64 = 0, changes: Int64 = 0, deletedThrough: UInt64? = nil, busy: Bool = false) {
         self.transactions = transactions
         self.changes = changes

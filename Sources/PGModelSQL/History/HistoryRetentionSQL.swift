@@ -7,7 +7,8 @@ import Foundation
 ///
 /// ```swift
 /// let statement = HistoryRetentionSQL.setRetention(store: "public", maxAgeSeconds: 2_592_000, maxChanges: nil)
-/// // INSERT INTO "pgmodel"."history_retention" … VALUES ($1, make_interval(secs => $2::float8), $3::bigint) ON CONFLICT …
+/// // INSERT INTO "pgmodel"."history_retention" … VALUES ($1, CASE WHEN $2::bigint % 86400 = 0 THEN make_interval(days => …)
+/// //   ELSE make_interval(secs => …) END, $3::bigint, now()) ON CONFLICT ("schema_name") DO UPDATE …
 /// ```
 @_spi(PGModelInternals) public enum HistoryRetentionSQL {
     /// The columns every read of a setting returns: store, age limit in whole seconds, change limit, when set.
