@@ -3,7 +3,7 @@
 
 /// Requests sent on one connection and not answered yet, matched to their responses by id — many may be
 /// in flight (pipelining). The server answers in order, so a response it could not tag with an id
-/// (`"id":null`, a line it could not parse) belongs to the oldest request. Pure; the client's
+/// (`"id":null`, a line it could not parse, answered in order) belongs to the oldest request. Pure; the client's
 /// `ResponseRouter` keeps one per channel.
 ///
 /// ```swift

@@ -501,7 +501,9 @@ import Tracing
             }
         }
         do {
-            let hello = HelloPayload(user: endpoint.user, password: endpoint.password)
+            // Every call awaits its own answer before anything that depends on it is sent, so the
+            // server may run the calls of this connection side by side.
+            let hello = HelloPayload(user: endpoint.user, password: endpoint.password, concurrent: true)
             let greeting = try await response(to: .hello(hello), on: channel)
             guard case .hello(let result) = try Self.result(of: greeting, for: .hello(hello)) else {
                 throw Self.unexpectedResult(.hello)

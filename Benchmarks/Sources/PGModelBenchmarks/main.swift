@@ -11,7 +11,8 @@ import Observation
 //   DATABASE_URL=postgres://… swift run -c release PGModelBenchmarks [--quick]
 //       [--point | --rls | --isolation | --history [--service] | --fetch | --phases | --migration | --compare | --writes insert|update|delete N
 //        | --conflicts | --wire | --service-table [--remote-only]
-//        | --service-point [--remote-only | --direct-only] [--models] [--service-binary PATH] | --observability]
+//        | --service-point [--remote-only | --direct-only] [--models] [--service-binary PATH] | --observability
+//        | --scaling [--callers 1,8,32]]
 //   env -u DATABASE_URL swift run -c release PGModelBenchmarks --in-memory [N]
 //
 // --history --service measures the latency with both containers clients of a service run in this process.
@@ -29,6 +30,8 @@ import Observation
 // at PATH: `swift build -c release --product pgmodel` in Benchmarks/), as deployed.
 // --observability times point fetches and one-row saves through the service with metrics off, with a no-op
 // metrics factory and with the Prometheus registry, in one run, with ratios against off (ObservabilityCost.swift).
+// --scaling runs one-row saves and point reads with 1, 8 and 32 concurrent callers on raw PostgresNIO, a direct
+// container and the service, and prints each against raw.
 // --isolation times a non-admin user's fetch of all 10,000 of their rows and save of 1,000 new rows through
 // the service, with no shares and with another user's records shared with them (IsolationCost.swift).
 // PGMODEL_BENCH_ROUNDS=N sets --fetch's rounds (5 by default) and --isolation's (15, 5 with --quick); PGMODEL_BENCH_CALLS=N --service-point's calls; PGMODEL_BENCH_KEEP_SCHEMA=1 keeps
@@ -217,6 +220,20 @@ if CommandLine.arguments.contains("--observability") {
         try await runObservabilityBenchmark(databaseURL: databaseURL, rows: 20_000,
                                             calls: ProcessInfo.processInfo.environment["PGMODEL_BENCH_CALLS"].flatMap(Int.init) ?? (quick ? 3_000 : 30_000),
                                             saves: quick ? 300 : 3_000)
+    }
+    exit(0)
+}
+
+// Many writers and readers at once against raw PostgresNIO (ScalingBenchmark.swift).
+if CommandLine.arguments.contains("--scaling") {
+    guard let databaseURL = URL(string: base) else { exit(2) }
+    var callers = [1, 8, 32]
+    if let flag = CommandLine.arguments.firstIndex(of: "--callers"), flag + 1 < CommandLine.arguments.count {
+        callers = CommandLine.arguments[flag + 1].split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
+    }
+    let callerCounts = callers
+    runDetached("scaling") {
+        try await runScalingBenchmark(databaseURL: databaseURL, callerCounts: callerCounts, seconds: quick ? 2 : 5)
     }
     exit(0)
 }

@@ -4,13 +4,21 @@ import Foundation
 import PostgresNIO
 
 @_spi(PGModelInternals) extension PostgresStoreEngine {
-    /// Writes a save's history transaction and changes, then rings the doorbell: inside the save's SQL
-    /// transaction, so history commits (or rolls back) with the data. The transaction's position (its
-    /// token) is assigned at COMMIT by the `pgmodel_assign_position` trigger, under the store's commit
-    /// lock. A save that wrote nothing writes no history.
+    /// Writes a save's history transaction and changes inside the save's SQL transaction, so history
+    /// commits (or rolls back) with the data. The transaction's position (its token) is assigned at COMMIT
+    /// by the `pgmodel_assign_position` trigger. A save that wrote nothing writes no history.
+    ///
+    /// Returns the doorbell to ring once the save has committed (sent right behind its COMMIT), or nil. A
+    /// NOTIFY inside the save would take PostgreSQL's database-wide notification lock at COMMIT and hold
+    /// it through the commit's WAL flush, so every notifying save of the database would commit one after
+    /// another. Inside a migration (an enclosing transaction) it is sent at once: it is delivered at the
+    /// migration's own commit.
     func writeHistory(_ log: HistoryLog, request: SaveRequest, as requester: Requester, on connection: EngineConnection,
-                      _ pipeline: inout StatementPipeline) async throws {
-        guard !log.isEmpty else { return try await pipeline.drain() }
+                      _ pipeline: inout StatementPipeline) async throws -> SQLStatement? {
+        guard !log.isEmpty else {
+            try await pipeline.drain()
+            return nil
+        }
         let sql = HistorySQL(schemaName: schemaName)
         // At most `historyChunkSize` changes a statement, each chunk built while the statement before it
         // runs (the first while the save's last write may still run): bounds the binds' memory, and the
@@ -27,7 +35,10 @@ import PostgresNIO
             case .changes(let columns): sql.insertChanges(transactionID: transactionID, columns: columns)
             }
         }
-        guard let first = ranges.first else { return try await pipeline.drain() }
+        guard let first = ranges.first else {
+            try await pipeline.drain()
+            return nil
+        }
         var next = try chunk(first)
         try await pipeline.drain()
         // A direct store runs in the saving process: what it says of itself is true, and a request
@@ -45,12 +56,17 @@ import PostgresNIO
             if index + 1 < ranges.count { next = try chunk(ranges[index + 1]) }
         }
         try await pipeline.drain()
-        try await execute(sql.notify(payload: sql.notifyPayload(entities: log.entities)), on: connection)
+        let doorbell = sql.notify(payload: sql.notifyPayload(entities: log.entities))
+        guard !isEnclosed else {
+            try await execute(doorbell, on: connection)
+            return nil
+        }
+        return doorbell
     }
 
     /// History transactions matching `request`, with their changes; a service user sees only changes of
-    /// rows they may see. Positions become visible in order, so every page is complete and nothing
-    /// (another database's transaction, a long save) holds a reader back. Throws `historyTokenExpired`
+    /// rows they may see. Every page is complete up to the store's horizon (``HistorySQL/horizon()``), and
+    /// nothing but a save's own commit (another database's transaction, a long save) holds a reader back. Throws `historyTokenExpired`
     /// when the request resumes from a token older than deleted history.
     public func fetchHistory(_ request: HistoryRequest, as requester: Requester, on connection: EngineConnection) async throws -> HistoryPage {
         try request.validate()
@@ -79,6 +95,13 @@ import PostgresNIO
     /// READ snapshot.
     private func readHistory(_ request: HistoryRequest, as requester: Requester, on connection: EngineConnection) async throws -> HistoryPage {
         let sql = HistorySQL(schemaName: schemaName)
+        // Before the snapshot: every save of the store up to the horizon has committed by the time the
+        // snapshot is taken (saves commit side by side, so a newer one may become visible before an older
+        // one; the horizon leaves both out until both are settled).
+        guard let horizonText = try await query(sql.horizon(), on: connection).first?.decode(String?.self),
+              let horizon = UInt64(horizonText) else {
+            throw PGModelError(.internalError, "the history horizon of schema \(schemaName) could not be read")
+        }
         // Inside a migration the reads see the migration's own transaction.
         if !isEnclosed { try await execute(SQLStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), on: connection) }
         do {
@@ -94,7 +117,7 @@ import PostgresNIO
             }
             var records: [HistoryRecord] = []
             var positions: [Int64: Int] = [:]
-            for row in try await query(sql.selectTransactions(request), on: connection) {
+            for row in try await query(sql.selectTransactions(request, through: horizon), on: connection) {
                 let (id, position, author, userName, createdAt, bundle, process) =
                     try row.decode((Int64, String, String?, String?, Date, String?, String?).self)
                 guard let token = UInt64(position) else {

@@ -28,7 +28,8 @@ import PostgresNIO
     /// The transaction of ``save(_:in:as:on:)``.
     private func applySave(_ request: SaveRequest, _ renderer: SQLRenderer, as requester: Requester,
                            on connection: EngineConnection) async throws -> SaveResult {
-        try await transaction(as: requester, on: connection) {
+        var doorbell: SQLStatement?
+        return try await transaction(as: requester, on: connection, afterCommit: { doorbell }) {
             var result = SaveResult()
             var history = HistoryLog()
             // Every update is one change (deletes and links mostly touch rows named there too); room for
@@ -190,7 +191,7 @@ import PostgresNIO
             // names the classes it makes appear or disappear; a new permission changes nothing visible.
             try await applyShares(request.shares, renderer, requester, connection, &history)
             do {
-                try await writeHistory(history, request: request, as: requester, on: connection, &pipeline)
+                doorbell = try await writeHistory(history, request: request, as: requester, on: connection, &pipeline)
             } catch {
                 throw await pipeline.settle(after: error)
             }

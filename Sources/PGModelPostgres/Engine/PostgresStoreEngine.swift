@@ -350,7 +350,14 @@ import PostgresNIO
     /// Runs `body` between BEGIN and COMMIT; any error rolls back and is rethrown as PGModelError, and so
     /// does a task cancelled by the time `body` is done (`timeout`: the service's deadline gave up on it).
     /// For a service user the transaction first takes on their identity (``enterScope(of:on:)``).
+    ///
+    /// BEGIN is sent without waiting for it: PostgresNIO sends the body's first statement the moment BEGIN
+    /// completes, so the transaction's start costs no wake-up of this task. (A BEGIN that fails leaves
+    /// the connection broken or its transaction aborted, so the body's statements fail too.) `afterCommit`,
+    /// asked once the body is done, may name a statement sent right behind COMMIT, outside the transaction
+    /// (a save's doorbell): it runs as soon as the commit is done, and its failure is logged, not thrown.
     func transaction<T>(as requester: Requester = .trusted, on connection: EngineConnection,
+                        afterCommit: () -> SQLStatement? = { nil },
                         _ body: () async throws -> T) async throws -> T {
         if isEnclosed {
             try await execute(SQLStatement(sql: "SAVEPOINT pgmodel_enclosed"), on: connection)
@@ -363,20 +370,41 @@ import PostgresNIO
                 throw PostgresErrorMapping.map(error)
             }
         }
-        try await execute(SQLStatement(sql: "BEGIN"), on: connection)
+        let begin = try start(SQLStatement(sql: "BEGIN"), on: connection)
         do {
             try await enterScope(of: requester, on: connection)
             let result = try await body()
+            try await Self.finish(begin, watch: connection.watch, model: nil)
             // The service's request deadline cancels the work it gives up on: its client was told
             // `timeout`, so the transaction must not commit after all.
             if Task.isCancelled {
                 throw PGModelError(.timeout, "the transaction was rolled back before COMMIT: its request was cancelled at its deadline")
             }
-            try await execute(SQLStatement(sql: "COMMIT"), on: connection)
+            guard let followUp = afterCommit() else {
+                try await execute(SQLStatement(sql: "COMMIT"), on: connection)
+                return result
+            }
+            let commit = try start(SQLStatement(sql: "COMMIT"), on: connection)
+            let next = try? start(followUp, on: connection)
+            try await Self.finish(commit, watch: connection.watch, model: nil)
+            if let next {
+                do {
+                    try await Self.finish(next, watch: connection.watch, model: nil)
+                } catch {
+                    logger.warning("the statement after a commit failed", metadata: ["schema": "\(schemaName)", "error": "\(error)"])
+                }
+            }
             return result
         } catch {
+            // BEGIN's own failure, when it failed, is what broke the statements after it.
+            var reported = error
+            do {
+                try await Self.finish(begin, watch: nil, model: nil)
+            } catch let beginFailure {
+                reported = beginFailure
+            }
             await rollback(on: connection)
-            throw PostgresErrorMapping.map(error)
+            throw PostgresErrorMapping.map(reported)
         }
     }
 

@@ -31,7 +31,13 @@ import PostgresNIO
         var isListening = false
         /// Whether LISTEN was ever in force: a listener without it is still connecting, not reconnecting.
         var hasListened = false
+        /// Whether a ring of this store came since the missed-ring check last looked.
+        var rangSinceCheck = false
     }
+
+    /// How often the listener checks for a save whose doorbell never came. A save rings after its commit
+    /// (in a statement of its own); a process that dies between the two leaves its save unannounced.
+    static let missedRingCheckInterval = Duration.seconds(2)
 
     private let configuration: PostgresConnection.Configuration
     private let schemaName: String
@@ -177,12 +183,17 @@ import PostgresNIO
                     // Listening is reported after the streams heard `reconnected`: a stream opened once
                     // the status says `listening` has missed nothing and gets no such signal.
                     state.withLockedValue { $0.isListening = true; $0.hasListened = true }
-                    for try await notification in notifications {
-                        if let entities = Self.entities(in: notification.payload, schema: schemaName) {
-                            broadcast(ChangeSignal(.committed, entities: entities))
-                        } else if let users = Self.users(in: notification.payload) {
-                            broadcastUsers(users)
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask { try await self.checkForMissedRings(on: opened) }
+                        for try await notification in notifications {
+                            if let entities = Self.entities(in: notification.payload, schema: schemaName) {
+                                state.withLockedValue { $0.rangSinceCheck = true }
+                                broadcast(ChangeSignal(.committed, entities: entities))
+                            } else if let users = Self.users(in: notification.payload) {
+                                broadcastUsers(users)
+                            }
                         }
+                        group.cancelAll()
                     }
                 }
             } catch {
@@ -196,6 +207,34 @@ import PostgresNIO
             if isClosed || Task.isCancelled { break }
             try? await Task.sleep(for: backoff)
             backoff = min(backoff * 2, .seconds(2))
+        }
+    }
+
+    /// Rings for saves whose doorbell never came: every ``missedRingCheckInterval`` it reads the store's
+    /// newest history position (one index probe); a newer one that no ring followed within an interval is
+    /// rung for, with no class names (readers catch up from their tokens). A ring that came after the
+    /// newer position was seen was sent after that save committed, so its readers see the save.
+    private func checkForMissedRings(on connection: PostgresConnection) async throws {
+        // The first look only learns where history is (0: none yet).
+        var newest: Int64?
+        var unannounced = false
+        while !Task.isCancelled {
+            let rows = try await connection.query(
+                "SELECT coalesce(max(position), 0) FROM pgmodel.transactions WHERE schema_name = \(schemaName)", logger: logger)
+            var current: Int64 = 0
+            for try await row in rows { current = try row.decode(Int64.self) }
+            if let known = newest, current > known {
+                unannounced = true
+                state.withLockedValue { $0.rangSinceCheck = false }
+            }
+            newest = max(current, newest ?? current)
+            try await Task.sleep(for: Self.missedRingCheckInterval)
+            let rang = state.withLockedValue { $0.rangSinceCheck }
+            if unannounced && !rang {
+                logger.debug("ringing for a save whose doorbell did not come", metadata: ["schema": "\(schemaName)"])
+                broadcast(ChangeSignal(.committed))
+            }
+            unannounced = false
         }
     }
 

@@ -139,14 +139,23 @@ import Foundation
             """, binds: [.string(schemaName)])
     }
 
+    /// `SELECT pgmodel.history_horizon(store)::text`: the newest position below which every save of the store
+    /// has committed or rolled back. Saves of a store commit side by side, so positions can become visible
+    /// out of order for a moment; a reader runs this as a statement of its own (its lock ends with it), then
+    /// reads ``selectTransactions(_:through:)`` up to the horizon in a snapshot taken afterwards.
+    public func horizon() -> SQLStatement {
+        SQLStatement(sql: "SELECT \"pgmodel\".\"history_horizon\"($1)::text", binds: [.string(schemaName)])
+    }
+
     /// `id, position, author, user_name, created_at, bundle_identifier, process_identifier` of the matching committed transactions, in the
-    /// request's order: its sort keys, then the token.
-    /// Positions become visible in order, so what a reader sees is always a gap-free prefix: no horizon.
+    /// request's order: its sort keys, then the token. With `horizon` (``horizon()``), only positions up to
+    /// it: what the reader sees is then a gap-free prefix of the store's history.
     /// Which of them a service user sees is row-level security's business: transactions with a change
     /// of a row they may see, and their own.
-    public func selectTransactions(_ request: HistoryRequest) -> SQLStatement {
+    public func selectTransactions(_ request: HistoryRequest, through horizon: UInt64? = nil) -> SQLStatement {
         var b = SQLBuilder()
-        let conditions = visibleConditions(request.filter, &b)
+        var conditions = visibleConditions(request.filter, &b)
+        if let horizon { conditions += " AND t.\"position\" <= \(b.bind(.int(Int64(clamping: horizon))))" }
         var order: [String] = request.sort.map { key in
             switch key.key {
             // Swift orders nil before any value; PostgreSQL's default is the opposite.

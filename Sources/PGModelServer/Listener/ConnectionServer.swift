@@ -49,6 +49,8 @@ struct ConnectionServer: Sendable {
     let heldSaveLifetime: Duration?
     /// Whether short requests run on the connection's event loop (``RequestWeight``).
     let runsShortRequestsOnEventLoop: Bool
+    /// Ordinary requests a concurrent connection runs at once (``LineServerConfiguration/maxConcurrentRequests``).
+    let maxConcurrentRequests: Int
     /// This instance's logged-in sessions, closed when their user changes.
     let sessions: SessionRegistry
     /// Whether connections are TLS (recorded with each session).
@@ -201,46 +203,92 @@ struct ConnectionServer: Sendable {
                 // A logged-in session is counted until its connection ends.
                 var loggedIn = false
                 defer { if loggedIn { metrics.sessions.decrement() } }
-                while let received = try await inbox.next() {
-                    let action: SessionStateMachine.Action
-                    var lineBytes = 0
-                    switch received.frame {
-                    case .lineTooLong(let limit):
-                        logger.notice("line too long", metadata: ["limit": "\(limit)"])
-                        action = session.receiveOversizedLine(limit: limit)
-                    case .line(let line):
-                        lineBytes = line.readableBytes
-                        // Blank lines are not requests; skipping them lets people type into `nc` freely.
-                        if line.readableBytesView.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
+                // Whether the login asked to have its ordinary requests run side by side (`concurrent`).
+                var asksConcurrency = false
+                var isConcurrent = false
+                try await withThrowingTaskGroup(of: Void.self) { running in
+                    var inFlight = 0
+                    while let received = try await inbox.next() {
+                        let action: SessionStateMachine.Action
+                        var lineBytes = 0
+                        switch received.frame {
+                        case .lineTooLong(let limit):
+                            logger.notice("line too long", metadata: ["limit": "\(limit)"])
+                            action = session.receiveOversizedLine(limit: limit)
+                        case .line(let line):
+                            lineBytes = line.readableBytes
+                            // Blank lines are not requests; skipping them lets people type into `nc` freely.
+                            if line.readableBytesView.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
+                                continue
+                            }
+                            let request = await RequestWeight.run(heavy: client.executor != nil && RequestWeight.isHeavy(line: line)) {
+                                Request.decode(line: line)
+                            }
+                            action = session.receive(request)
+                        }
+                        // The user changed since the login: nothing more runs as the user the login read.
+                        guard !client.revocation.isRevoked else { break }
+                        // Closed as idle meanwhile: the request is not run (the client may resend it elsewhere).
+                        guard client.idle?.requestStarted() ?? true else { break }
+                        // Closed for a save that waited too long for its next part: not run either.
+                        guard client.heldSave.requestStarted() else {
+                            await client.heldSave.closingFinished()
+                            break
+                        }
+                        // Only a logged-in connection holds parts, and its user never changes.
+                        if holder == nil, case .authenticated(let user) = session.state { holder = user.id }
+                        if isConcurrent, case .execute(let request, let user) = action, Self.runsAlongside(request) {
+                            // Runs beside the connection's other ordinary requests, at most
+                            // `maxConcurrentRequests` at once; its answer goes out when it is done.
+                            if inFlight >= maxConcurrentRequests {
+                                _ = try await running.next()
+                                inFlight -= 1
+                            }
+                            inFlight += 1
+                            running.addTask { [self] in
+                                defer {
+                                    client.heldSave.requestFinished()
+                                    client.idle?.requestFinished()
+                                }
+                                try await write(await execute(request, as: user, received: received.received, client), to: client)
+                            }
+                            if tracker.isShuttingDown { break }
                             continue
                         }
-                        let request = await RequestWeight.run(heavy: client.executor != nil && RequestWeight.isHeavy(line: line)) {
-                            Request.decode(line: line)
+                        // Anything else waits for the requests running and holds back those after it.
+                        while inFlight > 0 {
+                            _ = try await running.next()
+                            inFlight -= 1
                         }
-                        action = session.receive(request)
+                        if case .authenticate(_, let hello) = action { asksConcurrency = hello.concurrent }
+                        let keepOpen = try await perform(action, received: received.received, lineBytes: lineBytes,
+                                                         session: &session, assembly: &assembly, client)
+                        if !loggedIn, case .authenticated = session.state {
+                            loggedIn = true
+                            metrics.sessions.increment()
+                            isConcurrent = asksConcurrency
+                        }
+                        client.heldSave.requestFinished()
+                        client.idle?.requestFinished()
+                        if !keepOpen || tracker.isShuttingDown { break }
                     }
-                    // The user changed since the login: nothing more runs as the user the login read.
-                    guard !client.revocation.isRevoked else { break }
-                    // Closed as idle meanwhile: the request is not run (the client may resend it elsewhere).
-                    guard client.idle?.requestStarted() ?? true else { break }
-                    // Closed for a save that waited too long for its next part: not run either.
-                    guard client.heldSave.requestStarted() else {
-                        await client.heldSave.closingFinished()
-                        break
-                    }
-                    // Only a logged-in connection holds parts, and its user never changes.
-                    if holder == nil, case .authenticated(let user) = session.state { holder = user.id }
-                    let keepOpen = try await perform(action, received: received.received, lineBytes: lineBytes,
-                                                     session: &session, assembly: &assembly, client)
-                    if !loggedIn, case .authenticated = session.state {
-                        loggedIn = true
-                        metrics.sessions.increment()
-                    }
-                    client.heldSave.requestFinished()
-                    client.idle?.requestFinished()
-                    if !keepOpen || tracker.isShuttingDown { break }
+                    // The connection's last answers are written before it closes.
+                    try await running.waitForAll()
                 }
                 session.connectionClosed()
+    }
+
+    /// Whether `request` of a concurrent connection runs beside the others: the ordinary calls. Saves in
+    /// parts (the connection holds them in order), subscriptions (their events start after the answer)
+    /// and schema work (the connection's schema versions) run alone, in order.
+    private static func runsAlongside(_ request: Request) -> Bool {
+        guard request.part == nil else { return false }
+        switch request.operation {
+        case .fetch, .fetchTable, .count, .ids, .save, .history, .share, .unshare, .shares, .ping:
+            return true
+        case .hello, .register, .migrate, .deleteHistory, .subscribe, .unsubscribe, .bye:
+            return false
+        }
     }
 
     /// Performs `action` for the line of `lineBytes` read at `received`; returns whether the connection

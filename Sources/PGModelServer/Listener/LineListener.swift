@@ -112,6 +112,7 @@ struct LineListener: Service {
             heldSaveTimeout: server.configuration.heldSaveTimeout,
             heldSaveLifetime: server.configuration.heldSaveLifetime,
             runsShortRequestsOnEventLoop: server.configuration.runsShortRequestsOnEventLoop,
+            maxConcurrentRequests: max(1, server.configuration.maxConcurrentRequests),
             sessions: sessions, isTLS: server.tlsContext != nil, logger: logger, metrics: server.metrics)
         let maxLineBytes = server.configuration.maxLineBytes
         let trustedProxies = server.trustedProxies

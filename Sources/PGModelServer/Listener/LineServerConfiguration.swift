@@ -117,6 +117,14 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// socket until it catches up, so a client that pipelines without end is held back by TCP, not by
     /// the server's memory.
     public var maxQueuedRequests = 16
+    /// Ordinary requests one connection that logged in with `"concurrent":true` runs at once (its other
+    /// requests run alone, in order). Each holds a pooled database connection while it runs, so this also
+    /// bounds what one client connection takes of ``maxDatabaseConnections``.
+    ///
+    /// ```swift
+    /// configuration.maxConcurrentRequests = 4   // many clients, a small pool
+    /// ```
+    public var maxConcurrentRequests = 8
     /// Whether a connection's short requests (a point fetch, a small save, a `ping`) run on the event
     /// loop its bytes arrive on, with a database connection from the same loop when the pool has one
     /// (`true`, the default), rather than on Swift's global executor. On the loop a short request wakes

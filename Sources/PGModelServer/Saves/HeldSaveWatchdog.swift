@@ -22,7 +22,9 @@ final class HeldSaveWatchdog: Sendable {
     private struct State {
         /// When the held save expires; nil while no save is held.
         var deadline: ContinuousClock.Instant?
-        var isBusy = false
+        /// Requests running now (a concurrent connection runs several).
+        var busy = 0
+        var isBusy: Bool { busy > 0 }
         /// The connection is being closed: no request may start any more.
         var isClosing = false
         /// The deadline passed during a request: the connection closes once its answer is written.
@@ -67,16 +69,17 @@ final class HeldSaveWatchdog: Sendable {
     func requestStarted() -> Bool {
         state.withLockedValue { state in
             guard !state.isClosing else { return false }
-            state.isBusy = true
+            state.busy += 1
             return true
         }
     }
 
-    /// The request's answer is written; if the deadline passed meanwhile, the connection closes now.
+    /// The request's answer is written; if the deadline passed meanwhile, the connection closes once no
+    /// request runs any more.
     func requestFinished() {
         state.withLockedValue { state in
-            state.isBusy = false
-            guard state.closesAfterRequest else { return }
+            state.busy = max(0, state.busy - 1)
+            guard state.busy == 0, state.closesAfterRequest else { return }
             state.closesAfterRequest = false
             startClosing(&state)
         }

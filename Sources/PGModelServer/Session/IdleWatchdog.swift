@@ -19,7 +19,9 @@ import NIOCore
 final class IdleWatchdog: Sendable {
     private struct Activity {
         var last: ContinuousClock.Instant = .now
-        var isBusy = false
+        /// Requests running now (a concurrent connection runs several).
+        var busy = 0
+        var isBusy: Bool { busy > 0 }
         /// The idle line is decided: no request may start any more.
         var isClosing = false
         /// The next check; nil once stopped or closing.
@@ -99,7 +101,7 @@ final class IdleWatchdog: Sendable {
     func requestStarted() -> Bool {
         activity.withLockedValue { activity in
             guard !activity.isClosing else { return false }
-            activity.isBusy = true
+            activity.busy += 1
             activity.last = .now
             return true
         }
@@ -107,6 +109,6 @@ final class IdleWatchdog: Sendable {
 
     /// The request's answer is written: the idle clock starts again.
     func requestFinished() {
-        activity.withLockedValue { $0.isBusy = false; $0.last = .now }
+        activity.withLockedValue { $0.busy = max(0, $0.busy - 1); $0.last = .now }
     }
 }

@@ -73,7 +73,7 @@ struct HistoryIntegrityTests: EngineTestSuite {
             let changeChunks = (rows.count + PostgresStoreEngine.historyChunkSize - 1) / PostgresStoreEngine.historyChunkSize
             #expect(rowChunks > 2 && changeChunks > 2)
             #expect(kinds == ["BEGIN"] + Array(repeating: "rows", count: rowChunks) + ["transaction"]
-                    + Array(repeating: "changes", count: changeChunks) + ["notify", "COMMIT"])
+                    + Array(repeating: "changes", count: changeChunks) + ["COMMIT", "notify"], "the doorbell rings after the commit")
             #expect(try await engine.count(FetchRequest(entity: "Memo"), in: schema, as: .trusted, on: c) == 25_000)
             let saved = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c).transactions
             #expect(saved.first?.changes.map(\.id) == rows.map(\.id))
