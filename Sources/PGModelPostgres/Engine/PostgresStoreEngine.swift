@@ -237,7 +237,7 @@ import PostgresNIO
     /// connection instead of on every call; unnamed, as ``query(_:on:model:)``, inside an enclosing
     /// transaction or once every slot is taken.
     func select(_ statement: SQLStatement, on connection: EngineConnection, model: String? = nil) async throws -> [PostgresRow] {
-        guard Self.usesPreparedSelects, !isEnclosed,
+        guard Self.usesPreparedSelects, connection.usesNamedStatements, !isEnclosed,
               let slot = PreparedSelectRegistry.shared.slot(sql: statement.sql, types: PostgresValueCoding.bindTypes(statement)) else {
             return try await query(statement, on: connection, model: model)
         }
@@ -308,15 +308,41 @@ import PostgresNIO
     /// service user, whatever role the service logged in as (a superuser included); nothing for the direct
     /// store, nor on a pooled connection whose session is already in the requester's scope.
     func enterScope(of requester: Requester, on connection: EngineConnection) async throws {
+        guard let statement = scopeStatement(of: requester, on: connection) else { return }
+        try await execute(statement, on: connection)
+    }
+
+    /// The statement ``enterScope(of:on:)`` sends, `nil` when it sends none.
+    private func scopeStatement(of requester: Requester, on connection: EngineConnection) -> SQLStatement? {
         let scope = scope(for: requester)
-        guard let userID = scope.userID, let role = scope.role, !connection.holds(scope) else { return }
+        guard let userID = scope.userID, let role = scope.role, !connection.holds(scope) else { return nil }
         var sql = "SELECT set_config('role', $1, true), set_config('pgmodel.user_id', $2, true)"
         var binds: [PGValue] = [.string(role), .string(userID.uuidString.lowercased())]
         if let timeout = scope.statementTimeout {
             sql += ", set_config('statement_timeout', $3, true)"
             binds.append(.string(timeout))
         }
-        try await execute(SQLStatement(sql: sql, binds: binds), on: connection)
+        return SQLStatement(sql: sql, binds: binds)
+    }
+
+    /// `BEGIN`, then `requester`'s identity for the transaction (``enterScope(of:on:)``). The two are sent
+    /// back to back: PostgresNIO writes the second the moment the first completes, so a read that must
+    /// take on its user's identity in a transaction of its own (behind a pooler in transaction mode) does
+    /// not wake its task between them. Should `BEGIN` fail, the identity statement ran outside any
+    /// transaction, where a local setting ends with the statement itself; the caller rolls back.
+    private func begin(as requester: Requester, on connection: EngineConnection) async throws {
+        guard let identity = scopeStatement(of: requester, on: connection) else {
+            try await execute(SQLStatement(sql: "BEGIN"), on: connection)
+            return
+        }
+        let begun = try start(SQLStatement(sql: "BEGIN"), on: connection)
+        do {
+            try await execute(identity, on: connection)
+        } catch {
+            try? await Self.finish(begun, watch: connection.watch, model: nil)
+            throw error
+        }
+        try await Self.finish(begun, watch: connection.watch, model: nil)
     }
 
     /// Sends `statement` without waiting for it (``StatementPipeline``); ``finish(_:watch:model:)`` awaits it.
@@ -363,9 +389,8 @@ import PostgresNIO
                 throw PostgresErrorMapping.map(error)
             }
         }
-        try await execute(SQLStatement(sql: "BEGIN"), on: connection)
         do {
-            try await enterScope(of: requester, on: connection)
+            try await begin(as: requester, on: connection)
             let result = try await body()
             // The service's request deadline cancels the work it gives up on: its client was told
             // `timeout`, so the transaction must not commit after all.
