@@ -102,6 +102,15 @@ pgm_ensure_test_programs() {
     command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || pgm_apt_install pgbouncer
 }
 
+# Closes every descriptor above standard error in the calling (sub)shell.
+pgm_close_inherited_fds() {
+    local fd
+    for fd in $(ls /proc/"$BASHPID"/fd 2>/dev/null); do
+        [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null
+    done
+    return 0
+}
+
 pgm_pgbouncer_bin() {
     command -v pgbouncer 2>/dev/null || { [ -x /usr/sbin/pgbouncer ] && echo /usr/sbin/pgbouncer; }
 }
@@ -159,7 +168,9 @@ query_wait_timeout = 60
 pidfile = $dir/pgbouncer.pid
 logfile = $dir/pgbouncer.log
 EOF
-        pgm_as_owner "$bin" -q -d "$dir/pgbouncer.ini" 2>>"$dir/start.err" || continue
+        # The daemon must not keep the caller's descriptors: a test runner waiting for this script's
+        # output or exit would wait for PgBouncer's.
+        (pgm_close_inherited_fds && pgm_as_owner "$bin" -q -d "$dir/pgbouncer.ini") </dev/null >/dev/null 2>>"$dir/start.err" || continue
         for wait in $(seq 1 50); do
             pgm_port_busy "$listen" && break
             sleep 0.1
