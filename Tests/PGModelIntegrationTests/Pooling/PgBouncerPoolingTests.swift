@@ -248,4 +248,51 @@ struct PgBouncerPoolingTests {
             }
         }
     }
+
+    /// Point fetches through the service, one client, call by call: the p50 of each way to reach PostgreSQL.
+    /// A debug build's figures, only to compare the three; run with `PGMODEL_POOLING_MEASURE=1`.
+    @Test("point fetch cost: session scope on a direct connection, per-transaction identity direct, and through PgBouncer",
+          .enabled(if: ProcessInfo.processInfo.environment["PGMODEL_POOLING_MEASURE"] == "1"))
+    func measurePointFetches() async throws {
+        let calls = Int(ProcessInfo.processInfo.environment["PGMODEL_POOLING_CALLS"] ?? "") ?? 2_000
+        try await PgBouncer.with(poolSize: 3) { bouncer in
+            let direct = try TestDatabase.url()
+            let perTransaction = direct + (direct.contains("?") ? "&" : "?") + "pgmodel_pooling=transaction"
+            let ways: [(String, (inout LineServerConfiguration) -> Void)] = [
+                ("direct, session scope", { _ in }),
+                ("direct, pgmodel_pooling=transaction", { $0.directDatabaseURL = $0.databaseURL; $0.databaseURL = perTransaction }),
+                ("PgBouncer transaction mode", { bouncer.configure(&$0) }),
+            ]
+            let user = try await ServerTestHarness.makeUser("pmeasure")
+            for round in 0..<2 {
+                for (name, configure) in ways {
+                    let p50 = try await SharingTests.withService(configure: configure) { port, _ in
+                        let store = try await SharingTests.store(user, port)
+                        let token = "m" + ServerTestHarness.uniqueSuffix()
+                        _ = try await store.save(SaveRequest(inserts: (0..<100).map {
+                            RowValues(entity: "Expedition", id: .v7(), values: ["code": .string("\(token)-\($0)"), "title": .string("t")])
+                        }))
+                        let clock = ContinuousClock()
+                        var samples: [Double] = []
+                        for call in -200..<calls {
+                            let request = FetchRequest(entity: "Expedition", predicate: .compare(.equal, .key("code"), .value(.string("\(token)-\(abs(call) % 100)"))),
+                                                       limit: 1)
+                            let began = clock.now
+                            let rows = try await store.fetch(request)
+                            let elapsed = clock.now - began
+                            #expect(rows.count == 1)
+                            if call >= 0 {
+                                let (seconds, attoseconds) = elapsed.components
+                                samples.append(Double(seconds) * 1e6 + Double(attoseconds) / 1e12)
+                            }
+                        }
+                        await store.close()
+                        samples.sort()
+                        return samples[samples.count / 2]
+                    }
+                    print("pooling point fetch, round \(round + 1), \(name): p50 \(String(format: "%.1f", p50)) µs over \(calls) calls")
+                }
+            }
+        }
+    }
 }
