@@ -95,9 +95,113 @@ pgm_ensure_server_packages() {
 }
 
 # Programs the tests run for real besides PostgreSQL: HAProxy (the PROXY protocol tests put the real
-# balancer in front of the service).
+# balancer in front of the service) and PgBouncer (the pooling tests run the service behind it in
+# transaction mode).
 pgm_ensure_test_programs() {
     command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || pgm_apt_install haproxy
+    command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || pgm_apt_install pgbouncer
+}
+
+# Closes every descriptor above standard error in the calling (sub)shell.
+pgm_close_inherited_fds() {
+    local fd
+    for fd in $(ls /proc/"$BASHPID"/fd 2>/dev/null); do
+        [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null
+    done
+    return 0
+}
+
+pgm_pgbouncer_bin() {
+    command -v pgbouncer 2>/dev/null || { [ -x /usr/sbin/pgbouncer ] && echo /usr/sbin/pgbouncer; }
+}
+
+# Starts a PgBouncer in transaction mode in front of the PostgreSQL database UPSTREAM_URL
+# (postgres://user:password@host:port/database), for tests only: its files, pid and unix socket live in
+# DIR (short, under /tmp), it listens on 127.0.0.1 at a free port, lets in only UPSTREAM_URL's role with
+# UPSTREAM_URL's password (SCRAM) and opens at most POOL_SIZE (default 3) server connections, so that
+# many clients' transactions take turns on few sessions. Prints the URL that reaches the database
+# through it. The service logs in as one role and switches to pgmodel_app per transaction, so that one
+# role is all PgBouncer needs to know.
+#   pgm_pgbouncer_start /tmp/pgb-1 postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel_test 2
+pgm_pgbouncer_start() {
+    local dir="$1" upstream="$2" pool="${3:-3}" bin owner rest user password host port database try listen wait
+    bin="$(pgm_pgbouncer_bin)" || pgm_die "pgbouncer is not installed (apt-get install -y pgbouncer)"
+    rest="${upstream#*://}"
+    user="${rest%%:*}"; rest="${rest#*:}"
+    password="${rest%%@*}"; rest="${rest#*@}"
+    host="${rest%%:*}"; rest="${rest#*:}"
+    port="${rest%%/*}"; database="${rest#*/}"; database="${database%%\?*}"
+    case "$user$password$database" in *[!A-Za-z0-9_]*) pgm_die "pgm_pgbouncer_start: user, password and database must be plain words" ;; esac
+    case "$port" in *[!0-9]* | "") pgm_die "pgm_pgbouncer_start: the upstream URL needs an explicit port" ;; esac
+    case "$pool" in *[!0-9]* | "") pgm_die "pgm_pgbouncer_start: the pool size is a number" ;; esac
+    owner="$(pgm_owner_name)"
+    [ ! -e "$dir/pgbouncer.pid" ] || pgm_die "$dir already holds a PgBouncer (pgm_pgbouncer_stop $dir first)"
+    install -d -m 700 -o "$owner" -g "$(id -gn "$owner")" "$dir"
+    printf '"%s" "%s"\n' "$user" "$password" | pgm_as_owner tee "$dir/userlist.txt" >/dev/null
+    pgm_as_owner chmod 600 "$dir/userlist.txt"
+    # Two tests may start one at once: a port taken meanwhile makes PgBouncer exit, and another is tried.
+    for try in $(seq 1 20); do
+        listen=$((20000 + RANDOM % 30000))
+        pgm_port_busy "$listen" && continue
+        pgm_as_owner tee "$dir/pgbouncer.ini" >/dev/null <<EOF
+; Written by scripts/lib.sh (pgm_pgbouncer_start) for tests.
+[databases]
+; search_path is a startup parameter PgBouncer 1.18 cannot pass on: every server connection sets
+; PGModel's path itself (the same for every client, so it carries nothing of one client to another).
+$database = host=$host port=$port dbname=$database connect_query='SET search_path = "\$user", public'
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $listen
+unix_socket_dir = $dir
+auth_type = scram-sha-256
+auth_file = $dir/userlist.txt
+pool_mode = transaction
+default_pool_size = $pool
+min_pool_size = 0
+reserve_pool_size = 0
+max_client_conn = 500
+; Transaction mode: PGModel leaves nothing in a server connection's session, so there is nothing to reset.
+server_reset_query =
+ignore_startup_parameters = extra_float_digits,options,search_path
+query_wait_timeout = 60
+pidfile = $dir/pgbouncer.pid
+logfile = $dir/pgbouncer.log
+EOF
+        # The daemon must not keep the caller's descriptors: a test runner waiting for this script's
+        # output or exit would wait for PgBouncer's.
+        (pgm_close_inherited_fds && pgm_as_owner "$bin" -q -d "$dir/pgbouncer.ini") </dev/null >/dev/null 2>>"$dir/start.err" || continue
+        for wait in $(seq 1 50); do
+            pgm_port_busy "$listen" && break
+            sleep 0.1
+        done
+        if pgm_port_busy "$listen" && [ -s "$dir/pgbouncer.pid" ]; then
+            printf 'postgres://%s:%s@127.0.0.1:%s/%s?pgmodel_pooling=transaction\n' "$user" "$password" "$listen" "$database"
+            return 0
+        fi
+    done
+    pgm_die "PgBouncer did not start; see $dir/pgbouncer.log"
+}
+
+# Stops the PgBouncer pgm_pgbouncer_start started in DIR (by its pid file) and removes DIR.
+pgm_pgbouncer_stop() {
+    local dir="$1" pid wait
+    [ -f "$dir/pgbouncer.ini" ] || pgm_die "$dir holds no PgBouncer of pgm_pgbouncer_start"
+    if [ -s "$dir/pgbouncer.pid" ]; then
+        pid="$(cat "$dir/pgbouncer.pid")"
+        case "$pid" in
+            *[!0-9]* | "") ;;
+            *)
+                kill "$pid" 2>/dev/null || true
+                for wait in $(seq 1 50); do
+                    kill -0 "$pid" 2>/dev/null || break
+                    sleep 0.1
+                done
+                kill -9 "$pid" 2>/dev/null || true
+                ;;
+        esac
+    fi
+    rm -rf "$dir"
 }
 
 pgm_ensure_client() {

@@ -3,7 +3,7 @@
 # database variables and no cluster started (it starts a private one), then the README's shell steps as
 # written (scripts/readme-steps.sh; not with DATABASE_URL), then the integration
 # tests against PostgreSQL (with the TripsAPI example's HTTP tests): the embedded cluster, or DATABASE_URL / PGMODEL_TEST_DATABASE_URL,
-# then the adversarial isolation suite alone, then the model-graph and seed suites again in $PGMODEL_HASH_SEED_RUNS (default 8) more processes, each
+# then the adversarial isolation suite alone, then the service behind PgBouncer in transaction mode, then the model-graph and seed suites again in $PGMODEL_HASH_SEED_RUNS (default 8) more processes, each
 # with another hash seed, then the deadline tests (which stall PostgreSQL on purpose), then the
 # resilience tests, which kill and restart the embedded cluster $PGMODEL_RESILIENCE_ROUNDS times (20)
 # per store (skipped with DATABASE_URL); those two run alone, after everything else.
@@ -36,7 +36,11 @@ SESSIONS_FILTER='SessionRevocationTests'
 # The adversarial suite keeps two services and sixteen connections busy for a minute or more: alone, it
 # cannot starve the timing-sensitive suites (login throttles, deadlines) of database time.
 ADVERSARIAL_FILTER='AdversarialIsolationTests'
-ALONE_FILTER='ResilienceTests|DeadlineTests|AdversarialIsolationTests|LostUpdateCheckTests|SessionRevocationTests'
+# The service behind a real PgBouncer in transaction mode (each test starts its own through
+# scripts/pgbouncer.sh, with two or three server connections): a phase of its own, so a pooler's
+# queueing never meets the integration phase's load.
+POOLING_FILTER='PgBouncerPoolingTests'
+ALONE_FILTER='ResilienceTests|DeadlineTests|AdversarialIsolationTests|LostUpdateCheckTests|SessionRevocationTests|PgBouncerPoolingTests'
 # Swift seeds Dictionary/Set hashing per process: these suites run again in fresh processes, each with
 # its own seed, so behaviour that depends on hash order fails CI instead of passing by luck.
 HASH_SEED_FILTER='SeedGraphTests|EngineGraphTests|GraphPredicateParityTests|ModelActorTests|PredicateTranslatorGraphTests'
@@ -177,6 +181,7 @@ if [ -z "$external_database" ]; then
 fi
 run_phase integration "$INTEGRATION_FILTER" "$ALONE_FILTER"
 run_phase adversarial "$ADVERSARIAL_FILTER"
+run_phase pooling "$POOLING_FILTER"
 for run in $(seq 1 "$HASH_SEED_RUNS"); do
     run_phase "hash-seed-$run" "$HASH_SEED_FILTER"
 done

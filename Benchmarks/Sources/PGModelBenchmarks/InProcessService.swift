@@ -39,6 +39,12 @@ struct InProcessService {
         quiet.logLevel = .error
         var configuration = LineServerConfiguration(
             databaseURL: serverURL?.url?.absoluteString ?? databaseURL.absoluteString, host: "127.0.0.1", port: 0, schemaName: schema)
+        if let pooled = servicePoolURL {
+            // The data pool through a pooler (or `?pgmodel_pooling=transaction` on the same database, to
+            // price the per-transaction identity alone); LISTEN stays on the benchmark's own URL.
+            configuration.directDatabaseURL = configuration.databaseURL
+            configuration.databaseURL = pooled
+        }
         configure(&configuration)
         let server = try LineServer(configuration: configuration, logger: quiet)
         let running = Task { try await server.run() }
@@ -48,6 +54,13 @@ struct InProcessService {
             throw PGModelError(.invalidConfiguration, "cannot form the service URL")
         }
         return InProcessService(url: url, userName: userName, running: running)
+    }
+
+    /// `PGMODEL_BENCH_SERVICE_DATABASE_URL`: the URL of the service's data pool when it is not the
+    /// benchmark's database URL, e.g. PgBouncer's in transaction mode
+    /// (`postgres://…:6432/db?pgmodel_pooling=transaction`, from `scripts/pgbouncer.sh start`).
+    static var servicePoolURL: String? {
+        ProcessInfo.processInfo.environment["PGMODEL_BENCH_SERVICE_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     func stop() async {
@@ -74,6 +87,10 @@ struct InProcessService {
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["serve", "--port", "\(port)", "--database-url", serverURL?.url?.absoluteString ?? databaseURL.absoluteString,
                              "--schema", schema]
+        if let pooled = servicePoolURL {
+            process.arguments?[4] = pooled
+            process.arguments? += ["--direct-url", serverURL?.url?.absoluteString ?? databaseURL.absoluteString]
+        }
         process.standardOutput = FileHandle.nullDevice
         if ProcessInfo.processInfo.environment["PGMODEL_BENCH_SERVER_STDERR"] == nil { process.standardError = FileHandle.nullDevice }
         try process.run()

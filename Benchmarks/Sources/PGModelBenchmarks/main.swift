@@ -37,6 +37,10 @@ import Observation
 // PGMODEL_BENCH_ROUNDS=N sets --fetch's rounds (5 by default) and --isolation's (15, 5 with --quick); PGMODEL_BENCH_CALLS=N --service-point's calls; PGMODEL_BENCH_KEEP_SCHEMA=1 keeps
 // --service-point's schema and rows afterwards, to measure its select from SQL (pgbench).
 // PGMODEL_BENCH_SERVER_STDERR=1 lets a --service-binary server write to this process's standard error.
+// PGMODEL_BENCH_SERVICE_DATABASE_URL=URL gives the service's data pool another URL than DATABASE_URL (LISTEN
+// stays on DATABASE_URL): PgBouncer's in transaction mode (`scripts/pgbouncer.sh start DIR URL`), or
+// DATABASE_URL with `?pgmodel_pooling=transaction`, to price the per-transaction identity without a pooler.
+// Compare --service-point's service figure with and without it.
 
 let quick = CommandLine.arguments.contains("--quick")
 // In-memory stores on the private cluster: no DATABASE_URL by design (InMemoryBenchmark.swift).

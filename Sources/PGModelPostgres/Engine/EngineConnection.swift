@@ -21,6 +21,10 @@ import PostgresNIO
     /// this module: vouching for a connection that is not in the scope would run a user's statements
     /// as the login role.
     let sessionScope: ConnectionScope?
+    /// Whether fetches may run as named prepared statements on this connection: not behind a pooler in
+    /// transaction mode, where a statement prepared in one transaction is gone (or another client's)
+    /// in the next. Connections of the caller's own keep them.
+    var usesNamedStatements = true
     /// The watch of the deadline the call runs under (see ``StatementWatch``); `nil` without one.
     let watch: StatementWatch?
     /// What the request may read and where large results are decoded.

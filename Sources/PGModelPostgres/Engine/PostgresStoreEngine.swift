@@ -237,7 +237,7 @@ import PostgresNIO
     /// connection instead of on every call; unnamed, as ``query(_:on:model:)``, inside an enclosing
     /// transaction or once every slot is taken.
     func select(_ statement: SQLStatement, on connection: EngineConnection, model: String? = nil) async throws -> [PostgresRow] {
-        guard Self.usesPreparedSelects, !isEnclosed,
+        guard Self.usesPreparedSelects, connection.usesNamedStatements, !isEnclosed,
               let slot = PreparedSelectRegistry.shared.slot(sql: statement.sql, types: PostgresValueCoding.bindTypes(statement)) else {
             return try await query(statement, on: connection, model: model)
         }
@@ -308,15 +308,41 @@ import PostgresNIO
     /// service user, whatever role the service logged in as (a superuser included); nothing for the direct
     /// store, nor on a pooled connection whose session is already in the requester's scope.
     func enterScope(of requester: Requester, on connection: EngineConnection) async throws {
+        guard let statement = scopeStatement(of: requester, on: connection) else { return }
+        try await execute(statement, on: connection)
+    }
+
+    /// The statement ``enterScope(of:on:)`` sends, `nil` when it sends none.
+    private func scopeStatement(of requester: Requester, on connection: EngineConnection) -> SQLStatement? {
         let scope = scope(for: requester)
-        guard let userID = scope.userID, let role = scope.role, !connection.holds(scope) else { return }
+        guard let userID = scope.userID, let role = scope.role, !connection.holds(scope) else { return nil }
         var sql = "SELECT set_config('role', $1, true), set_config('pgmodel.user_id', $2, true)"
         var binds: [PGValue] = [.string(role), .string(userID.uuidString.lowercased())]
         if let timeout = scope.statementTimeout {
             sql += ", set_config('statement_timeout', $3, true)"
             binds.append(.string(timeout))
         }
-        try await execute(SQLStatement(sql: sql, binds: binds), on: connection)
+        return SQLStatement(sql: sql, binds: binds)
+    }
+
+    /// `BEGIN`, then `requester`'s identity for the transaction (``enterScope(of:on:)``). The two are sent
+    /// back to back: PostgresNIO writes the second the moment the first completes, so a read that must
+    /// take on its user's identity in a transaction of its own (behind a pooler in transaction mode) does
+    /// not wake its task between them. Should `BEGIN` fail, the identity statement ran outside any
+    /// transaction, where a local setting ends with the statement itself; the caller rolls back.
+    private func begin(as requester: Requester, on connection: EngineConnection) async throws {
+        guard let identity = scopeStatement(of: requester, on: connection) else {
+            try await execute(SQLStatement(sql: "BEGIN"), on: connection)
+            return
+        }
+        let begun = try start(SQLStatement(sql: "BEGIN"), on: connection)
+        do {
+            try await execute(identity, on: connection)
+        } catch {
+            try? await Self.finish(begun, watch: connection.watch, model: nil)
+            throw error
+        }
+        try await Self.finish(begun, watch: connection.watch, model: nil)
     }
 
     /// Sends `statement` without waiting for it (``StatementPipeline``); ``finish(_:watch:model:)`` awaits it.
@@ -351,6 +377,7 @@ import PostgresNIO
     /// does a task cancelled by the time `body` is done (`timeout`: the service's deadline gave up on it).
     /// For a service user the transaction first takes on their identity (``enterScope(of:on:)``).
     ///
+    /// Without an identity to take on (the direct store, a connection already in the requester's scope)
     /// BEGIN is sent without waiting for it: PostgresNIO sends the body's first statement the moment BEGIN
     /// completes, so the transaction's start costs no wake-up of this task. (A BEGIN that fails leaves
     /// the connection broken or its transaction aborted, so the body's statements fail too.) `afterCommit`,
@@ -370,11 +397,14 @@ import PostgresNIO
                 throw PostgresErrorMapping.map(error)
             }
         }
-        let begin = try start(SQLStatement(sql: "BEGIN"), on: connection)
+        // Without an identity to take on, BEGIN is not waited for before the body. With one, BEGIN and
+        // the identity are both done before the body runs: none of its statements may run as the login role.
+        let unawaitedBegin = scopeStatement(of: requester, on: connection) == nil
+            ? try start(SQLStatement(sql: "BEGIN"), on: connection) : nil
         do {
-            try await enterScope(of: requester, on: connection)
+            if unawaitedBegin == nil { try await begin(as: requester, on: connection) }
             let result = try await body()
-            try await Self.finish(begin, watch: connection.watch, model: nil)
+            if let unawaitedBegin { try await Self.finish(unawaitedBegin, watch: connection.watch, model: nil) }
             // The service's request deadline cancels the work it gives up on: its client was told
             // `timeout`, so the transaction must not commit after all.
             if Task.isCancelled {
@@ -398,10 +428,12 @@ import PostgresNIO
         } catch {
             // BEGIN's own failure, when it failed, is what broke the statements after it.
             var reported = error
-            do {
-                try await Self.finish(begin, watch: nil, model: nil)
-            } catch let beginFailure {
-                reported = beginFailure
+            if let unawaitedBegin {
+                do {
+                    try await Self.finish(unawaitedBegin, watch: nil, model: nil)
+                } catch let beginFailure {
+                    reported = beginFailure
+                }
             }
             await rollback(on: connection)
             throw PostgresErrorMapping.map(reported)

@@ -86,10 +86,13 @@ package final class SchemaMigrationSession: Sendable {
 
 extension DatabaseGateway {
     /// Opens a migration: a connection of its own (a long migration must not hold a pooled one against
-    /// a request deadline), `BEGIN`, and the store's schema lock.
+    /// a request deadline), `BEGIN`, and the store's schema lock. Behind a pooler in transaction mode it
+    /// goes to the direct endpoint (``PostgresStoreConfiguration/sessionConfiguration``): its DDL and long
+    /// transaction should not hold one of the pooler's few server connections.
     package func openMigrationSession(budget: RequestBudget = RequestBudget()) async throws -> SchemaMigrationSession {
         try await loadRegisteredSchema(budget: budget)
         let connection: PostgresConnection
+        let configuration = configuration.sessionConfiguration
         do {
             connection = try await PostgresConnection.connect(
                 on: eventLoopGroup.any(), configuration: configuration.connection, id: Int.random(in: 1_000_000...9_999_999), logger: logger)

@@ -19,6 +19,10 @@ import PostgresNIO
 /// anyone else's statement, and a user's repeated requests cost no extra round trip. While a lease runs,
 /// or after it failed, the remembered scope is forgotten, so it is set again rather than trusted.
 ///
+/// Behind a pooler in transaction mode (``PostgresStoreConfiguration/pooling``) a connection's session is
+/// not its own between transactions, so the pool sets no scope and vouches for none: the engine then
+/// takes on a user's identity inside each transaction, and runs fetches unnamed.
+///
 /// ```swift
 /// let pool = ConnectionPool(configuration: configuration, maximumConnections: 8, eventLoopGroup: group)
 /// let rows = try await pool.withConnection(scope: engine.scope(for: requester), deadline: .seconds(30),
@@ -71,11 +75,15 @@ package final class ConnectionPool: Sendable {
     private let statementTracing: StatementTracing?
     /// Size, leased connections and waits for a connection (``StoreMetrics``), made once.
     private let metrics: PoolMetrics
+    /// Whether a connection keeps its session between leases: not behind a pooler in transaction mode,
+    /// where the pool must neither set a session-level scope nor vouch for one.
+    private let keepsSessions: Bool
 
     package init(configuration: PostgresStoreConfiguration, maximumConnections: Int, maximumIdleConnections: Int? = nil,
                  eventLoopGroup: any EventLoopGroup, statementLog: StatementLog? = nil, statementTracing: StatementTracing? = nil,
                  metricsName: String = "data", logger: Logger) {
         self.configuration = configuration
+        self.keepsSessions = configuration.pooling == .session
         self.metrics = StoreMetrics(configuration: configuration).pool(metricsName)
         self.statementLog = statementLog
         self.statementTracing = statementTracing
@@ -110,8 +118,9 @@ package final class ConnectionPool: Sendable {
         do {
             let statementLog = statementLog
             let statementTracing = statementTracing
+            let keepsSessions = keepsSessions
             let result = try await ConnectionDeadline(remaining, operation: operation).run(on: connection) { watch in
-                if current != scope {
+                if keepsSessions, current != scope {
                     do {
                         try await scope.apply(on: EngineConnection(connection, sessionScope: nil, watch: watch, budget: RequestBudget(),
                                                                    statementLog: statementLog), logger: logger)
@@ -119,7 +128,9 @@ package final class ConnectionPool: Sendable {
                         throw ScopeNotSet(underlying: error)
                     }
                 }
-                var leased = EngineConnection(connection, sessionScope: scope, watch: watch, budget: budget, statementLog: statementLog)
+                var leased = EngineConnection(connection, sessionScope: keepsSessions ? scope : nil, watch: watch, budget: budget,
+                                              statementLog: statementLog)
+                leased.usesNamedStatements = keepsSessions
                 leased.statementTracing = statementTracing
                 return try await body(leased)
             }
@@ -170,7 +181,7 @@ package final class ConnectionPool: Sendable {
             let id = state.nextID
             state.nextID += 1
             let connections = state.connections
-            let scopes = state.scopes
+            let scopes = keepsSessions ? state.scopes : [:]
             let isLocal = { (key: ObjectIdentifier) in connections[key]?.eventLoop.inEventLoop == true }
             var dropped: [ObjectIdentifier] = []
             let action = state.machine.lease(waiterID: id, isUsable: { key in

@@ -35,7 +35,7 @@ import NIOCore
         self.metrics = StoreMetrics(configuration: configuration)
         self.dropsSchemaOnClose = dropsSchemaOnClose
         self.schemaName = configuration.schemaName
-        self.changeListener = ChangeListener(configuration: configuration.connection, schemaName: configuration.schemaName,
+        self.changeListener = ChangeListener(configuration: configuration.sessionConfiguration.connection, schemaName: configuration.schemaName,
                                              eventLoop: eventLoop, logger: logger)
     }
 

@@ -12,7 +12,8 @@ import Tracing
 /// — the schema (default `public`) holds the model tables; `sslmode` and `sslrootcert` mean what they
 /// mean to libpq (see ``PostgresSSLMode``), but without `sslmode` connections are plain (`disable`).
 /// As with libpq, a `host` parameter naming a directory (`postgres://pgmodel@localhost/pgmodel?host=/tmp/pg`)
-/// connects to the unix socket `.s.PGSQL.<port>` in it instead of TCP.
+/// connects to the unix socket `.s.PGSQL.<port>` in it instead of TCP. `pgmodel_pooling=transaction` says
+/// the URL reaches a pooler in transaction mode (PgBouncer's `pool_mode = transaction`): see ``pooling``.
 ///
 /// ```swift
 /// let config = try PostgresStoreConfiguration.parse("postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel")
@@ -34,6 +35,13 @@ import Tracing
     /// The PEM file of the certificate authorities `sslMode` trusts (the URL's `sslrootcert`); `nil`
     /// trusts the system's roots.
     public private(set) var sslRootCertificatePath: String?
+    /// What sits between PGModel and PostgreSQL (the URL's `pgmodel_pooling`, `session` by default): in
+    /// ``PoolingMode/transaction`` nothing PGModel does on a pooled connection relies on its session.
+    public var pooling: PoolingMode = .session
+    /// Where the connections that need a session of their own go (LISTEN for the doorbell, a migration's
+    /// connection) when ``pooling`` is ``PoolingMode/transaction``: PostgreSQL itself, or a pooler in
+    /// session mode. Unset, it is this configuration (``sessionConfiguration``).
+    private var directEndpoint: DirectEndpoint?
     /// Built once from the two settings above: every connection of a pool shares it, and its trust
     /// roots are read once, not at each connect.
     private var tlsContext: NIOSSLContext?
@@ -79,6 +87,12 @@ import Tracing
             database: database.isEmpty ? user : database)
         if let socketDirectory {
             config.unixSocketPath = socketDirectory + "/.s.PGSQL.\(config.port)"
+        }
+        if let pooling = items.last(where: { $0.name == "pgmodel_pooling" }) {
+            guard let mode = PoolingMode(rawValue: pooling.value ?? "") else {
+                throw PGModelError(.invalidConfiguration, "the database URL's pgmodel_pooling parameter is session or transaction")
+            }
+            config.pooling = mode
         }
         for item in items where item.name == "schema" {
             guard let value = item.value, Naming.isValidIdentifier(value) else {
@@ -158,6 +172,40 @@ import Tracing
     /// ```
     public var metricsFactory: (any MetricsFactory)?
 
+    /// The configuration of the connections that need a session of their own: the direct endpoint set
+    /// with ``setSessionConfiguration(_:)``, else this one (in session mode every connection has one).
+    ///
+    /// ```swift
+    /// var pooled = try PostgresStoreConfiguration.parse("postgres://pgmodel:pw@127.0.0.1:6432/pgmodel?pgmodel_pooling=transaction")
+    /// try pooled.setSessionConfiguration(PostgresStoreConfiguration.parse("postgres://pgmodel:pw@127.0.0.1:5432/pgmodel"))
+    /// let listener = pooled.sessionConfiguration.connection   // LISTEN goes straight to PostgreSQL
+    /// ```
+    public var sessionConfiguration: PostgresStoreConfiguration {
+        guard var direct = directEndpoint?.configuration else { return self }
+        direct.schemaName = schemaName
+        direct.tracer = tracer
+        direct.metricsFactory = metricsFactory
+        return direct
+    }
+
+    /// Sets where connections that need a session go (see ``sessionConfiguration``). The endpoint must
+    /// not itself be a transaction-mode pooler, and must reach the same database.
+    ///
+    /// ```swift
+    /// try pooled.setSessionConfiguration(PostgresStoreConfiguration.parse(directURL))
+    /// ```
+    public mutating func setSessionConfiguration(_ direct: PostgresStoreConfiguration) throws {
+        guard direct.pooling == .session else {
+            throw PGModelError(.invalidConfiguration, "the direct database URL must not be a transaction-mode pooler's (pgmodel_pooling=transaction)")
+        }
+        guard direct.database == database else {
+            throw PGModelError(.invalidConfiguration, "the direct database URL names database '\(direct.database)', the database URL '\(database)'")
+        }
+        var plain = direct
+        plain.directEndpoint = nil
+        directEndpoint = DirectEndpoint(configuration: plain)
+    }
+
     /// A single connection's configuration.
     public var connection: PostgresConnection.Configuration {
         let tls: PostgresConnection.Configuration.TLS
@@ -179,5 +227,28 @@ import Tracing
         configuration.options.additionalStartupParameters = [("search_path", "\"$user\", public")]
         return configuration
     }
+}
 
+/// What sits between PGModel and PostgreSQL, as far as the sessions of pooled connections go.
+///
+/// ```swift
+/// let config = try PostgresStoreConfiguration.parse("postgres://pgmodel:pw@pgbouncer:6432/pgmodel?pgmodel_pooling=transaction")
+/// precondition(config.pooling == .transaction)
+/// ```
+@_spi(PGModelInternals) public enum PoolingMode: String, Sendable, Hashable, CaseIterable {
+    /// PostgreSQL itself, or a pooler in session mode: a connection keeps its session from one
+    /// transaction to the next, so the pool keeps a user's identity on it between requests and fetches
+    /// run as named prepared statements.
+    case session
+    /// A pooler in transaction mode (PgBouncer's `pool_mode = transaction`): consecutive transactions of
+    /// one connection may run on different server connections. Every service request then takes on its
+    /// user's identity inside its own transaction (`set_config(…, true)`), reads included; fetches run
+    /// unnamed; LISTEN and migrations go to ``PostgresStoreConfiguration/sessionConfiguration``.
+    case transaction
+}
+
+/// The boxed direct endpoint of a configuration (a struct cannot hold its own type inline).
+private final class DirectEndpoint: Sendable {
+    let configuration: PostgresStoreConfiguration
+    init(configuration: PostgresStoreConfiguration) { self.configuration = configuration }
 }

@@ -39,8 +39,9 @@ struct LineListener: Service {
         let instanceID = UUID()
         let engine = server.gateway.engine
         let host = Self.hostName()
+        // LISTEN needs a session of its own: behind a pooler in transaction mode it goes to the direct URL.
         let changeListener = ChangeListener(
-            configuration: database.connection, schemaName: database.schemaName,
+            configuration: database.sessionConfiguration.connection, schemaName: database.schemaName,
             eventLoop: server.eventLoopGroup.next(), logger: logger,
             onConnect: { connection in
                 try await engine.registerInstance(id: instanceID, host: host, version: WireProtocol.serverName, on: connection)

@@ -62,6 +62,9 @@ public struct LineServer: Service, CustomStringConvertible {
             }
             database.schemaName = schemaName
         }
+        if let directURL = configuration.directDatabaseURL {
+            try database.setSessionConfiguration(PostgresStoreConfiguration.parse(directURL))
+        }
         let metricsFactory = configuration.metricsFactory ?? MetricsSystem.factory
         database.metricsFactory = metricsFactory
         self.metrics = ServerMetrics(factory: metricsFactory)

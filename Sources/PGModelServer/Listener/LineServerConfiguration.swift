@@ -16,6 +16,16 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     public var port: Int
     /// `postgres://user:password@host:port/database?schema=name`.
     public var databaseURL: String
+    /// Where the connections that need a session of their own go when ``databaseURL`` reaches a pooler in
+    /// transaction mode (`?pgmodel_pooling=transaction`): the doorbell's `LISTEN` connection and
+    /// migrations. PostgreSQL itself or a pooler in session mode, on the same database; `nil` is
+    /// ``databaseURL`` (a service with no pooler in between needs no other).
+    ///
+    /// ```swift
+    /// var configuration = LineServerConfiguration(databaseURL: "postgres://svc:pw@127.0.0.1:6432/app?pgmodel_pooling=transaction")
+    /// configuration.directDatabaseURL = "postgres://svc:pw@127.0.0.1:5432/app"
+    /// ```
+    public var directDatabaseURL: String?
     /// The PostgreSQL schema of the model tables; `nil` takes the URL's `schema` parameter, else `public`.
     public var schemaName: String?
     /// The longest request line, in bytes, not counting the `"\n"`.
@@ -229,6 +239,7 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// The settings without the database password, for logs.
     public var description: String {
         var text = "LineServerConfiguration(host: \(host), port: \(port), database: \(Self.redacting(databaseURL))"
+        if let directDatabaseURL { text += ", direct database: \(Self.redacting(directDatabaseURL))" }
         if let schemaName { text += ", schema: \(schemaName)" }
         text += ", maxLineBytes: \(maxLineBytes), maxSaveBytes: \(maxSaveBytes)"
         if let maxConnections { text += ", maxConnections: \(maxConnections)" }

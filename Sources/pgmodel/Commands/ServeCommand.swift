@@ -15,6 +15,8 @@ import ServiceLifecycle
 /// pgmodel serve --host 0.0.0.0 --trusted-proxy 10.0.0.0/8   # behind HAProxy with send-proxy-v2
 /// pgmodel serve --metrics-port 9090   # GET /metrics, /health/live, /health/ready on 127.0.0.1:9090
 /// pgmodel serve --history-retention-interval 60   # prune history to the stores' retention every minute
+/// pgmodel serve --database-url postgres://svc:pw@pgbouncer:6432/app --pooling transaction \
+///               --direct-url postgres://svc:pw@db:5432/app   # behind PgBouncer in transaction mode
 /// ```
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,6 +31,16 @@ struct ServeCommand: AsyncParsableCommand {
     var port: Int?
 
     @OptionGroup var database: DatabaseOptions
+
+    @Option(help: ArgumentHelp(
+        "What the database URL reaches: session (PostgreSQL, or a pooler in session mode) or transaction (a pooler in transaction mode, such as PgBouncer's; the same as the URL's pgmodel_pooling=transaction). Defaults to the URL's.",
+        valueName: "mode"))
+    var pooling: String?
+
+    @Option(help: ArgumentHelp(
+        "PostgreSQL URL for what needs a session of its own (LISTEN for change events, migrations) when --database-url is a transaction-mode pooler: PostgreSQL itself or a session-mode pooler, same database. Defaults to $PGMODEL_DIRECT_DATABASE_URL, else --database-url.",
+        valueName: "url"))
+    var directURL: String?
 
     @Option(help: ArgumentHelp("Longest accepted request line in bytes.", valueName: "bytes"))
     var maxLineBytes = WireProtocol.defaultMaxLineBytes
@@ -127,6 +139,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxResponseRows >= 1 else { throw ValidationError("--max-response-rows must be at least 1") }
         guard maxResponseBytes >= 1024 else { throw ValidationError("--max-response-bytes must be at least 1024") }
         guard maxSaveBytes >= 64 else { throw ValidationError("--max-save-bytes must be at least 64") }
+        if let pooling, !["session", "transaction"].contains(pooling) {
+            throw ValidationError("--pooling is session or transaction, not '\(pooling)'")
+        }
         if let metricsPort, !(0...65535).contains(metricsPort) {
             throw ValidationError("--metrics-port must be between 0 and 65535")
         }
@@ -146,8 +161,9 @@ struct ServeCommand: AsyncParsableCommand {
             } else {
                 port = WireProtocol.defaultPort
             }
-            let databaseURL = try database.resolvedURL()
             let nonEmpty: (String?) -> String? = { $0.flatMap { $0.isEmpty ? nil : $0 } }
+            let databaseURL = try Self.url(try database.resolvedURL(), pooling: pooling)
+            let directURL = nonEmpty(directURL) ?? nonEmpty(environment["PGMODEL_DIRECT_DATABASE_URL"])
             let tlsCertificate = nonEmpty(tlsCertificate) ?? nonEmpty(environment["PGMODEL_TLS_CERTIFICATE"])
             let tlsKey = nonEmpty(tlsKey) ?? nonEmpty(environment["PGMODEL_TLS_KEY"])
             guard (tlsCertificate == nil) == (tlsKey == nil) else {
@@ -170,6 +186,7 @@ struct ServeCommand: AsyncParsableCommand {
                 var configuration = LineServerConfiguration(
                     databaseURL: databaseURL, host: host, port: port, schemaName: database.schema,
                     maxLineBytes: maxLineBytes, maxConnections: maxConnections > 0 ? maxConnections : nil)
+                configuration.directDatabaseURL = directURL
                 configuration.requestTimeout = Self.duration(requestTimeout)
                 configuration.loginTimeout = Self.duration(loginTimeout)
                 configuration.idleTimeout = idleTimeout > 0 ? Self.duration(idleTimeout) : nil
@@ -205,6 +222,19 @@ struct ServeCommand: AsyncParsableCommand {
                 try await group.run()
             }
         }
+    }
+
+    /// `url` with its `pgmodel_pooling` parameter set to `pooling` (replacing any), or as it is without one.
+    static func url(_ url: String, pooling: String?) throws -> String {
+        guard let pooling else { return url }
+        guard var components = URLComponents(string: url) else {
+            throw ValidationError("the database URL is not a valid URL")
+        }
+        var items = (components.queryItems ?? []).filter { $0.name != "pgmodel_pooling" }
+        items.append(URLQueryItem(name: "pgmodel_pooling", value: pooling))
+        components.queryItems = items
+        guard let text = components.string else { throw ValidationError("the database URL is not a valid URL") }
+        return text
     }
 
     /// Seconds from the command line (validated finite and at most a day), rounded up to milliseconds.

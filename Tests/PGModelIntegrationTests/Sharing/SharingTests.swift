@@ -154,8 +154,14 @@ struct SharingTests {
     @Test("the permission matrix: every operation as owner, read-only grantee, read-write grantee, stranger and admin",
           arguments: Role.allCases)
     func permissionMatrix(role: Role) async throws {
+        try await Self.checkPermissionMatrix(role: role)
+    }
+
+    /// The body of ``permissionMatrix(role:)``, on a service `configure` sets up (the pooling tests run it
+    /// behind PgBouncer in transaction mode).
+    static func checkPermissionMatrix(role: Role, configure: (inout LineServerConfiguration) -> Void = { _ in }) async throws {
         let people = try await People.make()
-        try await Self.withService { port, schemaName in
+        try await Self.withService(configure: configure) { port, schemaName in
             let owner = try await Self.store(people.owner, port)
             let actor = try await Self.store(people.user(role), port)
             defer { Task { await owner.close(); await actor.close() } }
