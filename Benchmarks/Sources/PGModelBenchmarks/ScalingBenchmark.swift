@@ -41,7 +41,11 @@ func runScalingBenchmark(databaseURL: URL, callerCounts: [Int], seconds: Double)
     for key in 0..<seeded { seed.insert(ScaleRow(key: key, label: "row \(key)")) }
     try await seed.saveAsync()
 
-    let service = try await InProcessService.start(databaseURL: databaseURL, schema: schema, on: connection, logger: logger)
+    // PGMODEL_BENCH_MAX_CONCURRENT=N sets how many requests of one connection the service runs at once.
+    let concurrency = ProcessInfo.processInfo.environment["PGMODEL_BENCH_MAX_CONCURRENT"].flatMap(Int.init)
+    let service = try await InProcessService.start(databaseURL: databaseURL, schema: schema, on: connection, logger: logger) {
+        if let concurrency { $0.maxConcurrentRequests = concurrency }
+    }
     let remote = try ModelContainer(for: ScaleRow.self, configurations: ModelConfiguration(url: service.url))
     let remoteSeed = ModelContext(remote)
     // The service user's own rows: a non-admin reads only what it owns.

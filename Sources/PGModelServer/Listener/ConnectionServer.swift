@@ -245,7 +245,8 @@ struct ConnectionServer: Sendable {
                                 inFlight -= 1
                             }
                             inFlight += 1
-                            running.addTask { [self] in
+                            // On the connection's event loop, as a request run in order would be (``RequestWeight``).
+                            running.addTask(executorPreference: client.executor) { [self] in
                                 defer {
                                     client.heldSave.requestFinished()
                                     client.idle?.requestFinished()
