@@ -568,6 +568,45 @@ def t_tracing(ctx):
     c.close()
 
 
+def t_concurrent(ctx):
+    """PROTOCOL.md §3 (concurrent connections) and §4 hello's `concurrent`."""
+    c = ctx.connect()
+    r = c.req({"id": "hc", "op": "hello", "user": ctx.u1, "password": ctx.p1, "protocol": 1, "concurrent": True})
+    expect_ok("concurrent: hello with concurrent true", r, "hc")
+    # Pipelined: six counts and a ping; every one answered once, matched by id, whatever the order.
+    ids = [f"cc{i}" for i in range(6)]
+    for rid in ids:
+        c.send({"id": rid, "op": "count", "entity": ctx.Trip})
+    c.send({"id": "cp", "op": "ping"})
+    answers = {}
+    for _ in range(len(ids) + 1):
+        m = c.read_response()
+        if isinstance(m, dict):
+            answers[m.get("id")] = m
+    check("concurrent: every pipelined request answered once, by id",
+          set(answers) == set(ids) | {"cp"} and all(is_ok(answers[i], i) for i in answers), short(answers))
+    # A save then, after its answer, a count sees it: the client waits for what it depends on.
+    before = c.req({"id": "cb", "op": "count", "entity": ctx.Trip}).get("count")
+    rid = new_id()
+    expect_ok("concurrent: save", c.req({"id": "cs", "op": "save", "inserts": [
+        {"entity": ctx.Trip, "id": rid, "values": trip_values("concurrent " + ctx.tag)}]}), "cs")
+    after = c.req({"id": "ca", "op": "count", "entity": ctx.Trip}).get("count")
+    check("concurrent: a count sent after a save's answer sees the save",
+          isinstance(before, int) and after == before + 1, short([before, after]))
+    # The row goes again: later checks count the trips.
+    expect_ok("concurrent: delete", c.req({"id": "cd", "op": "save", "deletes": [{"entity": ctx.Trip, "id": rid}]}), "cd")
+    expect_ok("concurrent: still serving", c.req({"id": "cz", "op": "ping"}), "cz")
+    c.close()
+    # Without the field, answers keep the request order.
+    c = ctx.connect()
+    login(c, ctx.u1, ctx.p1)
+    for i in range(5):
+        c.send({"id": i, "op": "count", "entity": ctx.Trip})
+    order = [c.read_response().get("id") for _ in range(5)]
+    check("concurrent: a connection that did not ask is answered in order", order == list(range(5)), short(order))
+    c.close()
+
+
 @guarded("stress")
 def t_stress(ctx):
     c = ctx.connect()
@@ -2628,6 +2667,7 @@ def main():
     t_framing(ctx)
     t_hostile(ctx)
     t_tracing(ctx)
+    t_concurrent(ctx)
     t_hello(ctx)
     t_migrate(ctx)
     t_save_fetch(ctx)
