@@ -39,7 +39,9 @@ struct MetricsEndpointTests {
     /// `/health/ready`'s answer once it is 200 (a server is not ready until its change listener listens,
     /// which it starts with the server), or the last answer after `timeout`.
     static func ready(port: Int, timeout: Duration = .seconds(15)) async throws -> MetricsEndpointClient.Answer {
-        let client = MetricsEndpointClient(host: "127.0.0.1", port: port)
+        var client = MetricsEndpointClient(host: "127.0.0.1", port: port)
+        // One answer may take long under the parallel suite (the readiness probe reads the database).
+        client.timeout = timeout
         let deadline = ContinuousClock.now + timeout
         while true {
             let answer = try await client.get("/health/ready")

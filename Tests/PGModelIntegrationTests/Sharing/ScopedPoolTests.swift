@@ -171,7 +171,8 @@ struct ScopedPoolTests {
             #expect(switched.count == 2, "\(switched)")
             #expect(switched.first?.contains("set_config('role', $1, false)") == true)
             let saved = try await statements { _ = try await insert(gateway, ["b2"], as: bob) }
-            #expect(saved.first == "BEGIN" && saved.last == "COMMIT", "\(saved)")
+            // The doorbell goes right behind COMMIT, outside the transaction.
+            #expect(saved.first == "BEGIN" && saved.dropLast().last == "COMMIT" && saved.last?.hasPrefix("SELECT pg_notify") == true, "\(saved)")
             #expect(!saved.contains { $0.contains("set_config") }, "\(saved)")
             let trusted = try await statements { _ = try await titles(gateway, as: .trusted) }
             #expect(trusted.count == 2 && trusted.first?.contains("set_config('role', $1, false)") == true, "\(trusted)")
