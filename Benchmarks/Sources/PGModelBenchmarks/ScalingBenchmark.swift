@@ -64,11 +64,13 @@ func runScalingBenchmark(databaseURL: URL, callerCounts: [Int], seconds: Double)
     print("scaling: \(String(format: "%.0f", seconds)) s per cell, callers \(callerCounts.map(String.init).joined(separator: ", "))")
     print("| callers | raw INSERT/s | direct saves/s | service saves/s | raw point reads/s | direct | service |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
-    // PGMODEL_BENCH_SCALING_ONLY=direct-saves (or service-saves, direct-reads, service-reads) runs that cell
-    // alone, for as long as PGMODEL_BENCH_SECONDS says: a steady load to profile.
+    // PGMODEL_BENCH_SCALING_ONLY=direct-saves (or service-saves, direct-reads, service-reads; several, comma
+    // separated, run in turn) runs those cells alone, each for as long as PGMODEL_BENCH_SECONDS says: a steady
+    // load to profile, or one cell's effect on the next.
     if let only = ProcessInfo.processInfo.environment["PGMODEL_BENCH_SCALING_ONLY"] {
         let span = ProcessInfo.processInfo.environment["PGMODEL_BENCH_SECONDS"].flatMap(Double.init) ?? 20
         for callers in callerCounts {
+          for only in only.split(separator: ",").map(String.init) {
             let rate: Double
             switch only {
             case "direct-saves": rate = try await saves(on: direct, callers: callers, seconds: span, keys: keys)
@@ -77,6 +79,7 @@ func runScalingBenchmark(databaseURL: URL, callerCounts: [Int], seconds: Double)
             default: rate = try await reads(on: remote, callers: callers, seconds: span, keys: seeded..<(2 * seeded))
             }
             print("\(only), \(callers) callers: " + String(format: "%.0f/s", rate))
+          }
         }
         callerCounts = []
     }
