@@ -70,16 +70,16 @@ func runScalingBenchmark(databaseURL: URL, callerCounts: [Int], seconds: Double)
     if let only = ProcessInfo.processInfo.environment["PGMODEL_BENCH_SCALING_ONLY"] {
         let span = ProcessInfo.processInfo.environment["PGMODEL_BENCH_SECONDS"].flatMap(Double.init) ?? 20
         for callers in callerCounts {
-          for only in only.split(separator: ",").map(String.init) {
-            let rate: Double
-            switch only {
-            case "direct-saves": rate = try await saves(on: direct, callers: callers, seconds: span, keys: keys)
-            case "service-saves": rate = try await saves(on: remote, callers: callers, seconds: span, keys: keys)
-            case "direct-reads": rate = try await reads(on: direct, callers: callers, seconds: span, keys: 0..<seeded)
-            default: rate = try await reads(on: remote, callers: callers, seconds: span, keys: seeded..<(2 * seeded))
+            for cell in only.split(separator: ",").map(String.init) {
+                let rate: Double
+                switch cell {
+                case "direct-saves": rate = try await saves(on: direct, callers: callers, seconds: span, keys: keys)
+                case "service-saves": rate = try await saves(on: remote, callers: callers, seconds: span, keys: keys)
+                case "direct-reads": rate = try await reads(on: direct, callers: callers, seconds: span, keys: 0..<seeded)
+                default: rate = try await reads(on: remote, callers: callers, seconds: span, keys: seeded..<(2 * seeded))
+                }
+                print("\(cell), \(callers) callers: " + String(format: "%.0f/s", rate))
             }
-            print("\(only), \(callers) callers: " + String(format: "%.0f/s", rate))
-          }
         }
         callerCounts = []
     }
