@@ -102,17 +102,23 @@ import PostgresNIO
     /// ```
     public func pruneHistory(store: String, limits: HistoryRetention? = nil, batchRows: Int = Self.pruneBatchRows,
                              on connection: EngineConnection) async throws -> HistoryPruneReport {
-        let started = ContinuousClock.now
         let limits = try await pruneLimits(store: store, given: limits, on: connection)
-        var report = HistoryPruneReport(store: store, maxAge: limits.maxAge, maxChanges: limits.maxChanges)
-        let bounds = try await pruneBounds(limits, on: connection)
-        while report.add(try await pruneBatch(bounds, batchRows: batchRows, on: connection)) {}
-        report.seconds = Self.seconds(ContinuousClock.now - started)
-        return report
+        return try await Self.prune(limits, bounds: { try await pruneBounds(limits, on: connection) },
+                                    batch: { try await pruneBatch($0, batchRows: batchRows, on: connection) })
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    /// One prune pass under `limits`: its bounds once, then batch after batch until a batch removes nothing
+    /// or the task is cancelled (the batch running then still commits). The caller says where each step
+    /// runs: one connection (the CLI), or a pooled connection per batch (the service).
+    static func prune(_ limits: HistoryRetention, bounds: () async throws -> HistoryPruneBounds,
+                      batch: (HistoryPruneBounds) async throws -> HistoryPruneBatch) async throws -> HistoryPruneReport {
+        let started = ContinuousClock.now
+        var report = HistoryPruneReport(store: limits.store, maxAge: limits.maxAge, maxChanges: limits.maxChanges)
+        let fixed = try await bounds()
+        while !Task.isCancelled, report.add(try await batch(fixed)) {}
+        let elapsed = (ContinuousClock.now - started).components
+        report.seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        return report
     }
 
     private static func retention(_ row: PostgresRow) throws -> HistoryRetention {

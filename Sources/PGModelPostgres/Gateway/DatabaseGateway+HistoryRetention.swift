@@ -23,18 +23,14 @@ extension DatabaseGateway {
     /// let report = try await gateway.pruneHistory(retention)
     /// ```
     package func pruneHistory(_ retention: HistoryRetention, batchRows: Int = PostgresStoreEngine.pruneBatchRows) async throws -> HistoryPruneReport {
-        let started = ContinuousClock.now
-        var report = HistoryPruneReport(store: retention.store, maxAge: retention.maxAge, maxChanges: retention.maxChanges)
-        let bounds = try await pool.withConnection(scope: .trusted, deadline: requestTimeout, operation: "history prune bounds") {
-            try await self.engine.pruneBounds(retention, on: $0)
-        }
-        while !Task.isCancelled {
-            let batch = try await pool.withConnection(scope: .trusted, deadline: requestTimeout, operation: "history prune") {
+        try await PostgresStoreEngine.prune(retention, bounds: {
+            try await pool.withConnection(scope: .trusted, deadline: requestTimeout, operation: "history prune bounds") {
+                try await self.engine.pruneBounds(retention, on: $0)
+            }
+        }, batch: { bounds in
+            try await pool.withConnection(scope: .trusted, deadline: requestTimeout, operation: "history prune") {
                 try await self.engine.pruneBatch(bounds, batchRows: batchRows, on: $0)
             }
-            guard report.add(batch) else { break }
-        }
-        report.seconds = PostgresStoreEngine.seconds(ContinuousClock.now - started)
-        return report
+        })
     }
 }
