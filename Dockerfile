@@ -1,8 +1,8 @@
 # syntax=docker/dockerfile:1
 #
 # Stages: `build` compiles the release server, `test` adds the debug test build (used by the
-# compose service `tests`), `runtime` is the small image that runs the server. `runtime` is last
-# so that a plain `docker build .` gives the server image.
+# compose service `tests`), `pgbouncer` is the compose file's pooler, `runtime` is the small image that
+# runs the server. `runtime` is last so that a plain `docker build .` gives the server image.
 #
 #   docker build -t pgmodel .
 #   docker build --target test -t pgmodel-tests .
@@ -35,6 +35,17 @@ RUN apt-get update \
 RUN swift build --build-tests
 ENV PGMODEL_TEST_DATABASE_URL=postgres://pgmodel:pgmodel@postgres:5432/pgmodel_test
 CMD ["swift", "test", "--filter", "PGModelIntegrationTests"]
+
+FROM debian:bookworm-slim AS pgbouncer
+# docker-compose.yml's PgBouncer: Debian's package, configured from the environment at start
+# (scripts/docker-pgbouncer.sh), in transaction mode in front of the postgres service.
+RUN apt-get update \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends pgbouncer \
+    && rm -rf /var/lib/apt/lists/*
+COPY scripts/docker-pgbouncer.sh /usr/local/bin/pgmodel-pgbouncer
+USER postgres
+EXPOSE 6432
+CMD ["pgmodel-pgbouncer"]
 
 FROM swift:${SWIFT_VERSION}-noble-slim AS runtime
 # The server needs no privileges; it only listens on an unprivileged port.

@@ -48,6 +48,21 @@ SELECT format('CREATE DATABASE %I OWNER %I', d, :'role')
 \gexec
 SQL
 
+    # The streaming standby (docker-compose.yml's postgres-standby) copies the cluster and follows it
+    # as this role: replication only, no database access of its own.
+    if [ -n "${PGMODEL_REPLICATION_PASSWORD:-}" ]; then
+        psql -X -q -v ON_ERROR_STOP=1 -v password="$PGMODEL_REPLICATION_PASSWORD" \
+            --username "$POSTGRES_USER" --dbname postgres <<'SQL'
+SELECT 'CREATE ROLE pgmodel_replicator LOGIN REPLICATION'
+ WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'pgmodel_replicator')
+\gexec
+SELECT format('ALTER ROLE pgmodel_replicator WITH LOGIN REPLICATION NOSUPERUSER PASSWORD %L', :'password')
+\gexec
+SQL
+        grep -q '^host replication pgmodel_replicator ' "$PGDATA/pg_hba.conf" \
+            || echo 'host replication pgmodel_replicator all scram-sha-256' >>"$PGDATA/pg_hba.conf"
+    fi
+
     # As the owner, so every object belongs to the role the service runs as.
     for db in pgmodel pgmodel_test; do
         for f in "${PGMODEL_SQL_DIR:-/pgmodel/sql}"/*.sql; do

@@ -41,9 +41,10 @@ SESSIONS_FILTER='SessionRevocationTests'
 ADVERSARIAL_FILTER='AdversarialIsolationTests'
 # The service behind a real PgBouncer in transaction mode (each test starts its own through
 # scripts/pgbouncer.sh, with two or three server connections): a phase of its own, so a pooler's
-# queueing never meets the integration phase's load.
-POOLING_FILTER='PgBouncerPoolingTests'
-ALONE_FILTER='ResilienceTests|DeadlineTests|AdversarialIsolationTests|LostUpdateCheckTests|SessionRevocationTests|PgBouncerPoolingTests'
+# queueing never meets the integration phase's load. With them, the whole scaled-out system of
+# scripts/topology.sh (HAProxy, two `pgmodel serve` processes, PgBouncer), started and stopped by its test.
+POOLING_FILTER='PgBouncerPoolingTests|TopologyTests'
+ALONE_FILTER='ResilienceTests|DeadlineTests|AdversarialIsolationTests|LostUpdateCheckTests|SessionRevocationTests|PgBouncerPoolingTests|TopologyTests'
 # Swift seeds Dictionary/Set hashing per process: these suites run again in fresh processes, each with
 # its own seed, so behaviour that depends on hash order fails CI instead of passing by luck.
 HASH_SEED_FILTER='SeedGraphTests|EngineGraphTests|GraphPredicateParityTests|ModelActorTests|PredicateTranslatorGraphTests'
