@@ -2,7 +2,7 @@
 # The scaled-out system of docker-compose.yml, without Docker, on this machine:
 #
 #   PostgreSQL (the embedded cluster, or DATABASE_URL)
-#     ├─ a streaming standby (pg_basebackup; embedded cluster only)  reads that have caught up
+#     ├─ a streaming standby (scripts/standby.sh)                    reads that have caught up
 #     └─ PgBouncer in transaction mode                               every service connection
 #   two `pgmodel serve` instances, each LISTENing on PostgreSQL directly
 #   HAProxy in front of both, speaking the PROXY protocol to them     what clients connect to
@@ -14,14 +14,15 @@
 #   PGMODEL_BIN             the pgmodel executable (default .build/release/pgmodel, else .build/debug/pgmodel)
 #   PGMODEL_TOPOLOGY_PORT   HAProxy's port (default 7440); the instances take the next two, and their
 #                           metrics and health endpoints (/metrics, /health/ready) base+11 and base+12
-#   PGMODEL_TOPOLOGY_STANDBY_PORT  the standby's port (default 55440); 0 starts no standby
+#   PGMODEL_TOPOLOGY_STANDBY_PORT  the standby's port (default 55440); 0 starts none (a DATABASE_URL whose
+#                           cluster has no unix socket on this machine needs 0: its standbys are its own)
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
-    sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+    sed -n '2,19s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
     exit 2
 }
 
@@ -71,18 +72,18 @@ start() {
     haproxy_bin="$(command -v haproxy 2>/dev/null || echo /usr/sbin/haproxy)"
     [ -x "$haproxy_bin" ] || pgm_die "haproxy is not installed (apt-get install -y haproxy)"
 
-    local embedded=1
-    [ -z "${DATABASE_URL:-}" ] || embedded=0
     pgm_setup
     primary="$DATABASE_URL"
     mkdir -p "$dir"
     chmod 755 "$dir"
     : >"$dir/topology"
 
-    # Reads that have caught up go to the standby; a standby of someone else's server is theirs to make.
-    if [ "$embedded" = 1 ] && [ "$standby_port" != 0 ] && [ -f "$PGM_REPO/scripts/standby.sh" ]; then
-        bash "$PGM_REPO/scripts/standby.sh" start "$dir/standby" "$standby_port" "$primary" >/dev/null
+    # Reads that have caught up go to the standby, made from the primary's cluster over its unix socket
+    # (scripts/standby.sh): a PostgreSQL elsewhere brings its own standbys, and PORT 0 here.
+    if [ "$standby_port" != 0 ]; then
+        ! pgm_port_busy "$standby_port" || pgm_die "127.0.0.1:$standby_port is in use; set PGMODEL_TOPOLOGY_STANDBY_PORT to another port (or 0)"
         echo standby >>"$dir/topology"
+        bash "$PGM_REPO/scripts/standby.sh" start "$dir/standby" "$standby_port" "$primary" >/dev/null
         replica_option="&pgmodel_replicas=127.0.0.1:$standby_port"
     fi
 
@@ -145,7 +146,7 @@ stop() {
     stop_pid_file "$dir/server1.pid"
     stop_pid_file "$dir/server2.pid"
     if [ -f "$dir/pgbouncer/pgbouncer.ini" ]; then pgm_pgbouncer_stop "$dir/pgbouncer"; fi
-    if grep -qx standby "$dir/topology" && [ -f "$PGM_REPO/scripts/standby.sh" ]; then
+    if grep -qx standby "$dir/topology"; then
         bash "$PGM_REPO/scripts/standby.sh" stop "$dir/standby" || true
     fi
     rm -rf "$dir"
@@ -157,7 +158,7 @@ status() {
     while read -r part; do
         case "$part" in
             pgbouncer) pid="$(cat "$dir/pgbouncer/pgbouncer.pid" 2>/dev/null || true)" ;;
-            standby) pid="$(pgm_as_owner head -1 "$dir/standby/data/postmaster.pid" 2>/dev/null || true)" ;;
+            standby) pid="$(pgm_as_owner head -1 "$dir/standby/postmaster.pid" 2>/dev/null || true)" ;;
             *) pid="$(cat "$dir/$part.pid" 2>/dev/null || true)" ;;
         esac
         if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then echo "$part: running (pid $pid)"; else echo "$part: not running"; fi

@@ -39,7 +39,7 @@ struct Topology {
         let base = try await freeBase()
         let environment = [
             "DATABASE_URL": try TestDatabase.url(), "PGMODEL_BIN": executable, "PGMODEL_TOPOLOGY_PORT": String(base),
-            "PGMODEL_TOPOLOGY_POOL_SIZE": "3",
+            "PGMODEL_TOPOLOGY_POOL_SIZE": "3", "PGMODEL_TOPOLOGY_STANDBY_PORT": String(base + 20),
         ]
         _ = try await offCooperativePool { try run(["start", directory], environment: environment) }
         let topology = Topology(port: base, instancePorts: [base + 1, base + 2], metricsPorts: [base + 11, base + 12], directory: directory)
@@ -58,7 +58,7 @@ struct Topology {
     static func freeBase() async throws -> Int {
         for _ in 0..<50 {
             let base = Int.random(in: 20_000..<40_000)
-            if [0, 1, 2, 11, 12].allSatisfy({ !isListening(base + $0) }) { return base }
+            if [0, 1, 2, 11, 12, 20].allSatisfy({ !isListening(base + $0) }) { return base }
         }
         throw PGModelError(.internalError, "no free ports for the topology")
     }
