@@ -43,7 +43,11 @@ ADVERSARIAL_FILTER='AdversarialIsolationTests'
 # scripts/pgbouncer.sh, with two or three server connections): a phase of its own, so a pooler's
 # queueing never meets the integration phase's load.
 POOLING_FILTER='PgBouncerPoolingTests'
-ALONE_FILTER='ResilienceTests|DeadlineTests|AdversarialIsolationTests|LostUpdateCheckTests|SessionRevocationTests|PgBouncerPoolingTests'
+# Reads on a real streaming standby (each test starts its own through scripts/standby.sh: pg_basebackup
+# of the scripts' cluster over its unix socket, so only with the embedded cluster): a phase of its own,
+# so a paused or stopped standby's timing never meets the integration phase's load.
+REPLICAS_FILTER='ReplicaTests|ReplicaServiceTests'
+ALONE_FILTER='ResilienceTests|DeadlineTests|AdversarialIsolationTests|LostUpdateCheckTests|SessionRevocationTests|PgBouncerPoolingTests|ReplicaTests|ReplicaServiceTests'
 # Swift seeds Dictionary/Set hashing per process: these suites run again in fresh processes, each with
 # its own seed, so behaviour that depends on hash order fails CI instead of passing by luck.
 HASH_SEED_FILTER='SeedGraphTests|EngineGraphTests|GraphPredicateParityTests|ModelActorTests|PredicateTranslatorGraphTests'
@@ -185,6 +189,7 @@ fi
 run_phase integration "$INTEGRATION_FILTER" "$ALONE_FILTER"
 run_phase adversarial "$ADVERSARIAL_FILTER"
 run_phase pooling "$POOLING_FILTER"
+[ -n "$external_database" ] || run_phase replicas "$REPLICAS_FILTER"
 run_phase example-http "$EXAMPLE_HTTP_FILTER"
 for run in $(seq 1 "$HASH_SEED_RUNS"); do
     run_phase "hash-seed-$run" "$HASH_SEED_FILTER"
