@@ -46,7 +46,7 @@ struct LogSequenceNumberTests {
         let json = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
         #expect(json.contains("\"commitLSN\":\"A\\/1F\"") || json.contains("\"commitLSN\":\"A/1F\""))
         #expect(try JSONDecoder().decode(SaveResult.self, from: Data(json.utf8)).commitLSN == result.commitLSN)
-        #expect(try JSONDecoder().decode(SaveResult.self, from: Data(#"{"remappedIdentifiers":{},"deleted":[]}"#.utf8)).commitLSN == nil)
+        #expect(try JSONDecoder().decode(SaveResult.self, from: Data(#"{"remappedIdentifiers":[],"deleted":[]}"#.utf8)).commitLSN == nil)
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(LogSequenceNumber.self, from: Data(#""0x1""#.utf8)) }
     }
 }
