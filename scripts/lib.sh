@@ -204,6 +204,87 @@ pgm_pgbouncer_stop() {
     rm -rf "$dir"
 }
 
+# Starts a streaming standby of the PostgreSQL cluster behind PRIMARY_URL, for tests only: a
+# pg_basebackup (-R, WAL streamed alongside) into DIR (short, under /tmp: it also holds the standby's unix
+# socket), started on 127.0.0.1:PORT as a hot standby. The backup and the replication connection use the
+# cluster owner's superuser over the primary's unix socket (peer authentication on `local replication`,
+# which initdb's default pg_hba.conf allows), so PRIMARY_URL's role needs no REPLICATION attribute.
+# Returns once the standby answers pg_is_in_recovery(). The standby has the primary's roles, so
+# PRIMARY_URL with PORT in place of the primary's port reaches the same database on it.
+#   pgm_standby_start /tmp/pgr-1 55501 postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel_test
+pgm_standby_start() {
+    local dir="$1" port="$2" primary="$3" bin owner socket primary_port wait state
+    case "$port" in *[!0-9]* | "") pgm_die "pgm_standby_start: the port is a number" ;; esac
+    bin="$(pgm_find_bin)" || pgm_die "no PostgreSQL server programs (pg_basebackup, pg_ctl) are installed"
+    owner="$(pgm_owner_name)"
+    [ ! -e "$dir/postmaster.pid" ] || pgm_die "$dir already holds a running standby (pgm_standby_stop $dir first)"
+    pgm_port_busy "$port" && pgm_die "port $port is already in use"
+    # The primary's port, asked of the primary itself, and its unix socket by that port: only a superuser
+    # may read unix_socket_directories. PGMODEL_PRIMARY_SOCKET_DIR names the directory outright.
+    primary_port="$("$bin/psql" -X -A -t -d "$primary" -c "SHOW port")" || pgm_die "cannot reach the primary at $(pgm_redact "$primary")"
+    socket="${PGMODEL_PRIMARY_SOCKET_DIR:-}"
+    if [ -z "$socket" ]; then
+        socket="$(find /tmp /var/run/postgresql -maxdepth 2 -type s -name ".s.PGSQL.$primary_port" -user "$owner" 2>/dev/null | head -n 1)"
+        socket="${socket%/*}"
+    fi
+    [ -n "$socket" ] && [ -S "$socket/.s.PGSQL.$primary_port" ] \
+        || pgm_die "no unix socket of the primary (port $primary_port) owned by $owner; set PGMODEL_PRIMARY_SOCKET_DIR"
+    rm -rf "$dir"
+    install -d -m 700 -o "$owner" -g "$(id -gn "$owner")" "$dir"
+    pgm_as_owner "$bin/pg_basebackup" -h "$socket" -p "$primary_port" -U "$owner" -D "$dir" -R -X stream -c fast >"/tmp/pgm-standby-$port.log" 2>&1 \
+        || { cat "/tmp/pgm-standby-$port.log" >&2; pgm_die "pg_basebackup failed"; }
+    rm -f "/tmp/pgm-standby-$port.log"
+    pgm_as_owner rm -f "$dir/PGMODEL_CLUSTER" "$dir/postmaster.opts" "$dir/postgresql.log"
+    # The primary's pgmodel.conf came with the backup; the standby keeps its settings (a hot standby
+    # needs max_connections at least the primary's) but listens elsewhere.
+    pgm_as_owner tee "$dir/pgmodel.conf" >/dev/null <<EOF
+# Written by scripts/lib.sh (pgm_standby_start) for tests.
+port = $port
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$dir'
+max_connections = 1000
+password_encryption = 'scram-sha-256'
+log_timezone = 'UTC'
+timezone = 'UTC'
+hot_standby = on
+hot_standby_feedback = on
+EOF
+    (pgm_close_inherited_fds && pgm_as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/postgresql.log" -w -t 60 start) </dev/null >/dev/null 2>&1 \
+        || { pgm_as_owner tail -n 30 "$dir/postgresql.log" >&2; pgm_die "the standby did not start"; }
+    for wait in $(seq 1 100); do
+        state="$(pgm_as_owner "$bin/psql" -X -A -t -h "$dir" -p "$port" -d postgres -c "SELECT pg_is_in_recovery()" 2>/dev/null || true)"
+        [ "$state" = "t" ] && return 0
+        sleep 0.1
+    done
+    pgm_die "the standby in $dir does not answer as a standby; see $dir/postgresql.log"
+}
+
+# Stops the standby pgm_standby_start started in DIR and removes DIR. Nothing to stop is no error.
+pgm_standby_stop() {
+    local dir="$1" bin
+    bin="$(pgm_find_bin)" || pgm_die "no PostgreSQL server programs are installed"
+    [ -d "$dir" ] || return 0
+    [ -f "$dir/standby.signal" ] || pgm_die "$dir holds no standby of pgm_standby_start"
+    if [ -e "$dir/postmaster.pid" ]; then
+        (pgm_close_inherited_fds && pgm_as_owner "$bin/pg_ctl" -D "$dir" -m fast -w -t 60 stop) </dev/null >/dev/null 2>&1 || true
+    fi
+    rm -rf "$dir"
+}
+
+# Pauses (pause) or resumes (resume) WAL replay on the standby in DIR, as the cluster owner over its
+# socket: a lagging standby, on demand.
+pgm_standby_replay() {
+    local dir="$1" what="$2" bin port
+    bin="$(pgm_find_bin)" || pgm_die "no PostgreSQL server programs are installed"
+    [ -s "$dir/postmaster.pid" ] || pgm_die "$dir holds no running standby"
+    port="$(pgm_as_owner sed -n 4p "$dir/postmaster.pid")"
+    case "$what" in
+        pause) pgm_as_owner "$bin/psql" -X -A -t -q -h "$dir" -p "$port" -d postgres -c "SELECT pg_wal_replay_pause()" >/dev/null ;;
+        resume) pgm_as_owner "$bin/psql" -X -A -t -q -h "$dir" -p "$port" -d postgres -c "SELECT pg_wal_replay_resume()" >/dev/null ;;
+        *) pgm_die "pgm_standby_replay: pause or resume" ;;
+    esac
+}
+
 pgm_ensure_client() {
     command -v psql >/dev/null 2>&1 || pgm_apt_install postgresql-client
 }

@@ -42,9 +42,13 @@ ADVERSARIAL_FILTER='AdversarialIsolationTests'
 # The service behind a real PgBouncer in transaction mode (each test starts its own through
 # scripts/pgbouncer.sh, with two or three server connections): a phase of its own, so a pooler's
 # queueing never meets the integration phase's load. With them, the whole scaled-out system of
-# scripts/topology.sh (HAProxy, two `pgmodel serve` processes, PgBouncer), started and stopped by its test.
+# scripts/topology.sh (HAProxy, two `pgmodel serve` processes, PgBouncer, a standby), started and stopped by its test.
 POOLING_FILTER='PgBouncerPoolingTests|TopologyTests'
-ALONE_FILTER='ResilienceTests|DeadlineTests|AdversarialIsolationTests|LostUpdateCheckTests|SessionRevocationTests|PgBouncerPoolingTests|TopologyTests'
+# Reads on a real streaming standby (each test starts its own through scripts/standby.sh: pg_basebackup
+# of the scripts' cluster over its unix socket, so only with the embedded cluster): a phase of its own,
+# so a paused or stopped standby's timing never meets the integration phase's load.
+REPLICAS_FILTER='ReplicaTests|ReplicaServiceTests'
+ALONE_FILTER='ResilienceTests|DeadlineTests|AdversarialIsolationTests|LostUpdateCheckTests|SessionRevocationTests|PgBouncerPoolingTests|TopologyTests|ReplicaTests|ReplicaServiceTests'
 # Swift seeds Dictionary/Set hashing per process: these suites run again in fresh processes, each with
 # its own seed, so behaviour that depends on hash order fails CI instead of passing by luck.
 HASH_SEED_FILTER='SeedGraphTests|EngineGraphTests|GraphPredicateParityTests|ModelActorTests|PredicateTranslatorGraphTests'
@@ -186,6 +190,7 @@ fi
 run_phase integration "$INTEGRATION_FILTER" "$ALONE_FILTER"
 run_phase adversarial "$ADVERSARIAL_FILTER"
 run_phase pooling "$POOLING_FILTER"
+[ -n "$external_database" ] || run_phase replicas "$REPLICAS_FILTER"
 run_phase example-http "$EXAMPLE_HTTP_FILTER"
 for run in $(seq 1 "$HASH_SEED_RUNS"); do
     run_phase "hash-seed-$run" "$HASH_SEED_FILTER"

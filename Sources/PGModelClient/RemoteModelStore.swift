@@ -46,6 +46,10 @@ import Tracing
         }
         var hello: HelloResult?
         var nextRequestID: Int64 = 1
+        /// The newest commit position this store's saves reported: sent with every read (`readAfter`),
+        /// on whichever connection, so a server with read replicas shows the saves on a standby only
+        /// once it has them.
+        var lastCommit: LogSequenceNumber?
         var nextWaiterID = 1
     }
 
@@ -149,7 +153,33 @@ import Tracing
         return try await traced(.save(SaveRequest())) { try await untracedSave(request) }
     }
 
+    /// The newest commit position this store's saves reported, which its reads carry (`readAfter`):
+    /// a new store taking over from this one (another process, after a restart) may start from it with
+    /// ``readAfter(atLeast:)``.
+    ///
+    /// ```swift
+    /// let position = store.readAfter   // keep it; later: newStore.readAfter(atLeast: position)
+    /// ```
+    public var readAfter: LogSequenceNumber? { state.withLockedValue { $0.lastCommit } }
+
+    /// Makes this store's reads wait for at least `position` (a commit another store of the same user
+    /// reported), as if it had saved it.
+    ///
+    /// ```swift
+    /// store.readAfter(atLeast: LogSequenceNumber("0/16B3748"))
+    /// ```
+    public func readAfter(atLeast position: LogSequenceNumber?) {
+        guard let position else { return }
+        state.withLockedValue { $0.lastCommit = LogSequenceNumber.latest($0.lastCommit, position) }
+    }
+
     private func untracedSave(_ request: SaveRequest) async throws -> SaveResult {
+        let result = try await sendSave(request)
+        readAfter(atLeast: result.commitLSN)
+        return result
+    }
+
+    private func sendSave(_ request: SaveRequest) async throws -> SaveResult {
         var request = request
         if request.bundleIdentifier == nil, request.processIdentifier == nil {
             request.bundleIdentifier = ProcessIdentity.bundleIdentifier
@@ -367,6 +397,10 @@ import Tracing
         do {
             var request = Request(id: id, operation: operation, timeout: timeout)
             if tracer != nil { (request.traceParent, request.traceState) = traceFields() }
+            switch operation {
+            case .fetch, .fetchTable, .count, .ids: request.readAfter = readAfter
+            default: break
+            }
             line = try request.encodedLineBuffer()
         } catch {
             promise.fail(PGModelError(.typeMismatch, "the request contains a value JSON cannot carry (NaN or infinity)"))

@@ -340,6 +340,9 @@ import Foundation
     /// values). One shape per class. The saving context takes them as its models' values and as what it
     /// read, so its next save compares with them. Empty from a store that does not return them.
     public var stored: FetchedTable
+    /// Where the save's commit ends in PostgreSQL's write-ahead log: a standby that has replayed this
+    /// far shows the save. `nil` for a save that wrote nothing, and from a store that does not say.
+    public var commitLSN: LogSequenceNumber?
 
     public init(remappedIdentifiers: [UUID: UUID] = [:], deleted: [RowReference] = [], merged: [RowValues] = [], dropped: [RowReference] = [],
                 stored: FetchedTable = FetchedTable()) {
@@ -350,7 +353,7 @@ import Foundation
         self.stored = stored
     }
 
-    private enum CodingKeys: String, CodingKey { case remappedIdentifiers, deleted, merged, dropped, stored }
+    private enum CodingKeys: String, CodingKey { case remappedIdentifiers, deleted, merged, dropped, stored, commitLSN }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -359,6 +362,7 @@ import Foundation
         merged = try c.decodeIfPresent([RowValues].self, forKey: .merged) ?? []
         dropped = try c.decodeIfPresent([RowReference].self, forKey: .dropped) ?? []
         stored = FetchedTable(rows: try c.decodeIfPresent([RowValues].self, forKey: .stored) ?? [])
+        commitLSN = try c.decodeIfPresent(LogSequenceNumber.self, forKey: .commitLSN)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -368,6 +372,7 @@ import Foundation
         if !merged.isEmpty { try c.encode(merged, forKey: .merged) }
         if !dropped.isEmpty { try c.encode(dropped, forKey: .dropped) }
         if !stored.rows.isEmpty { try c.encode(stored.rowValues, forKey: .stored) }
+        try c.encodeIfPresent(commitLSN, forKey: .commitLSN)
     }
 }
 

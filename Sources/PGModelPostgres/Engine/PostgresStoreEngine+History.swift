@@ -56,9 +56,9 @@ import PostgresNIO
             if index + 1 < ranges.count { next = try chunk(ranges[index + 1]) }
         }
         try await pipeline.drain()
-        let doorbell = sql.notify(payload: sql.notifyPayload(entities: log.entities))
+        let doorbell = sql.notifyWithCommitPosition(payload: sql.notifyPayload(entities: log.entities))
         guard !isEnclosed else {
-            try await execute(doorbell, on: connection)
+            try await execute(sql.notify(payload: sql.notifyPayload(entities: log.entities)), on: connection)
             return nil
         }
         return doorbell

@@ -29,7 +29,12 @@ import PostgresNIO
     private func applySave(_ request: SaveRequest, _ renderer: SQLRenderer, as requester: Requester,
                            on connection: EngineConnection) async throws -> SaveResult {
         var doorbell: SQLStatement?
-        return try await transaction(as: requester, on: connection, afterCommit: { doorbell }) {
+        // Where the commit ends in the WAL, read by the doorbell's statement right behind COMMIT: a
+        // standby that has replayed that far shows the save (read-your-writes on a replica).
+        var commitLSN: LogSequenceNumber?
+        var saved = try await transaction(as: requester, on: connection, afterCommit: { doorbell }, committed: { rows in
+            commitLSN = rows.first.flatMap { try? $0.decode((String?, String?).self).1 }.flatMap(LogSequenceNumber.init)
+        }) {
             var result = SaveResult()
             var history = HistoryLog()
             // Every update is one change (deletes and links mostly touch rows named there too); room for
@@ -197,6 +202,8 @@ import PostgresNIO
             }
             return result
         }
+        saved.commitLSN = commitLSN
+        return saved
     }
 
     /// The foreign keys among `updates`' values (to-one relationships stored in the row's own table), as

@@ -369,6 +369,16 @@ import PostgresNIO
         }
     }
 
+    /// ``finish(_:watch:model:)`` that returns the statement's rows.
+    static func finishRows(_ result: EventLoopFuture<PostgresQueryResult>, watch: StatementWatch?, model: String?) async throws -> [PostgresRow] {
+        do {
+            if let watch { return try await watch.await(result).rows }
+            return try await result.get().rows
+        } catch {
+            throw PostgresErrorMapping.map(error, model: model)
+        }
+    }
+
     func execute(_ statement: SQLStatement, on connection: EngineConnection, model: String? = nil) async throws {
         _ = try await query(statement, on: connection, model: model)
     }
@@ -383,8 +393,10 @@ import PostgresNIO
     /// the connection broken or its transaction aborted, so the body's statements fail too.) `afterCommit`,
     /// asked once the body is done, may name a statement sent right behind COMMIT, outside the transaction
     /// (a save's doorbell): it runs as soon as the commit is done, and its failure is logged, not thrown.
+    /// `committed` gets the follow-up's rows (none when it failed).
     func transaction<T>(as requester: Requester = .trusted, on connection: EngineConnection,
                         afterCommit: () -> SQLStatement? = { nil },
+                        committed: ([PostgresRow]) -> Void = { _ in },
                         _ body: () async throws -> T) async throws -> T {
         if isEnclosed {
             try await execute(SQLStatement(sql: "SAVEPOINT pgmodel_enclosed"), on: connection)
@@ -419,7 +431,7 @@ import PostgresNIO
             try await Self.finish(commit, watch: connection.watch, model: nil)
             if let next {
                 do {
-                    try await Self.finish(next, watch: connection.watch, model: nil)
+                    committed(try await Self.finishRows(next, watch: connection.watch, model: nil))
                 } catch {
                     logger.warning("the statement after a commit failed", metadata: ["schema": "\(schemaName)", "error": "\(error)"])
                 }

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 @_spi(PGModelInternals) import PGModelCore
 @_spi(PGModelInternals) import PGModelIO
+@_spi(PGModelInternals) import PGModelSQL
 import PostgresNIO
 import Tracing
 
@@ -27,6 +28,8 @@ package final class DatabaseGateway: Sendable {
     /// The server's separate connections for password checks, so logins never queue behind data
     /// requests; `nil` (the direct store) checks on ``pool``.
     let loginPool: ConnectionPool?
+    /// The streaming standbys fetches, counts and id reads may go to (``ReplicaSet``); `nil` without any.
+    package let replicas: ReplicaSet?
     package let registry = SchemaRegistry()
     /// Every call's deadline, waiting for a connection included (shortened by a client's own deadline,
     /// ``RequestBudget/deadline``).
@@ -50,6 +53,10 @@ package final class DatabaseGateway: Sendable {
         self.tracingNamespace = tracingNamespace
         self.pool = ConnectionPool(configuration: configuration, maximumConnections: maximumConnections,
                                    maximumIdleConnections: min(maximumConnections, 4), eventLoopGroup: eventLoopGroup,
+                                   statementLog: statementLog,
+                                   statementTracing: tracer.map { StatementTracing(tracer: $0, namespace: tracingNamespace) },
+                                   logger: logger)
+        self.replicas = ReplicaSet(configuration: configuration, maximumConnections: maximumConnections, eventLoopGroup: eventLoopGroup,
                                    statementLog: statementLog,
                                    statementTracing: tracer.map { StatementTracing(tracer: $0, namespace: tracingNamespace) },
                                    logger: logger)
@@ -111,39 +118,74 @@ package final class DatabaseGateway: Sendable {
         }
     }
 
-    package func fetch(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> [FetchedRow] {
+    /// Rows matching `request`. With read replicas configured the read may run on a standby that has
+    /// replayed `readAfter` (the caller's last commit; `nil`: none), else on the primary.
+    package func fetch(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget(),
+                       readAfter: LogSequenceNumber? = nil) async throws -> [FetchedRow] {
         try await traced("fetch", entity: request.entity, rows: { $0.count }) {
             let (schema, templates) = try await registry.schemaAndTemplates(covering: [request.entity]) { [self] in try await loadRegisteredSchema(budget: budget) }
-            return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "fetch of \(request.entity)") {
+            return try await read(after: readAfter, as: requester, budget: budget, operation: "fetch of \(request.entity)") {
                 try await self.engine.fetch(request, in: schema, as: requester, on: $0, templates: templates)
             }
         }
     }
 
-    package func fetchTable(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> FetchedTable {
+    /// ``fetch(_:as:budget:readAfter:)`` as one table of rows.
+    package func fetchTable(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget(),
+                            readAfter: LogSequenceNumber? = nil) async throws -> FetchedTable {
         try await traced("fetch", entity: request.entity, rows: { $0.rows.count }) {
             let (schema, templates) = try await registry.schemaAndTemplates(covering: [request.entity]) { [self] in try await loadRegisteredSchema(budget: budget) }
-            return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "fetch of \(request.entity)") {
+            return try await read(after: readAfter, as: requester, budget: budget, operation: "fetch of \(request.entity)") {
                 try await self.engine.fetchTable(request, in: schema, as: requester, on: $0, templates: templates)
             }
         }
     }
 
-    package func count(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> Int {
+    /// How many rows match `request`; on a standby as ``fetch(_:as:budget:readAfter:)``.
+    package func count(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget(),
+                       readAfter: LogSequenceNumber? = nil) async throws -> Int {
         try await traced("count", entity: request.entity) {
             let schema = try await schema(covering: [request.entity], budget: budget)
-            return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "count of \(request.entity)") {
+            return try await read(after: readAfter, as: requester, budget: budget, operation: "count of \(request.entity)") {
                 try await self.engine.count(request, in: schema, as: requester, on: $0)
             }
         }
     }
 
-    package func fetchIdentifiers(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> [RowReference] {
+    /// The ids of the rows matching `request`; on a standby as ``fetch(_:as:budget:readAfter:)``.
+    package func fetchIdentifiers(_ request: FetchRequest, as requester: Requester, budget: RequestBudget = RequestBudget(),
+                                  readAfter: LogSequenceNumber? = nil) async throws -> [RowReference] {
         try await traced("ids", entity: request.entity, rows: { $0.count }) {
             let schema = try await schema(covering: [request.entity], budget: budget)
-            return try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "identifiers of \(request.entity)") {
+            return try await read(after: readAfter, as: requester, budget: budget, operation: "identifiers of \(request.entity)") {
                 try await self.engine.fetchIdentifiers(request, in: schema, as: requester, on: $0)
             }
+        }
+    }
+
+    /// Runs a read on a standby that has replayed `position` (``ReplicaSet``), or on the primary.
+    private func read<T: Sendable>(after position: LogSequenceNumber?, as requester: Requester, budget: RequestBudget, operation: String,
+                                   _ body: @escaping @Sendable (EngineConnection) async throws -> T) async throws -> T {
+        let scope = engine.scope(for: requester)
+        let deadline = callTimeout(budget)
+        guard let replicas else {
+            return try await pool.withConnection(scope: scope, deadline: deadline, budget: budget, operation: operation, body)
+        }
+        return try await replicas.read(after: position, scope: scope, deadline: deadline, budget: budget, operation: operation,
+                                       onPrimary: { try await pool.withConnection(scope: scope, deadline: callTimeout(budget), budget: budget, operation: operation, body) },
+                                       body)
+    }
+
+    /// The primary's WAL position now (`pg_current_wal_insert_lsn()`): past everything committed so far,
+    /// schema work included. A caller that changed the schema reads after it.
+    ///
+    /// ```swift
+    /// let position = try await gateway.currentWALPosition()
+    /// ```
+    package func currentWALPosition(budget: RequestBudget = RequestBudget()) async throws -> LogSequenceNumber? {
+        try await pool.withConnection(scope: .trusted, deadline: callTimeout(budget), operation: "WAL position") { connection in
+            let rows = try await self.engine.query(SQLStatement(sql: "SELECT pg_current_wal_insert_lsn()::text"), on: connection)
+            return try rows.first?.decode(String?.self).flatMap(LogSequenceNumber.init)
         }
     }
 
@@ -198,6 +240,7 @@ package final class DatabaseGateway: Sendable {
 
     /// Closes the pool's connections. Later calls throw `connection_failed`.
     package func close() async {
+        await replicas?.close()
         await loginPool?.close()
         await pool.close()
     }

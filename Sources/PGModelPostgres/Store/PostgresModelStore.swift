@@ -24,6 +24,35 @@ import NIOCore
     public let schemaName: String
     /// Calls by operation and outcome, their durations, conflicts (``StoreMetrics``).
     let metrics: StoreMetrics
+    /// The newest commit position of this store's saves and schema work: with read replicas, a read goes
+    /// to a standby only once it has replayed this far, so the app always reads its own writes.
+    private let lastCommit = NIOLockedValueBox<LogSequenceNumber?>(nil)
+
+    /// The position reads wait for on a standby (``lastCommit``); `nil` before the first save.
+    ///
+    /// ```swift
+    /// let position = store.readAfter
+    /// ```
+    package var readAfter: LogSequenceNumber? { lastCommit.withLockedValue { $0 } }
+
+    /// Counts of reads served by a standby and by the primary, when read replicas are configured.
+    ///
+    /// ```swift
+    /// let served = store.replicaReads?.replica ?? 0
+    /// ```
+    package var replicaReads: (replica: Int, primary: Int)? { gateway.replicas?.servedReads }
+
+    private func remember(_ position: LogSequenceNumber?) {
+        guard let position else { return }
+        lastCommit.withLockedValue { $0 = LogSequenceNumber.latest($0, position) }
+    }
+
+    /// With read replicas, the primary's WAL position after schema work: later reads wait for a standby
+    /// to have the tables it made.
+    private func rememberPrimaryPosition() async throws {
+        guard gateway.replicas != nil else { return }
+        remember(try await gateway.currentWALPosition())
+    }
 
     public init(configuration: PostgresStoreConfiguration, eventLoop: any EventLoop, dropsSchemaOnClose: Bool = false,
                 requestTimeout: TimeAmount = .seconds(30), maximumConnections: Int = PostgresModelStore.defaultMaximumConnections,
@@ -40,27 +69,34 @@ import NIOCore
     }
 
     public func prepare(_ schema: SchemaDescription) async throws {
-        try await measured("prepare") { _ = try await gateway.prepare(schema, as: .trusted) }
+        try await measured("prepare") {
+            _ = try await gateway.prepare(schema, as: .trusted)
+            try await rememberPrimaryPosition()
+        }
     }
 
     public func fetch(_ request: FetchRequest) async throws -> [FetchedRow] {
-        try await measured("fetch") { try await gateway.fetch(request, as: .trusted) }
+        try await measured("fetch") { try await gateway.fetch(request, as: .trusted, readAfter: readAfter) }
     }
 
     public func fetchTable(_ request: FetchRequest) async throws -> FetchedTable {
-        try await measured("fetch_table") { try await gateway.fetchTable(request, as: .trusted) }
+        try await measured("fetch_table") { try await gateway.fetchTable(request, as: .trusted, readAfter: readAfter) }
     }
 
     public func count(_ request: FetchRequest) async throws -> Int {
-        try await measured("count") { try await gateway.count(request, as: .trusted) }
+        try await measured("count") { try await gateway.count(request, as: .trusted, readAfter: readAfter) }
     }
 
     public func fetchIdentifiers(_ request: FetchRequest) async throws -> [RowReference] {
-        try await measured("ids") { try await gateway.fetchIdentifiers(request, as: .trusted) }
+        try await measured("ids") { try await gateway.fetchIdentifiers(request, as: .trusted, readAfter: readAfter) }
     }
 
     public func save(_ request: SaveRequest) async throws -> SaveResult {
-        try await measured("save") { try await gateway.save(request, as: .trusted) }
+        try await measured("save") {
+            let result = try await gateway.save(request, as: .trusted)
+            remember(result.commitLSN)
+            return result
+        }
     }
 
     public func fetchHistory(_ request: HistoryRequest) async throws -> HistoryPage {

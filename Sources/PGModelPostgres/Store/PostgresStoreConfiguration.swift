@@ -14,6 +14,8 @@ import Tracing
 /// As with libpq, a `host` parameter naming a directory (`postgres://pgmodel@localhost/pgmodel?host=/tmp/pg`)
 /// connects to the unix socket `.s.PGSQL.<port>` in it instead of TCP. `pgmodel_pooling=transaction` says
 /// the URL reaches a pooler in transaction mode (PgBouncer's `pool_mode = transaction`): see ``pooling``.
+/// `pgmodel_replicas=host:port,host:port` names streaming standbys that serve reads (see ``replicas``), and
+/// `pgmodel_replica_wait=<milliseconds>` how long a read waits for one to catch up (``replicaWait``).
 ///
 /// ```swift
 /// let config = try PostgresStoreConfiguration.parse("postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel")
@@ -42,6 +44,16 @@ import Tracing
     /// connection) when ``pooling`` is ``PoolingMode/transaction``: PostgreSQL itself, or a pooler in
     /// session mode. Unset, it is this configuration (``sessionConfiguration``).
     private var directEndpoint: DirectEndpoint?
+    /// Streaming standbys of this database that serve fetches, counts and id reads once they have
+    /// replayed the caller's last commit (read-your-writes); everything else goes here. Add one with
+    /// ``addReplica(_:)`` or the URL's `pgmodel_replicas`.
+    public private(set) var replicas: [PostgresStoreConfiguration] = []
+    /// How long a read waits, at most, for a standby to replay its caller's last commit before it goes to
+    /// the primary instead (the URL's `pgmodel_replica_wait`, in milliseconds). Short by default: a
+    /// standby that is further behind than this serves the read no sooner than the primary would.
+    public var replicaWait: Duration = Self.defaultReplicaWait
+    /// ``replicaWait`` unless set: 100 ms.
+    public static let defaultReplicaWait: Duration = .milliseconds(100)
     /// Built once from the two settings above: every connection of a pool shares it, and its trust
     /// roots are read once, not at each connect.
     private var tlsContext: NIOSSLContext?
@@ -105,6 +117,19 @@ import Tracing
         let mode = try items.last { $0.name == "sslmode" }.map { try PostgresSSLMode(parsing: $0.value ?? "") } ?? .disable
         let rootCertificate = items.last { $0.name == "sslrootcert" }?.value
         try config.setTLS(mode, rootCertificatePath: rootCertificate)
+        // After TLS: a replica is reached as the primary is.
+        if let replicas = items.last(where: { $0.name == "pgmodel_replicas" }) {
+            for endpoint in (replicas.value ?? "").split(separator: ",", omittingEmptySubsequences: false) {
+                let (host, port) = try Self.replicaEndpoint(String(endpoint))
+                config.addReplica(host: host, port: port)
+            }
+        }
+        if let wait = items.last(where: { $0.name == "pgmodel_replica_wait" }) {
+            guard let text = wait.value, let milliseconds = Int(text), (0...60_000).contains(milliseconds) else {
+                throw PGModelError(.invalidConfiguration, "the database URL's pgmodel_replica_wait parameter is a number of milliseconds from 0 to 60000")
+            }
+            config.replicaWait = .milliseconds(milliseconds)
+        }
         return config
     }
 
@@ -204,6 +229,78 @@ import Tracing
         var plain = direct
         plain.directEndpoint = nil
         directEndpoint = DirectEndpoint(configuration: plain)
+    }
+
+    /// Adds a streaming standby at `host`:`port` reached as this configuration reaches the primary (same
+    /// user, password, database and TLS; a physical standby has the primary's roles), as libpq's
+    /// multi-host URLs do.
+    ///
+    /// ```swift
+    /// config.addReplica(host: "10.0.0.12", port: 5432)
+    /// ```
+    public mutating func addReplica(host: String, port: Int = 5432) {
+        var replica = self
+        replica.host = host
+        replica.port = port
+        replica.unixSocketPath = nil
+        replica.directEndpoint = nil
+        replica.replicas = []
+        replicas.append(replica)
+    }
+
+    /// Adds a streaming standby with a configuration of its own (its own TLS, say). It must name the same
+    /// database; its schema, tracer and metrics are this configuration's.
+    ///
+    /// ```swift
+    /// try config.addReplica(PostgresStoreConfiguration.parse("postgres://app:pw@standby-1:5432/app?sslmode=verify-full"))
+    /// ```
+    public mutating func addReplica(_ replica: PostgresStoreConfiguration) throws {
+        guard replica.database == database else {
+            throw PGModelError(.invalidConfiguration, "a replica names database '\(replica.database)', the database URL '\(database)'")
+        }
+        var plain = replica
+        plain.replicas = []
+        plain.directEndpoint = nil
+        replicas.append(plain)
+    }
+
+    /// The configurations of ``replicas`` with this configuration's schema, tracer, metrics and connect
+    /// timeout, as their pools use them.
+    public var replicaConfigurations: [PostgresStoreConfiguration] {
+        replicas.map { replica in
+            var replica = replica
+            replica.schemaName = schemaName
+            replica.tracer = tracer
+            replica.metricsFactory = metricsFactory
+            replica.connectTimeout = connectTimeout
+            return replica
+        }
+    }
+
+    /// One `host:port` (or `host`, port 5432; `[v6 address]:port`) of `pgmodel_replicas`.
+    static func replicaEndpoint(_ text: String) throws -> (host: String, port: Int) {
+        let invalid = PGModelError(.invalidConfiguration, "the database URL's pgmodel_replicas parameter is a list of host:port, separated by commas")
+        var host = Substring(text)
+        var portText: Substring?
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { throw invalid }
+            let rest = host[host.index(after: close)...]
+            host = host[host.index(after: host.startIndex)..<close]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":") else { throw invalid }
+                portText = rest.dropFirst()
+            }
+        } else if let colon = host.lastIndex(of: ":") {
+            portText = host[host.index(after: colon)...]
+            host = host[..<colon]
+        }
+        guard !host.isEmpty, !host.contains(where: { $0 == "/" || $0 == "@" || $0 == " " || $0 == "," }) else { throw invalid }
+        var port = 5432
+        if let portText {
+            guard let parsed = Int(portText), (1...65535).contains(parsed) else { throw invalid }
+            port = parsed
+        }
+        return (String(host), port)
     }
 
     /// A single connection's configuration.

@@ -120,6 +120,17 @@ import Foundation
         SQLStatement(sql: "SELECT pg_notify('\(Self.channel)', $1)", binds: [.string(payload)])
     }
 
+    /// ``notify(payload:)`` that also answers the WAL insert position (text, `"0/16B3748"`): sent right
+    /// behind a save's COMMIT, where that position is at or past the end of the commit record, so a
+    /// standby that has replayed that far shows the save. (Read before COMMIT it would not be.)
+    ///
+    /// ```swift
+    /// let doorbell = sql.notifyWithCommitPosition(payload: sql.notifyPayload(entities: ["Trip"]))
+    /// ```
+    public func notifyWithCommitPosition(payload: String) -> SQLStatement {
+        SQLStatement(sql: "SELECT pg_notify('\(Self.channel)', $1)::text, pg_current_wal_insert_lsn()::text", binds: [.string(payload)])
+    }
+
     /// The doorbell payload: `{"s":"<schema>","e":["Trip",…]}`, or no entity names when they would not fit.
     public func notifyPayload(entities: [String]) -> String {
         func payload(_ names: [String]) -> String {

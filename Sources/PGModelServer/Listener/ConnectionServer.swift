@@ -164,6 +164,8 @@ struct ConnectionServer: Sendable {
         let sessionID: UUID
         /// The schema versions this connection registered (see ``SessionSchemaVersions``).
         let schemaVersions = SessionSchemaVersions()
+        /// The newest commit of this connection's saves, which its reads wait for on a standby.
+        let commitPosition = SessionCommitPosition()
         /// Names the connection's requests in the logs and error answers.
         let requestIDs = RequestIDSource()
         /// The client's IP address (no port; behind a trusted proxy, the one its PROXY header names), for
@@ -409,7 +411,7 @@ struct ConnectionServer: Sendable {
         }
         let heavy = client.executor != nil && RequestWeight.isHeavy(request.operation)
         let response = await RequestWeight.run(heavy: heavy) {
-            await dispatcher.execute(request, as: user, versions: client.schemaVersions, received: received,
+            await dispatcher.execute(request, as: user, versions: client.schemaVersions, commitPosition: client.commitPosition, received: received,
                                      executor: heavy ? nil : client.executor, requestID: requestID)
         }
         if namesShares { shareProbes.record(response, of: request.operation, user: user.name, address: client.address) }

@@ -65,6 +65,9 @@ public struct LineServer: Service, CustomStringConvertible {
         if let directURL = configuration.directDatabaseURL {
             try database.setSessionConfiguration(PostgresStoreConfiguration.parse(directURL))
         }
+        for replicaURL in configuration.replicaURLs {
+            try database.addReplica(PostgresStoreConfiguration.parse(replicaURL))
+        }
         let metricsFactory = configuration.metricsFactory ?? MetricsSystem.factory
         database.metricsFactory = metricsFactory
         self.metrics = ServerMetrics(factory: metricsFactory)

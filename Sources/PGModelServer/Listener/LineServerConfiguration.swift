@@ -26,6 +26,14 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// configuration.directDatabaseURL = "postgres://svc:pw@127.0.0.1:5432/app"
     /// ```
     public var directDatabaseURL: String?
+    /// Streaming standbys of the database (`postgres://` URLs, same database) that serve fetches, counts
+    /// and id reads once they have replayed the reading client's newest save; everything else goes to
+    /// ``databaseURL``. How long a read waits for a standby is the database URL's `pgmodel_replica_wait`.
+    ///
+    /// ```swift
+    /// configuration.replicaURLs = ["postgres://svc:pw@standby-1:5432/app"]
+    /// ```
+    public var replicaURLs: [String] = []
     /// The PostgreSQL schema of the model tables; `nil` takes the URL's `schema` parameter, else `public`.
     public var schemaName: String?
     /// The longest request line, in bytes, not counting the `"\n"`.
@@ -240,6 +248,7 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     public var description: String {
         var text = "LineServerConfiguration(host: \(host), port: \(port), database: \(Self.redacting(databaseURL))"
         if let directDatabaseURL { text += ", direct database: \(Self.redacting(directDatabaseURL))" }
+        if !replicaURLs.isEmpty { text += ", replicas: \(replicaURLs.map(Self.redacting).joined(separator: ","))" }
         if let schemaName { text += ", schema: \(schemaName)" }
         text += ", maxLineBytes: \(maxLineBytes), maxSaveBytes: \(maxSaveBytes)"
         if let maxConnections { text += ", maxConnections: \(maxConnections)" }

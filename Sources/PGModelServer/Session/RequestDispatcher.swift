@@ -54,7 +54,7 @@ package struct RequestDispatcher: Sendable {
     /// (the connection's event loop, for a short request) the request runs there, and a large fetched
     /// result is decoded on the global executor (``RequestWeight``). `requestID` (the server's name for
     /// the request, ``RequestIDSource``) goes into the request's log line and its error answer.
-    func execute(_ request: Request, as user: SessionUser, versions: SessionSchemaVersions? = nil,
+    func execute(_ request: Request, as user: SessionUser, versions: SessionSchemaVersions? = nil, commitPosition: SessionCommitPosition? = nil,
                  received: NIODeadline = .now(), executor: EventLoopTaskExecutor? = nil, requestID: ServerRequestID? = nil) async -> Response {
         let requester = Requester.user(AuthenticatedUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
         let started = ContinuousClock.now
@@ -77,13 +77,17 @@ package struct RequestDispatcher: Sendable {
             let isRead = Self.isBoundedBelow(operation)
             let bound = isRead ? clientDeadline ?? .now() + ConnectionDeadline.timeAmount(timeout) : clientDeadline
             let budget = RequestBudget(deadline: bound, largeResultExecutor: executor == nil ? nil : globalConcurrentExecutor)
+            // A client's readAfter only ever makes its own reads wait (up to the replica wait) for a
+            // standby, or go to the primary: it reaches nothing of anyone else's.
+            let readAfter = commitPosition?.readAfter(request.readAfter) ?? request.readAfter
             if isRead {
-                result = .success(try await run(operation, as: requester, budget: budget))
+                result = .success(try await run(operation, as: requester, budget: budget, readAfter: readAfter))
             } else {
                 result = .success(try await Deadline(timeout, operation: "'\(operation.name.rawValue)'", executor: executor).run { [self] in
-                    try await run(operation, as: requester, budget: budget)
+                    try await run(operation, as: requester, budget: budget, readAfter: readAfter)
                 })
             }
+            if case .success(.saved(let saved)) = result { commitPosition?.record(saved.commitLSN) }
             switch operation {
             case .register(let schema), .migrate(let schema, _): versions?.record(schema)
             default: break
@@ -167,7 +171,8 @@ package struct RequestDispatcher: Sendable {
         }
     }
 
-    private func run(_ operation: Request.Operation, as requester: Requester, budget: RequestBudget) async throws -> ResponseResult {
+    private func run(_ operation: Request.Operation, as requester: Requester, budget: RequestBudget,
+                     readAfter: LogSequenceNumber? = nil) async throws -> ResponseResult {
         // What a read may bring back: counted row by row as PostgreSQL sends them, so an answer past the
         // response limit is refused before it is read whole.
         var readBudget = budget
@@ -181,18 +186,18 @@ package struct RequestDispatcher: Sendable {
             _ = try await gateway.prepare(schema, as: requester, budget: budget)
             return .registered(entities: schema.entities.map(\.name))
         case .fetch(let request):
-            return .rows(try await capped(request) { try await gateway.fetch($0, as: requester, budget: readBudget) })
+            return .rows(try await capped(request) { try await gateway.fetch($0, as: requester, budget: readBudget, readAfter: readAfter) })
         case .fetchTable(let request):
             let gateway = gateway
             let fetched = try await capped(request) { request in
-                let fetched = try await gateway.fetchTable(request, as: requester, budget: readBudget)
+                let fetched = try await gateway.fetchTable(request, as: requester, budget: readBudget, readAfter: readAfter)
                 return [fetched]
             } count: { $0.first?.rows.count ?? 0 }
             return .table(fetched.first ?? FetchedTable())
         case .count(let request):
-            return .count(try await gateway.count(request, as: requester, budget: budget))
+            return .count(try await gateway.count(request, as: requester, budget: budget, readAfter: readAfter))
         case .ids(let request):
-            return .ids(try await capped(request) { try await gateway.fetchIdentifiers($0, as: requester, budget: readBudget) })
+            return .ids(try await capped(request) { try await gateway.fetchIdentifiers($0, as: requester, budget: readBudget, readAfter: readAfter) })
         case .save(let request):
             return .saved(try await gateway.save(request, as: requester, budget: budget))
         case .history(let request):

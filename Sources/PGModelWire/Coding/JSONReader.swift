@@ -578,13 +578,16 @@ struct JSONReader {
                 try reader.array { reader in save.merged.append(try reader.namedRow()) }
             case "stored":
                 save.stored = try reader.table()
+            case "commitLSN":
+                guard let position = LogSequenceNumber(try reader.string()) else { throw Unexpected() }
+                save.commitLSN = position
             default:
                 throw Unexpected()
             }
         }
         skipSpace()
         guard ok, position == bytes.count else { throw Unexpected() }
-        let isSave = !seen.isDisjoint(with: ["remapped", "deleted", "dropped", "merged", "stored"])
+        let isSave = !seen.isDisjoint(with: ["remapped", "deleted", "dropped", "merged", "stored", "commitLSN"])
         if let table, !isSave { return Response(id: id, .table(table)) }
         guard table == nil, let remapped else { throw Unexpected() }
         save.remappedIdentifiers = remapped

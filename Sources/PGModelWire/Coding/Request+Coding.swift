@@ -96,7 +96,8 @@ extension Request: Codable {
             self.init(id: id, operation: try Request.decodeOperation(name, from: decoder), timeout: try Request.decodeTimeout(c),
                       part: name == .save ? try Request.decodePart(c) : nil,
                       traceParent: try Request.decodeTraceField(c, "traceparent", maxBytes: WireProtocol.maxTraceParentBytes),
-                      traceState: try Request.decodeTraceField(c, "tracestate", maxBytes: WireProtocol.maxTraceStateBytes))
+                      traceState: try Request.decodeTraceField(c, "tracestate", maxBytes: WireProtocol.maxTraceStateBytes),
+                      readAfter: try Request.decodeReadAfter(c))
         } catch let failure as RequestDecodingFailure {
             throw failure
         } catch {
@@ -143,6 +144,16 @@ extension Request: Codable {
             throw WireError(.invalidField, "field '\(name)' must be a string of at most \(maxBytes) bytes (W3C Trace Context)", field: name)
         }
         return text
+    }
+
+    /// `readAfter`: a WAL position in PostgreSQL's text form (`"0/16B3748"`), or absent (or null).
+    private static func decodeReadAfter(_ c: KeyedDecodingContainer<DynamicKey>) throws -> LogSequenceNumber? {
+        let key = DynamicKey("readAfter")
+        guard c.contains(key), !(try c.decodeNil(forKey: key)) else { return nil }
+        guard let text = try? c.decode(String.self, forKey: key), let position = LogSequenceNumber(text) else {
+            throw WireError(.invalidField, "field 'readAfter' must be a WAL position such as \"0/16B3748\" (a save's commitLSN)", field: "readAfter")
+        }
+        return position
     }
 
     /// `part` and `parts` of a save in parts: both or neither (null counts as absent), within
@@ -326,6 +337,7 @@ extension Request: Codable {
         try c.encodeIfPresent(timeoutMilliseconds, forKey: DynamicKey("timeoutMs"))
         try c.encodeIfPresent(traceParent, forKey: DynamicKey("traceparent"))
         try c.encodeIfPresent(traceState, forKey: DynamicKey("tracestate"))
+        try c.encodeIfPresent(readAfter?.description, forKey: DynamicKey("readAfter"))
         if case .save = operation, let part {
             try c.encode(part.index, forKey: DynamicKey("part"))
             try c.encode(part.count, forKey: DynamicKey("parts"))

@@ -24,7 +24,7 @@ enum RequestFastDecoder {
     /// sends its lines to the general decoder (correct, only slower).
     static let requestKeys = ["id", "op", "format", "entity", "where", "sort", "limit", "offset", "timeoutMs",
                               "properties", "inserts", "updates", "deletes", "author", "part", "parts", "mergePolicy", "mergeRules",
-                              "bundleIdentifier", "processIdentifier", "traceparent", "tracestate"]
+                              "bundleIdentifier", "processIdentifier", "traceparent", "tracestate", "readAfter"]
 
     static func decode(_ line: UnsafeRawBufferPointer) -> Request? {
         // Once for the whole line, so no string read below can be one `String(decoding:)` repaired.
@@ -52,6 +52,7 @@ extension JSONReader {
         var timeout: Duration?
         var traceParent: String?
         var traceState: String?
+        var readAfter: LogSequenceNumber?
         var inserts: [RowValues]?
         var updates: [RowValues]?
         var deletes: [RowReference]?
@@ -101,6 +102,10 @@ extension JSONReader {
                 let text = try plainString()
                 guard text.utf8.count <= WireProtocol.maxTraceStateBytes else { throw Unexpected() }
                 traceState = text
+            case "readAfter":
+                // Anything but an LSN: the general decoder's precise error.
+                guard let position = LogSequenceNumber(try plainString()) else { throw Unexpected() }
+                readAfter = position
             case "properties":
                 var names: [String] = []
                 try expect(UInt8(ascii: "["))
@@ -145,7 +150,7 @@ extension JSONReader {
         let isSave = inserts != nil || updates != nil || deletes != nil || author != nil || bundleIdentifier != nil
             || processIdentifier != nil || mergePolicy != nil || mergeRules != nil
         if op == "save" {
-            guard isSave, entity == nil, format == nil, predicate == nil, sort == nil, limit == nil, offset == nil,
+            guard isSave, readAfter == nil, entity == nil, format == nil, predicate == nil, sort == nil, limit == nil, offset == nil,
                   properties == nil else { throw Unexpected() }
             // Both or neither, in range; anything else gets the general decoder's precise error.
             var part: SavePart?
@@ -162,6 +167,7 @@ extension JSONReader {
         }
         guard !isSave, partIndex == nil, partCount == nil else { throw Unexpected() }
         if op == "ping" {
+            guard readAfter == nil else { throw Unexpected() }
             let optional = (timeout == nil ? 0 : 1) + (traceParent == nil ? 0 : 1) + (traceState == nil ? 0 : 1)
             guard seen.nonzeroBitCount == 2 + optional else { throw Unexpected() }
             return Request(id: id, operation: .ping, timeout: timeout, traceParent: traceParent, traceState: traceState)
@@ -170,10 +176,10 @@ extension JSONReader {
         let fetch = FetchRequest(entity: entity, predicate: predicate, sort: sort ?? [], limit: limit, offset: offset,
                                  properties: properties)
         switch (op, format) {
-        case ("fetch", nil), ("fetch", "rows"?): return Request(id: id, operation: .fetch(fetch), timeout: timeout, traceParent: traceParent, traceState: traceState)
-        case ("fetch", "table"?): return Request(id: id, operation: .fetchTable(fetch), timeout: timeout, traceParent: traceParent, traceState: traceState)
-        case ("count", nil): return Request(id: id, operation: .count(fetch), timeout: timeout, traceParent: traceParent, traceState: traceState)
-        case ("ids", nil): return Request(id: id, operation: .ids(fetch), timeout: timeout, traceParent: traceParent, traceState: traceState)
+        case ("fetch", nil), ("fetch", "rows"?): return Request(id: id, operation: .fetch(fetch), timeout: timeout, traceParent: traceParent, traceState: traceState, readAfter: readAfter)
+        case ("fetch", "table"?): return Request(id: id, operation: .fetchTable(fetch), timeout: timeout, traceParent: traceParent, traceState: traceState, readAfter: readAfter)
+        case ("count", nil): return Request(id: id, operation: .count(fetch), timeout: timeout, traceParent: traceParent, traceState: traceState, readAfter: readAfter)
+        case ("ids", nil): return Request(id: id, operation: .ids(fetch), timeout: timeout, traceParent: traceParent, traceState: traceState, readAfter: readAfter)
         default: throw Unexpected()
         }
     }

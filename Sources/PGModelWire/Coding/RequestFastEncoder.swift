@@ -29,6 +29,7 @@ enum RequestFastEncoder {
         do {
             switch request.operation {
             case .ping:
+                guard request.readAfter == nil else { return nil }
                 writer.raw("{\"id\":")
                 try id(request.id, &writer)
                 writer.raw(",\"op\":\"ping\"")
@@ -43,6 +44,7 @@ enum RequestFastEncoder {
             case .ids(let fetch):
                 try self.fetch(fetch, request, op: "ids", format: false, &writer)
             case .save(let save):
+                guard request.readAfter == nil else { return nil }
                 try self.save(save, request, &writer)
             default:
                 return nil
@@ -70,8 +72,8 @@ enum RequestFastEncoder {
         }
     }
 
-    /// The keys in `JSONEncoder`'s sorted order: entity, format, id, limit, offset, op, properties, sort, timeoutMs, traceparent,
-    /// tracestate, where.
+    /// The keys in `JSONEncoder`'s sorted order: entity, format, id, limit, offset, op, properties, readAfter, sort, timeoutMs,
+    /// traceparent, tracestate, where.
     private static func fetch(_ fetch: FetchRequest, _ request: Request, op: StaticString, format: Bool,
                               _ writer: inout JSONWriter) throws {
         let requestID = request.id
@@ -99,6 +101,10 @@ enum RequestFastEncoder {
                 try string(name, &writer)
             }
             writer.byte(UInt8(ascii: "]"))
+        }
+        if let readAfter = request.readAfter {
+            writer.raw(",\"readAfter\":")
+            try string(readAfter.description, &writer)
         }
         if !fetch.sort.isEmpty {
             writer.raw(",\"sort\":[")

@@ -33,7 +33,7 @@ extension Response: Codable {
     }
 
     private enum Field: String {
-        case id, ok, error, server, user, userID, admin, maxLineBytes, maxSaveBytes, store, held, pong, entities, rows, table, count, ids, remapped, deleted, merged, dropped, stored, history, subscription, shares, owner
+        case id, ok, error, server, user, userID, admin, maxLineBytes, maxSaveBytes, store, held, pong, entities, rows, table, count, ids, remapped, deleted, merged, dropped, stored, commitLSN, history, subscription, shares, owner
         var key: DynamicKey { DynamicKey(rawValue) }
     }
 
@@ -84,7 +84,15 @@ extension Response: Codable {
             let dropped = try c.decodeIfPresent([WireReference].self, forKey: Field.dropped.key)?.map(\.reference) ?? []
             // Absent from an older server's answer: the saving context then shows only what the save wrote.
             let stored = try c.decodeIfPresent(WireTableBody.self, forKey: Field.stored.key)?.table ?? FetchedTable()
-            self.init(id: id, .saved(SaveResult(remappedIdentifiers: remapped, deleted: deleted, merged: merged, dropped: dropped, stored: stored)))
+            var result = SaveResult(remappedIdentifiers: remapped, deleted: deleted, merged: merged, dropped: dropped, stored: stored)
+            // Absent from an older server's answer, and for a save that wrote nothing.
+            if let text = try c.decodeIfPresent(String.self, forKey: Field.commitLSN.key) {
+                guard let position = LogSequenceNumber(text) else {
+                    throw DecodingError.dataCorruptedError(forKey: Field.commitLSN.key, in: c, debugDescription: "commitLSN is a WAL position such as \"0/16B3748\"")
+                }
+                result.commitLSN = position
+            }
+            self.init(id: id, .saved(result))
         } else if c.contains(Field.history.key) {
             self.init(id: id, .history(try c.decode(HistoryPage.self, forKey: Field.history.key)))
         } else if c.contains(Field.subscription.key) {
@@ -145,6 +153,7 @@ extension Response: Codable {
                 if !result.merged.isEmpty { try c.encode(result.merged.map(WireRow.init), forKey: Field.merged.key) }
                 if !result.dropped.isEmpty { try c.encode(result.dropped.map(WireReference.init), forKey: Field.dropped.key) }
                 if !result.stored.rows.isEmpty { try c.encode(WireTableBody(result.stored), forKey: Field.stored.key) }
+                try c.encodeIfPresent(result.commitLSN?.description, forKey: Field.commitLSN.key)
             case .acknowledged:
                 break
             case .history(let page):

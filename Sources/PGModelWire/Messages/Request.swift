@@ -41,15 +41,26 @@
     /// request.traceState = "vendor=opaque"
     /// ```
     public var traceState: String?
+    /// The newest commit position the client's saves reported (`"readAfter"`, PostgreSQL's LSN text form,
+    /// `"0/16B3748"`), on a read: with read replicas the server reads on a standby only once it has
+    /// replayed at least this far (or the connection's own last commit, whichever is later), so the client
+    /// reads its own writes across reconnects and service instances. Other operations ignore it.
+    ///
+    /// ```swift
+    /// var request = Request(id: 3, operation: .fetch(FetchRequest(entity: "Trip")))
+    /// request.readAfter = LogSequenceNumber("0/16B3748")
+    /// ```
+    public var readAfter: LogSequenceNumber?
 
     public init(id: RequestID, operation: Operation, timeout: Duration? = nil, part: SavePart? = nil,
-                traceParent: String? = nil, traceState: String? = nil) {
+                traceParent: String? = nil, traceState: String? = nil, readAfter: LogSequenceNumber? = nil) {
         self.id = id
         self.operation = operation
         self.timeout = timeout
         self.part = part
         self.traceParent = traceParent
         self.traceState = traceState
+        self.readAfter = readAfter
     }
 
     /// The milliseconds `timeout` is sent as: rounded up, within ``WireProtocol/timeoutMillisecondsRange``.

@@ -29,12 +29,17 @@ import NIOCore
         ByteBuffer(bytes: try writeLine(id: id, result: result).bytes)
     }
 
-    /// The keys in `JSONEncoder`'s sorted order: deleted, dropped, id, merged, ok, remapped, stored.
+    /// The keys in `JSONEncoder`'s sorted order: commitLSN, deleted, dropped, id, merged, ok, remapped, stored.
     private static func writeLine(id: RequestID?, result: SaveResult) throws -> JSONWriter {
         var writer = JSONWriter()
         writer.reserve(96 + (result.deleted.count + result.dropped.count + result.remappedIdentifiers.count) * 80
             + result.merged.count * 128 + (result.stored.rows.isEmpty ? 0 : WireTable.estimatedBytes(result.stored)))
         writer.byte(UInt8(ascii: "{"))
+        if let commitLSN = result.commitLSN {
+            writer.raw("\"commitLSN\":")
+            writer.string(commitLSN.description)
+            writer.byte(UInt8(ascii: ","))
+        }
         if !result.deleted.isEmpty {
             writer.raw("\"deleted\":")
             try references(result.deleted, into: &writer)

@@ -17,6 +17,7 @@ import ServiceLifecycle
 /// pgmodel serve --history-retention-interval 60   # prune history to the stores' retention every minute
 /// pgmodel serve --database-url postgres://svc:pw@pgbouncer:6432/app --pooling transaction \
 ///               --direct-url postgres://svc:pw@db:5432/app   # behind PgBouncer in transaction mode
+///               --replica postgres://svc:pw@standby-1:5432/app  # reads on a streaming standby
 /// ```
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -41,6 +42,11 @@ struct ServeCommand: AsyncParsableCommand {
         "PostgreSQL URL for what needs a session of its own (LISTEN for change events, migrations) when --database-url is a transaction-mode pooler: PostgreSQL itself or a session-mode pooler, same database. Defaults to $PGMODEL_DIRECT_DATABASE_URL, else --database-url.",
         valueName: "url"))
     var directURL: String?
+
+    @Option(help: ArgumentHelp(
+        "PostgreSQL URL of a streaming standby of the same database that serves fetches, counts and id reads once it has replayed the reading client's last save (read-your-writes; else the read goes to the primary after the URL's pgmodel_replica_wait, 100 ms by default). Repeat for several. Defaults to $PGMODEL_REPLICA_URLS (comma-separated).",
+        valueName: "url"))
+    var replica: [String] = []
 
     @Option(help: ArgumentHelp("Longest accepted request line in bytes.", valueName: "bytes"))
     var maxLineBytes = WireProtocol.defaultMaxLineBytes
@@ -187,6 +193,8 @@ struct ServeCommand: AsyncParsableCommand {
                     databaseURL: databaseURL, host: host, port: port, schemaName: database.schema,
                     maxLineBytes: maxLineBytes, maxConnections: maxConnections > 0 ? maxConnections : nil)
                 configuration.directDatabaseURL = directURL
+                configuration.replicaURLs = !replica.isEmpty ? replica
+                    : (nonEmpty(environment["PGMODEL_REPLICA_URLS"])?.split(separator: ",").map { String($0) } ?? [])
                 configuration.requestTimeout = Self.duration(requestTimeout)
                 configuration.loginTimeout = Self.duration(loginTimeout)
                 configuration.idleTimeout = idleTimeout > 0 ? Self.duration(idleTimeout) : nil
