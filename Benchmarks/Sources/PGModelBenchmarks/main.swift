@@ -12,7 +12,7 @@ import Observation
 //       [--point | --rls | --isolation | --history [--service] | --fetch | --phases | --migration | --compare | --writes insert|update|delete N
 //        | --conflicts | --wire | --service-table [--remote-only]
 //        | --service-point [--remote-only | --direct-only] [--models] [--service-binary PATH] | --observability
-//        | --scaling [--callers 1,8,32]]
+//        | --scaling [--callers 1,8,32] | --subscribers [--counts 100,1000] [--users 100]]
 //   env -u DATABASE_URL swift run -c release PGModelBenchmarks --in-memory [N]
 //
 // --history --service measures the latency with both containers clients of a service run in this process.
@@ -32,6 +32,8 @@ import Observation
 // metrics factory and with the Prometheus registry, in one run, with ratios against off (ObservabilityCost.swift).
 // --scaling runs one-row saves and point reads with 1, 8 and 32 concurrent callers on raw PostgresNIO, a direct
 // container and the service, and prints each against raw.
+// --subscribers times commit→event latency, CPU and visibility reads per commit with 100 and 1,000 subscribed
+// connections among 100 users (SubscribersBenchmark.swift; raise `ulimit -n` to twice the largest count).
 // --isolation times a non-admin user's fetch of all 10,000 of their rows and save of 1,000 new rows through
 // the service, with no shares and with another user's records shared with them (IsolationCost.swift).
 // PGMODEL_BENCH_ROUNDS=N sets --fetch's rounds (5 by default) and --isolation's (15, 5 with --quick); PGMODEL_BENCH_CALLS=N --service-point's calls; PGMODEL_BENCH_KEEP_SCHEMA=1 keeps
@@ -238,6 +240,21 @@ if CommandLine.arguments.contains("--scaling") {
     let callerCounts = callers
     runDetached("scaling") {
         try await runScalingBenchmark(databaseURL: databaseURL, callerCounts: callerCounts, seconds: quick ? 2 : 5)
+    }
+    exit(0)
+}
+
+// Many subscribed connections of many users, one commit at a time (SubscribersBenchmark.swift).
+if CommandLine.arguments.contains("--subscribers") {
+    guard let databaseURL = URL(string: base) else { exit(2) }
+    func listed(_ flag: String, _ fallback: [Int]) -> [Int] {
+        guard let index = CommandLine.arguments.firstIndex(of: flag), index + 1 < CommandLine.arguments.count else { return fallback }
+        return CommandLine.arguments[index + 1].split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
+    }
+    let counts = listed("--counts", [100, 1_000])
+    let users = listed("--users", [100]).first ?? 100
+    runDetached("subscribers") {
+        try await runSubscribersBenchmark(databaseURL: databaseURL, subscriberCounts: counts, users: users, commits: quick ? 50 : 200)
     }
     exit(0)
 }

@@ -17,11 +17,9 @@ import NIOCore
 struct ConnectionServer: Sendable {
     let dispatcher: RequestDispatcher
     let tracker: ConnectionTracker
-    /// The server's one database listener; subscribed sessions fan out from it.
-    let changeListener: ChangeListener
+    /// The instance's one reader of change events; subscribed connections register with it.
+    let fanout: HistoryFanout
     let forwarders: ServerCounter
-    /// History reads made for change events' visibility, across the server's connections.
-    let visibilityReads: ServerCounter
     let maxFailedAuthentications: Int
     /// How long a connection may stay without a successful `hello`.
     let loginTimeout: Duration
@@ -113,7 +111,7 @@ struct ConnectionServer: Sendable {
         do {
             try await connection.executeThenClose { _, outbound in
                 let subscriptions = SessionSubscriptions(
-                    listener: changeListener, outbound: outbound, counter: forwarders, logger: logger, metrics: metrics)
+                    fanout: fanout, outbound: outbound, counter: forwarders, logger: logger, metrics: metrics)
                 // A connection that never logs in is told so and closed: it holds a socket and a slot.
                 let login = LoginWatchdog(outbound: outbound, channel: connection.channel, timeout: loginTimeout, logger: logger)
                 let timer = login.start()
@@ -313,9 +311,8 @@ struct ConnectionServer: Sendable {
         case .execute(let request, let user) where request.operation.name == .subscribe:
             guard case .subscribe(let entities) = request.operation else { return true }
             let requester = Requester.user(AuthenticatedUser(id: user.id, name: user.name, isAdmin: user.isAdmin))
-            let visible = subscriptions.visibleChanges { VisibleChanges(gateway: dispatcher.gateway, requester: requester, reads: visibilityReads, logger: logger, metrics: metrics) }
-            await visible.start()   // once per connection: later calls return at once
-            switch subscriptions.subscribe(id: request.id, entities: entities, visible: visible) {
+            await subscriptions.listen(as: requester)   // once per connection: later calls return at once
+            switch subscriptions.subscribe(id: request.id, entities: entities) {
             case .success:
                 try await write(Response(id: request.id, .subscribed(request.id)), to: client)
                 subscriptions.activate(id: request.id)

@@ -71,10 +71,17 @@ struct LineListener: Service {
             let worker = HistoryRetentionWorker(gateway: server.gateway, interval: interval, logger: logger, metrics: server.metrics)
             return Task { await worker.run() }
         }
+        // One reader of change events for every subscribed connection; it ends when the listener closes.
+        let fanout = HistoryFanout(listener: changeListener, gateway: server.gateway, reads: server.visibilityReads,
+                                   rounds: server.visibilityRounds,
+                                   maxConcurrentReads: server.configuration.maxDatabaseConnections / 2,
+                                   logger: logger, metrics: server.metrics)
+        let fanning = Task { await fanout.run() }
         let finish = {
             retention?.cancel()
             await retention?.value
             await changeListener.close()
+            await fanning.value
             await watcher.value
             do {
                 try await server.gateway.removeInstance(id: instanceID)
@@ -84,7 +91,7 @@ struct LineListener: Service {
             }
         }
         do {
-            try await serve(tracker: tracker, dispatcher: dispatcher, changeListener: changeListener, sessions: sessions)
+            try await serve(tracker: tracker, dispatcher: dispatcher, fanout: fanout, sessions: sessions)
         } catch {
             await finish()
             throw error
@@ -93,12 +100,11 @@ struct LineListener: Service {
         logger.info("stopped")
     }
 
-    private func serve(tracker: ConnectionTracker, dispatcher: RequestDispatcher, changeListener: ChangeListener,
+    private func serve(tracker: ConnectionTracker, dispatcher: RequestDispatcher, fanout: HistoryFanout,
                        sessions: SessionRegistry) async throws {
         let logger = server.logger
         let connectionServer = ConnectionServer(
-            dispatcher: dispatcher, tracker: tracker, changeListener: changeListener, forwarders: server.forwarders,
-            visibilityReads: server.visibilityReads,
+            dispatcher: dispatcher, tracker: tracker, fanout: fanout, forwarders: server.forwarders,
             maxFailedAuthentications: server.configuration.maxFailedAuthentications,
             loginTimeout: server.configuration.loginTimeout,
             loginGuard: LoginGuard(policy: server.configuration.loginThrottle),

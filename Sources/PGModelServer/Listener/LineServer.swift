@@ -36,6 +36,7 @@ public struct LineServer: Service, CustomStringConvertible {
     let lifecycle = LineServerLifecycle()
     let forwarders = ServerCounter()
     let visibilityReads = ServerCounter()
+    let visibilityRounds = ServerCounter()
     let eventLoopGroup: any EventLoopGroup
     /// The server side of TLS, when the configuration names a certificate and key; nil serves plain TCP.
     let tlsContext: NIOSSLContext?
@@ -155,15 +156,25 @@ public struct LineServer: Service, CustomStringConvertible {
     /// ```
     public var signalForwarderCount: Int { forwarders.count }
 
-    /// How many history reads the server has made to decide which change events a subscriber may see,
-    /// since it started. Rings that arrive while a subscriber's read runs share its next read, so this
-    /// grows with bursts of saves, not with saves.
+    /// How many history reads the server has made to decide which change events its subscribers may
+    /// see, since it started. Each round of reads makes one per user with subscribed connections, shared
+    /// by all of that user's connections; rings that arrive while a round runs share the next round, so
+    /// this grows with bursts of saves and with users listening, not with saves or connections.
     ///
     /// ```swift
-    /// let before = server.visibilityReadCount   // … a burst of 50 saves, 3 subscribers …
-    /// #expect(server.visibilityReadCount - before <= 6)
+    /// let before = server.visibilityReadCount   // … a burst of 50 saves, 3 connections of one user …
+    /// #expect(server.visibilityReadCount - before <= 2)
     /// ```
     public var visibilityReadCount: Int { visibilityReads.count }
+
+    /// How many rounds of visibility reads the server has started: one per ring, or per burst of rings
+    /// that arrived while a round ran, while any connection is subscribed (a `reconnected` ring reads nothing).
+    ///
+    /// ```swift
+    /// // Two users subscribed, however many connections each: two reads a round.
+    /// #expect(server.visibilityReadCount - reads == 2 * (server.visibilityRoundCount - rounds))
+    /// ```
+    @_spi(PGModelInternals) public var visibilityRoundCount: Int { visibilityRounds.count }
 
     /// Names the listening address and the database without its password: service-lifecycle logs it.
     public var description: String {
