@@ -32,6 +32,13 @@ struct Topology {
             && ProcessInfo.processInfo.environment["PGMODEL_TEST_DATABASE_URL"]?.isEmpty == false
     }
 
+    /// Whether the topology gets a standby: scripts/standby.sh copies the test database's cluster over its
+    /// unix socket, which a database elsewhere (`PGMODEL_TOPOLOGY_STANDBY_PORT=0`, as test.sh sets for one)
+    /// does not offer.
+    static var hasStandby: Bool {
+        Standby.isAvailable && ProcessInfo.processInfo.environment["PGMODEL_TOPOLOGY_STANDBY_PORT"] != "0"
+    }
+
     /// Runs `body` with the topology in front of the test database.
     static func with<T: Sendable>(_ body: (Topology) async throws -> T) async throws -> T {
         let suffix = ServerTestHarness.uniqueSuffix()
@@ -39,7 +46,7 @@ struct Topology {
         let base = try await freeBase()
         let environment = [
             "DATABASE_URL": try TestDatabase.url(), "PGMODEL_BIN": executable, "PGMODEL_TOPOLOGY_PORT": String(base),
-            "PGMODEL_TOPOLOGY_POOL_SIZE": "3", "PGMODEL_TOPOLOGY_STANDBY_PORT": String(base + 20),
+            "PGMODEL_TOPOLOGY_POOL_SIZE": "3", "PGMODEL_TOPOLOGY_STANDBY_PORT": hasStandby ? String(base + 20) : "0",
         ]
         _ = try await offCooperativePool { try run(["start", directory], environment: environment) }
         let topology = Topology(port: base, instancePorts: [base + 1, base + 2], metricsPorts: [base + 11, base + 12], directory: directory)
@@ -109,9 +116,10 @@ struct Topology {
 
 /// The scaled-out system end to end: clients reach two instances through HAProxy (which tells them the
 /// clients' addresses with the PROXY protocol), every request's transaction goes through PgBouncer in
-/// transaction mode, and each instance LISTENs on PostgreSQL itself, so a save through one instance is
-/// announced to subscribers of the other.
-@Suite("Topology: HAProxy, two instances, PgBouncer, from scripts/topology.sh",
+/// transaction mode, reads go to a streaming standby once it has replayed the caller's last save, and each
+/// instance LISTENs on PostgreSQL itself, so a save through one instance is announced to subscribers of the
+/// other.
+@Suite("Topology: HAProxy, two instances, PgBouncer and a standby, from scripts/topology.sh",
        .enabled(if: Topology.isAvailable, "needs haproxy, pgbouncer, .build/debug/pgmodel and PGMODEL_TEST_DATABASE_URL"))
 struct TopologyTests {
     @Test("through HAProxy: connections spread over both instances, each user sees only their rows, and a save through one instance is announced on the other")
@@ -163,6 +171,15 @@ struct TopologyTests {
             // Alice's watchers on both instances heard of her saves, made through either instance.
             for stream in streams {
                 _ = try await ServerHistoryTests.firstSignal(stream) { $0.kind == .committed && ($0.entities.isEmpty || $0.entities.contains(entity)) }
+            }
+            // With the standby, reads went there once it had replayed each client's last save.
+            if Topology.hasStandby {
+                var onStandby = 0.0
+                for port in topology.metricsPorts {
+                    let page = try await Topology.get("/metrics", port: port)
+                    onStandby += Topology.sample("pgmodel_replica_reads_total{served_by=\"replica\"}", in: page) ?? 0
+                }
+                #expect(onStandby > 0, "no read was served by the standby")
             }
             for (_, store) in clients { await store.close() }
             for watcher in watchers { await watcher.close() }
