@@ -82,6 +82,25 @@ struct RequestCodingTests {
         return nil
     }
 
+    @Test("readAfter: a read's commit position, written in key order, read alike by both decoders, refused unless an LSN")
+    func readAfterField() throws {
+        var request = Request(id: 9, operation: .fetch(FetchRequest(entity: "Trip", limit: 2)))
+        request.readAfter = LogSequenceNumber("0/16B3748")
+        let line = try WireTest.text(request.encodedLine())
+        #expect(line == #"{"entity":"Trip","id":9,"limit":2,"op":"fetch","readAfter":"0/16B3748"}"#)
+        #expect(RequestFastDecoder.decode(Data(line.utf8)) == request)
+        #expect(try Request.decode(line: Data(line.utf8)).get() == request)
+        var count = Request(id: 10, operation: .count(FetchRequest(entity: "Trip")))
+        count.readAfter = LogSequenceNumber("A/0")
+        #expect(try Request.decode(line: count.encodedLine()).get() == count)
+        for bad in [#""0x16""#, #""16B3748""#, #""1/2/3""#, "12", #""123456789/0""#] {
+            let decoded = Request.decode(line: Data(#"{"id":11,"op":"fetch","entity":"Trip","readAfter":\#(bad)}"#.utf8))
+            #expect(code(decoded) == .invalidField, "\(bad)")
+        }
+        let null = Request.decode(line: Data(#"{"id":12,"op":"fetch","entity":"Trip","readAfter":null}"#.utf8))
+        #expect(try null.get().readAfter == nil)
+    }
+
     @Test("share lines: the record is entity and rowID (id is the request's); a share needs a permission")
     func shareLines() throws {
         let line = try WireTest.text(Request(id: 3, operation: .share(ShareChange(

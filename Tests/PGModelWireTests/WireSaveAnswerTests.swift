@@ -12,6 +12,11 @@ struct WireSaveAnswerTests {
     /// Every field of a save's answer, each with awkward values (escapes, tagged doubles and dates).
     static let results: [SaveResult] = [
         SaveResult(),
+        {
+            var result = SaveResult(deleted: [RowReference(entity: "Album", id: WireTest.tripID)])
+            result.commitLSN = LogSequenceNumber("1A/B374D848")
+            return result
+        }(),
         SaveResult(remappedIdentifiers: [WireTest.tripID: WireTest.otherID, third: WireTest.userID]),
         SaveResult(deleted: [RowReference(entity: "Album", id: WireTest.tripID), RowReference(entity: "Track", id: WireTest.otherID)]),
         SaveResult(merged: [RowValues(entity: "Trip", id: WireTest.tripID,

@@ -120,15 +120,21 @@ import Foundation
         SQLStatement(sql: "SELECT pg_notify('\(Self.channel)', $1)", binds: [.string(payload)])
     }
 
-    /// ``notify(payload:)`` that also answers the WAL insert position (text, `"0/16B3748"`): sent right
-    /// behind a save's COMMIT, where that position is at or past the end of the commit record, so a
-    /// standby that has replayed that far shows the save. (Read before COMMIT it would not be.)
+    /// ``notify(payload:)`` that also answers a WAL position (text, `"0/16B3748"`) at or past the end of
+    /// the commit record: sent right behind a save's COMMIT, so a standby that has replayed that far
+    /// shows the save. (Read before COMMIT it would not be.)
     ///
     /// ```swift
     /// let doorbell = sql.notifyWithCommitPosition(payload: sql.notifyPayload(entities: ["Trip"]))
     /// ```
     public func notifyWithCommitPosition(payload: String) -> SQLStatement {
-        SQLStatement(sql: "SELECT pg_notify('\(Self.channel)', $1)::text, pg_current_wal_insert_lsn()::text", binds: [.string(payload)])
+        // The flush position when commits wait for their flush (every synchronous_commit but off): past the
+        // commit record and already sendable to a standby. The insert position may run ahead of what the
+        // WAL writer has flushed, and a standby cannot replay that far until it does.
+        SQLStatement(sql: """
+            SELECT pg_notify('\(Self.channel)', $1)::text, (CASE WHEN current_setting('synchronous_commit') = 'off' \
+            THEN pg_current_wal_insert_lsn() ELSE pg_current_wal_flush_lsn() END)::text
+            """, binds: [.string(payload)])
     }
 
     /// The doorbell payload: `{"s":"<schema>","e":["Trip",…]}`, or no entity names when they would not fit.
