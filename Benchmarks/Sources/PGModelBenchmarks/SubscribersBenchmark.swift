@@ -135,7 +135,11 @@ func runSubscribersBenchmark(databaseURL: URL, subscriberCounts: [Int], users: I
 /// This process's user and system CPU time, in seconds.
 func processCPUSeconds() -> Double {
     var usage = rusage()
+    #if os(Linux)
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    #else
     getrusage(RUSAGE_SELF, &usage)
+    #endif
     return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1_000_000
 }
 
