@@ -41,23 +41,38 @@ struct Topology {
 
     /// Runs `body` with the topology in front of the test database.
     static func with<T: Sendable>(_ body: (Topology) async throws -> T) async throws -> T {
-        let suffix = ServerTestHarness.uniqueSuffix()
-        let directory = "/tmp/pgt-\(suffix.prefix(12))"
-        let base = try await freeBase()
-        let environment = [
-            "DATABASE_URL": try TestDatabase.url(), "PGMODEL_BIN": executable, "PGMODEL_TOPOLOGY_PORT": String(base),
-            "PGMODEL_TOPOLOGY_POOL_SIZE": "3", "PGMODEL_TOPOLOGY_STANDBY_PORT": hasStandby ? String(base + 20) : "0",
-        ]
-        _ = try await offCooperativePool { try run(["start", directory], environment: environment) }
-        let topology = Topology(port: base, instancePorts: [base + 1, base + 2], metricsPorts: [base + 11, base + 12], directory: directory)
+        let topology = try await start()
         do {
             let result = try await body(topology)
-            _ = try? await offCooperativePool { try run(["stop", directory], environment: [:]) }
+            _ = try? await offCooperativePool { try run(["stop", topology.directory], environment: [:]) }
             return result
         } catch {
-            _ = try? await offCooperativePool { try run(["stop", directory], environment: [:]) }
+            _ = try? await offCooperativePool { try run(["stop", topology.directory], environment: [:]) }
             throw error
         }
+    }
+
+    /// Starts the topology on ports free a moment ago. Another program (a test's PgBouncer) may take one
+    /// of them before the script binds it: then whatever had started is stopped and other ports are tried.
+    static func start() async throws -> Topology {
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            let suffix = ServerTestHarness.uniqueSuffix()
+            let directory = "/tmp/pgt-\(suffix.prefix(12))"
+            let base = try await freeBase()
+            let environment = [
+                "DATABASE_URL": try TestDatabase.url(), "PGMODEL_BIN": executable, "PGMODEL_TOPOLOGY_PORT": String(base),
+                "PGMODEL_TOPOLOGY_POOL_SIZE": "3", "PGMODEL_TOPOLOGY_STANDBY_PORT": hasStandby ? String(base + 20) : "0",
+            ]
+            do {
+                _ = try await offCooperativePool { try run(["start", directory], environment: environment) }
+                return Topology(port: base, instancePorts: [base + 1, base + 2], metricsPorts: [base + 11, base + 12], directory: directory)
+            } catch {
+                lastError = error
+                _ = try? await offCooperativePool { try run(["stop", directory], environment: [:]) }
+            }
+        }
+        throw lastError ?? PGModelError(.internalError, "scripts/topology.sh did not start")
     }
 
     /// A base port whose neighbours the script takes are free now (a race with another program is
