@@ -26,10 +26,6 @@ struct PgBouncer {
         return installed && ProcessInfo.processInfo.environment["PGMODEL_TEST_DATABASE_URL"]?.isEmpty == false
     }
 
-    /// The checkout, from this file's path.
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-
     /// Runs `body` with a PgBouncer of at most `poolSize` server connections in front of the test database.
     static func with<T: Sendable>(poolSize: Int = 3, _ body: (PgBouncer) async throws -> T) async throws -> T {
         let directory = "/tmp/pgb-\(ServerTestHarness.uniqueSuffix())"
@@ -50,19 +46,7 @@ struct PgBouncer {
     /// `scripts/pgbouncer.sh arguments…`; its standard output, trimmed.
     @discardableResult
     static func run(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [repository.appendingPathComponent("scripts/pgbouncer.sh").path] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard process.terminationStatus == 0 else {
-            throw PGModelError(.internalError, "scripts/pgbouncer.sh \(arguments.first ?? "") failed with status \(process.terminationStatus)")
-        }
-        return text
+        try RepositoryScript.run("pgbouncer.sh", arguments)
     }
 
     /// Points a service at this PgBouncer, with LISTEN and migrations on the test database directly.

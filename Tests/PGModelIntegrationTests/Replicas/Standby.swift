@@ -59,24 +59,9 @@ struct Standby {
     /// Stops the standby and removes its directory. Idempotent.
     func stop() async throws { try await offCooperativePool { [directory] in try Self.run(["stop", directory]) } }
 
-    /// The checkout, from this file's path.
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-
     /// `scripts/standby.sh arguments…`, blocking its thread (callers run it off the cooperative pool).
     @discardableResult
     static func run(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [repository.appendingPathComponent("scripts/standby.sh").path] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw PGModelError(.internalError, "scripts/standby.sh \(arguments.first ?? "") failed with status \(process.terminationStatus)")
-        }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        try RepositoryScript.run("standby.sh", arguments)
     }
 }

@@ -18,10 +18,7 @@ struct Topology {
     let metricsPorts: [Int]
     let directory: String
 
-    /// The checkout, from this file's path.
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-    static let executable = repository.appendingPathComponent(".build/debug/pgmodel").path
+    static let executable = RepositoryScript.repository.appendingPathComponent(".build/debug/pgmodel").path
 
     /// HAProxy, PgBouncer, the built `pgmodel` and a test database are all there.
     static var isAvailable: Bool {
@@ -101,19 +98,7 @@ struct Topology {
     /// `scripts/topology.sh arguments…` with `environment` added to this process's; its output, trimmed.
     @discardableResult
     static func run(_ arguments: [String], environment: [String: String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [repository.appendingPathComponent("scripts/topology.sh").path] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw PGModelError(.internalError, "scripts/topology.sh \(arguments.first ?? "") failed with status \(process.terminationStatus)")
-        }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        try RepositoryScript.run("topology.sh", arguments, environment: environment)
     }
 
     /// The body of `http://127.0.0.1:port/path`.
