@@ -1,4 +1,7 @@
+import NIOCore
+import NIOPosix
 import Observation
+@_spi(PGModelInternals) import PGModelIO
 import Synchronization
 @_spi(PGModelInternals) import PGModel
 import Testing
@@ -54,5 +57,27 @@ struct ContinuousObservationTests {
         #expect(await log.values(atLeast: 3) == [-1, 5, 7])
         token.cancel()
         #expect(token.isCancelled)
+    }
+
+    /// PGModel's history feed changes its observers from tasks that prefer an event loop; a run of the
+    /// closure started from there must not inherit that preference, or the closure's synchronous
+    /// `ModelContext` calls would run on the event loop (where they refuse to block) and fail.
+    @Test func aChangeMadeOnAnEventLoopRunsTheClosureElsewhere() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let counter = ObservedCounter()
+        let log = ObservationLog()
+        let token = withContinuousObservation(options: .didSet) { _ in
+            let value = counter.value
+            log.record(MultiThreadedEventLoopGroup.currentEventLoop == nil ? value : -1_000 - value)
+        }
+        #expect(await log.values(atLeast: 1) == [0])
+        let executor = EventLoopTaskExecutor(eventLoop: group.next())
+        await Task(executorPreference: executor) {
+            #expect(MultiThreadedEventLoopGroup.currentEventLoop != nil)
+            counter.value = 3
+        }.value
+        #expect(await log.values(atLeast: 2) == [0, 3], "a negative value ran on the event loop")
+        token.cancel()
+        try await group.shutdownGracefully()
     }
 }

@@ -1,5 +1,7 @@
 import NIOConcurrencyHelpers
-import Observation
+// The `willSet:`/`didSet:` forms of `withObservationTracking`: the public form only announces a change
+// before it happens, and a run started from there could read the old value.
+@_spi(SwiftUI) import Observation
 
 /// Linux's Observation module has `withObservationTracking` but not the continuous form the SwiftData
 /// seeds use; PGModel provides it with the same shape.
@@ -90,10 +92,21 @@ final class ContinuousObservationRunner: @unchecked Sendable {
         guard let token, !token.isCancelled else { return }
         let reads = ObservationReadLog()
         ObservationReadLog.$current.withValue(reads) {
-            withObservationTracking {
-                body(event)
-            } onChange: { [self] in
-                scheduleRerun()
+            if options.contains(.willSet) {
+                withObservationTracking {
+                    body(event)
+                } willSet: { [self] tracking in
+                    tracking.cancel()
+                    scheduleRerun()
+                }
+            } else {
+                // Called once the mutation is done, whichever thread made it: the next run reads the new value.
+                withObservationTracking {
+                    body(event)
+                } didSet: { [self] tracking in
+                    tracking.cancel()
+                    scheduleRerun()
+                }
             }
         }
         // Tracking took effect only now: a PGModel observer that changed after `body` read it, and
@@ -113,10 +126,6 @@ final class ContinuousObservationRunner: @unchecked Sendable {
     }
 
     private func rerun(_ kind: ObservationTracking.Event.Kind, on actor: isolated (any Actor)?) async {
-        if kind == .didSet {
-            // `onChange` fires from willSet; yielding once lets the mutation that announced itself finish.
-            await Task.yield()
-        }
         pending.withLockedValue { $0 = false }
         run(.init(kind: kind))
     }

@@ -44,7 +44,8 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
     private(set) var storedModels: [Element] = []
     private var subscription: Int?
 
-    /// The latest error of a re-query (the previous results are kept); nil after a successful one.
+    /// The latest error of a re-query (the previous results are kept, and the next read tries again); nil
+    /// after a successful one.
     public private(set) var lastError: (any Error)?
 
     /// The filter; setting it re-queries on the next read.
@@ -144,6 +145,8 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
             try refresh()
         } catch {
             lastError = error
+            // The results are still stale: the next read tries again rather than showing them as current.
+            invalidation.markStale()
         }
     }
 
@@ -358,6 +361,9 @@ final class ResultsInvalidation: @unchecked Sendable {
     /// How many times committed changes invalidated the results (tests assert that unrelated saves do not).
     var count: Int { lock.withLock { invalidations } }
     private var invalidations = 0
+
+    /// Marks the results stale again without announcing it (a re-query that failed).
+    func markStale() { lock.withLock { stale = true } }
 
     /// Whether a re-query is due; clears the flag.
     func takeStale() -> Bool {
