@@ -16,6 +16,9 @@ import Tracing
 /// the URL reaches a pooler in transaction mode (PgBouncer's `pool_mode = transaction`): see ``pooling``.
 /// `pgmodel_replicas=host:port,host:port` names streaming standbys that serve reads (see ``replicas``), and
 /// `pgmodel_replica_wait=<milliseconds>` how long a read waits for one to catch up (``replicaWait``).
+/// `pgmodel_direct=host:port` names, beside a transaction-mode pooler's URL, where the connections that need
+/// a session of their own (LISTEN, migrations) go, with the same credentials, database and TLS
+/// (``sessionConfiguration``).
 ///
 /// ```swift
 /// let config = try PostgresStoreConfiguration.parse("postgres://pgmodel:pgmodel@127.0.0.1:55432/pgmodel")
@@ -123,6 +126,18 @@ import Tracing
                 let (host, port) = try Self.replicaEndpoint(String(endpoint))
                 config.addReplica(host: host, port: port)
             }
+        }
+        // A transaction-mode pooler's URL names PostgreSQL itself (or a session-mode pooler) for what
+        // needs a session: the store's LISTEN for change events, and migrations.
+        if let direct = items.last(where: { $0.name == "pgmodel_direct" }) {
+            let (host, port) = try Self.endpoint(direct.value ?? "", parameter: "pgmodel_direct", list: false)
+            var session = config
+            session.host = host
+            session.port = port
+            session.unixSocketPath = nil
+            session.pooling = .session
+            session.replicas = []
+            try config.setSessionConfiguration(session)
         }
         if let wait = items.last(where: { $0.name == "pgmodel_replica_wait" }) {
             guard let text = wait.value, let milliseconds = Int(text), (0...60_000).contains(milliseconds) else {
@@ -279,7 +294,14 @@ import Tracing
 
     /// One `host:port` (or `host`, port 5432; `[v6 address]:port`) of `pgmodel_replicas`.
     static func replicaEndpoint(_ text: String) throws -> (host: String, port: Int) {
-        let invalid = PGModelError(.invalidConfiguration, "the database URL's pgmodel_replicas parameter is a list of host:port, separated by commas")
+        try endpoint(text, parameter: "pgmodel_replicas", list: true)
+    }
+
+    /// `host:port` (or `[v6]:port`, the port 5432 when left out) of a URL parameter naming other servers.
+    static func endpoint(_ text: String, parameter: String, list: Bool) throws -> (host: String, port: Int) {
+        let invalid = PGModelError(.invalidConfiguration, list
+            ? "the database URL's \(parameter) parameter is a list of host:port, separated by commas"
+            : "the database URL's \(parameter) parameter is one host:port")
         var host = Substring(text)
         var portText: Substring?
         if host.hasPrefix("[") {
