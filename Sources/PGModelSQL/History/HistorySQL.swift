@@ -164,6 +164,23 @@ import Foundation
         SQLStatement(sql: "SELECT \"pgmodel\".\"history_horizon\"($1)::text", binds: [.string(schemaName)])
     }
 
+    /// ``horizon()`` and the primary's WAL insert position read once the horizon's lock is held:
+    /// `horizon, wal_position`. Every save up to the horizon has ended before that lock is granted, so its
+    /// commit record is in the WAL below the insert position, even a save with `synchronous_commit`
+    /// off, whose commit is not flushed yet (the flush position could be short of it). A standby that has
+    /// replayed the position shows every one of those saves to a snapshot it takes afterwards. The
+    /// horizon is a subquery fenced by `OFFSET 0`, so it runs before the position is read.
+    ///
+    /// ```swift
+    /// let statement = HistorySQL(schemaName: "app").horizonWithWALPosition()
+    /// ```
+    public func horizonWithWALPosition() -> SQLStatement {
+        SQLStatement(sql: """
+            SELECT h.horizon::text, pg_current_wal_insert_lsn()::text \
+            FROM (SELECT "pgmodel"."history_horizon"($1) AS horizon OFFSET 0) AS h
+            """, binds: [.string(schemaName)])
+    }
+
     /// `id, position, author, user_name, created_at, bundle_identifier, process_identifier` of the matching committed transactions, in the
     /// request's order: its sort keys, then the token. With `horizon` (``horizon()``), only positions up to
     /// it: what the reader sees is then a gap-free prefix of the store's history.
