@@ -1537,6 +1537,53 @@ def t_save_fetch(ctx):
 # ---------------------------------------------------------------- a save in parts (§4 save, "A save in parts")
 
 
+def lsn_value(text):
+    high, low = text.split("/")
+    return (int(high, 16) << 32) | int(low, 16)
+
+
+@guarded("readAfter")
+def t_read_after(ctx):
+    """commitLSN in save answers (§ save) and readAfter on reads (§2): a position a save reported is
+    accepted by fetch, count, ids and history (with or without read replicas the answer is the same), a
+    malformed one is invalid_field."""
+    import re
+    c = ctx.c1
+    T = ctx.Trip
+    lsn = re.compile(r"^[0-9A-F]{1,8}/[0-9A-F]{1,8}$")
+    row = new_id()
+    r = c.req({"id": "ra1", "op": "save", "inserts": [{"entity": T, "id": row, "values": trip_values("ReadAfter")}]})
+    ok = is_ok(r, "ra1") and isinstance(r.get("commitLSN"), str) and lsn.match(r["commitLSN"]) is not None
+    check("readAfter: a save that wrote answers commitLSN, an LSN in PostgreSQL's text form", ok, short(r))
+    position = r.get("commitLSN") if ok else "0/1"
+    r = c.req({"id": "ra1b", "op": "save", "inserts": []})
+    check("readAfter: a save that wrote nothing answers no commitLSN", is_ok(r, "ra1b") and "commitLSN" not in r, short(r))
+    r = c.req({"id": "ra2", "op": "fetch", "entity": T, "ids": [row], "readAfter": position})
+    check("readAfter: fetch with the save's commitLSN reads the save", is_ok(r, "ra2") and [x["id"] for x in r.get("rows", [])] == [row],
+          short(r))
+    r = c.req({"id": "ra3", "op": "count", "entity": T, "where": {"eq": [{"key": "name"}, {"value": "ReadAfter"}]},
+               "readAfter": position})
+    check("readAfter: count with the save's commitLSN counts the save", is_ok(r, "ra3") and r.get("count") == 1, short(r))
+    r = c.req({"id": "ra4", "op": "ids", "entity": T, "where": {"eq": [{"key": "name"}, {"value": "ReadAfter"}]},
+               "readAfter": position})
+    check("readAfter: ids with the save's commitLSN", is_ok(r, "ra4") and len(r.get("ids", [])) == 1, short(r))
+    r = c.req({"id": "ra5", "op": "history", "history": {"newestFirst": True, "limit": 1}, "readAfter": position})
+    ok = is_ok(r, "ra5") and len(r.get("history", {}).get("transactions", [])) == 1
+    check("readAfter: history with the save's commitLSN has the save as its newest transaction",
+          ok and any(ch.get("id") == row for ch in r["history"]["transactions"][0].get("changes", [])), short(r))
+    r = c.req({"id": "ra6", "op": "fetch", "entity": T, "ids": [row], "readAfter": None})
+    check("readAfter: null is absent", is_ok(r, "ra6") and len(r.get("rows", [])) == 1, short(r))
+    for rid, bad in (("ra7", "16B3748"), ("ra8", "0/XYZ"), ("ra9", "123456789/0"), ("ra10", 5), ("ra11", ["0/1"]), ("ra12", "")):
+        expect_err(f"readAfter: {json.dumps(bad)} is invalid_field (field readAfter)",
+                   c.req({"id": rid, "op": "fetch", "entity": T, "readAfter": bad}), "invalid_field", field="readAfter", rid=rid)
+    expect_err("readAfter: malformed on history is invalid_field too",
+               c.req({"id": "ra13", "op": "history", "history": {"limit": 1}, "readAfter": "nope"}), "invalid_field", field="readAfter", rid="ra13")
+    # The row goes again: later sections count this user's rows.
+    r = c.req({"id": "ra14", "op": "save", "deletes": [{"entity": T, "id": row}]})
+    check("readAfter: a delete answers a commitLSN at or past the insert's",
+          is_ok(r, "ra14") and isinstance(r.get("commitLSN"), str) and lsn_value(r["commitLSN"]) >= lsn_value(position), short(r))
+
+
 @guarded("save in parts")
 def t_save_parts(ctx):
     N, T = ctx.Note, ctx.Trip
@@ -2678,6 +2725,7 @@ def main():
     t_sharing(ctx)
     t_history(ctx)
     t_subscribe(ctx)
+    t_read_after(ctx)
     if args.limits_port:
         t_limits(ctx, args.host, args.limits_port)
     if args.tls_port:

@@ -398,7 +398,7 @@ import Tracing
             var request = Request(id: id, operation: operation, timeout: timeout)
             if tracer != nil { (request.traceParent, request.traceState) = traceFields() }
             switch operation {
-            case .fetch, .fetchTable, .count, .ids: request.readAfter = readAfter
+            case .fetch, .fetchTable, .count, .ids, .history: request.readAfter = readAfter
             default: break
             }
             line = try request.encodedLineBuffer()

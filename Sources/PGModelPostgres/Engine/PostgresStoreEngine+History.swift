@@ -91,6 +91,38 @@ import PostgresNIO
         }
     }
 
+    /// The store's history horizon on the primary and where the primary's WAL ends once it is taken
+    /// (``HistorySQL/horizonWithWALPosition()``): a standby that has replayed that position has every
+    /// commit up to the horizon, so ``fetchHistory(_:through:as:on:)`` may read the page there.
+    ///
+    /// ```swift
+    /// let (horizon, wal) = try await engine.historyHorizon(on: primaryConnection)
+    /// let page = try await engine.fetchHistory(request, through: horizon, as: .trusted, on: standbyConnection)
+    /// ```
+    public func historyHorizon(on connection: EngineConnection) async throws -> (horizon: UInt64, walPosition: LogSequenceNumber?) {
+        let sql = HistorySQL(schemaName: schemaName)
+        guard let row = try await query(sql.horizonWithWALPosition(), on: connection).first else {
+            throw PGModelError(.internalError, "the history horizon of schema \(schemaName) could not be read")
+        }
+        let (horizonText, walText) = try row.decode((String?, String?).self)
+        guard let horizon = horizonText.flatMap(UInt64.init) else {
+            throw PGModelError(.internalError, "the history horizon of schema \(schemaName) could not be read")
+        }
+        return (horizon, walText.flatMap(LogSequenceNumber.init))
+    }
+
+    /// The page of ``fetchHistory(_:as:on:)`` up to a horizon taken before (``historyHorizon(on:)``),
+    /// on a connection to the primary or to a standby that has replayed the horizon's WAL position.
+    ///
+    /// ```swift
+    /// let page = try await engine.fetchHistory(request, through: horizon, as: requester, on: connection)
+    /// ```
+    public func fetchHistory(_ request: HistoryRequest, through horizon: UInt64, as requester: Requester,
+                             on connection: EngineConnection) async throws -> HistoryPage {
+        try request.validate()
+        return try await readHistory(request, through: horizon, as: requester, on: connection)
+    }
+
     /// One consistent read: the deletion check, the transactions and their changes in one REPEATABLE
     /// READ snapshot.
     private func readHistory(_ request: HistoryRequest, as requester: Requester, on connection: EngineConnection) async throws -> HistoryPage {
@@ -102,6 +134,13 @@ import PostgresNIO
               let horizon = UInt64(horizonText) else {
             throw PGModelError(.internalError, "the history horizon of schema \(schemaName) could not be read")
         }
+        return try await readHistory(request, through: horizon, as: requester, on: connection)
+    }
+
+    /// The page up to `horizon` in one snapshot, taken after the horizon was.
+    private func readHistory(_ request: HistoryRequest, through horizon: UInt64, as requester: Requester,
+                             on connection: EngineConnection) async throws -> HistoryPage {
+        let sql = HistorySQL(schemaName: schemaName)
         // Inside a migration the reads see the migration's own transaction.
         if !isEnclosed { try await execute(SQLStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), on: connection) }
         do {

@@ -208,10 +208,40 @@ package final class DatabaseGateway: Sendable {
         }
     }
 
-    package func fetchHistory(_ request: HistoryRequest, as requester: Requester, budget: RequestBudget = RequestBudget()) async throws -> HistoryPage {
+    /// History transactions matching `request` (``PostgresStoreEngine/fetchHistory(_:as:on:)``).
+    ///
+    /// With `onStandby` and read replicas configured, the horizon is taken on the primary together with
+    /// the primary's WAL position at that moment, and the page is read on a standby that has replayed
+    /// that position and `readAfter` (the caller's last commit), else on the primary: the page is the
+    /// same gap-free prefix either way. Without `onStandby` (the service's subscription fan-out) all of it
+    /// runs on the primary.
+    ///
+    /// ```swift
+    /// let page = try await gateway.fetchHistory(HistoryRequest(limit: 50), as: .trusted, readAfter: lastCommit, onStandby: true)
+    /// ```
+    package func fetchHistory(_ request: HistoryRequest, as requester: Requester, budget: RequestBudget = RequestBudget(),
+                              readAfter: LogSequenceNumber? = nil, onStandby: Bool = false) async throws -> HistoryPage {
         try await traced("history", entity: nil, rows: { $0.transactions.count }) {
-            try await pool.withConnection(scope: engine.scope(for: requester), deadline: callTimeout(budget), budget: budget, operation: "history fetch") {
-                try await self.engine.fetchHistory(request, as: requester, on: $0)
+            let scope = engine.scope(for: requester)
+            guard onStandby, replicas != nil else {
+                return try await pool.withConnection(scope: scope, deadline: callTimeout(budget), budget: budget, operation: "history fetch") {
+                    try await self.engine.fetchHistory(request, as: requester, on: $0)
+                }
+            }
+            try request.validate()
+            // The horizon's lock exists on the primary only; it is one short statement there.
+            let (horizon, walPosition) = try await pool.withConnection(scope: scope, deadline: callTimeout(budget), budget: budget,
+                                                                      operation: "history horizon") {
+                try await self.engine.historyHorizon(on: $0)
+            }
+            // Without the primary's position nothing says how far a standby must be: read on the primary.
+            guard let walPosition else {
+                return try await pool.withConnection(scope: scope, deadline: callTimeout(budget), budget: budget, operation: "history fetch") {
+                    try await self.engine.fetchHistory(request, through: horizon, as: requester, on: $0)
+                }
+            }
+            return try await read(after: LogSequenceNumber.latest(walPosition, readAfter), as: requester, budget: budget, operation: "history fetch") {
+                try await self.engine.fetchHistory(request, through: horizon, as: requester, on: $0)
             }
         }
     }

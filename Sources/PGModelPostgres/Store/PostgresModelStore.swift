@@ -100,11 +100,16 @@ import NIOCore
     }
 
     public func fetchHistory(_ request: HistoryRequest) async throws -> HistoryPage {
-        try await measured("history") { try await gateway.fetchHistory(request, as: .trusted) }
+        try await measured("history") { try await gateway.fetchHistory(request, as: .trusted, readAfter: readAfter, onStandby: true) }
     }
 
     public func deleteHistory(_ request: HistoryRequest) async throws -> Int {
-        try await measured("delete_history") { try await gateway.deleteHistory(request, as: .trusted) }
+        try await measured("delete_history") {
+            let deleted = try await gateway.deleteHistory(request, as: .trusted)
+            // Later history reads on a standby wait for the deletion, as for a save.
+            if deleted > 0 { try await rememberPrimaryPosition() }
+            return deleted
+        }
     }
 
     public func sharing(of record: RowReference) async throws -> RecordSharing {

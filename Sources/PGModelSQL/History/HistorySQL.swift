@@ -164,6 +164,28 @@ import Foundation
         SQLStatement(sql: "SELECT \"pgmodel\".\"history_horizon\"($1)::text", binds: [.string(schemaName)])
     }
 
+    /// ``horizon()`` and the primary's WAL position read once the horizon's lock is held:
+    /// `horizon, wal_position`. Every save up to the horizon has ended before that lock is granted, and a
+    /// transaction lets go of its locks only after its commit record is written and, unless
+    /// `synchronous_commit` is off, flushed: so the position is the flush position (what a standby can
+    /// already receive), and the insert position under `synchronous_commit = off`, as for a save's
+    /// ``notifyWithCommitPosition(payload:)``. The insert position would be safe either way, but it runs
+    /// ahead of the flush whenever anyone has written WAL not yet flushed, and a standby cannot replay
+    /// that far until the WAL writer's next round. A standby that has replayed the position shows every
+    /// save up to the horizon to a snapshot it takes afterwards. The horizon is a subquery fenced by
+    /// `OFFSET 0`, so it runs before the position is read.
+    ///
+    /// ```swift
+    /// let statement = HistorySQL(schemaName: "app").horizonWithWALPosition()
+    /// ```
+    public func horizonWithWALPosition() -> SQLStatement {
+        SQLStatement(sql: """
+            SELECT h.horizon::text, (CASE WHEN current_setting('synchronous_commit') = 'off' \
+            THEN pg_current_wal_insert_lsn() ELSE pg_current_wal_flush_lsn() END)::text \
+            FROM (SELECT "pgmodel"."history_horizon"($1) AS horizon OFFSET 0) AS h
+            """, binds: [.string(schemaName)])
+    }
+
     /// `id, position, author, user_name, created_at, bundle_identifier, process_identifier` of the matching committed transactions, in the
     /// request's order: its sort keys, then the token. With `horizon` (``horizon()``), only positions up to
     /// it: what the reader sees is then a gap-free prefix of the store's history.

@@ -81,10 +81,10 @@ package struct RequestDispatcher: Sendable {
             // standby, or go to the primary: it reaches nothing of anyone else's.
             let readAfter = commitPosition?.readAfter(request.readAfter) ?? request.readAfter
             if isRead {
-                result = .success(try await run(operation, as: requester, budget: budget, readAfter: readAfter))
+                result = .success(try await run(operation, as: requester, budget: budget, readAfter: readAfter, commitPosition: commitPosition))
             } else {
                 result = .success(try await Deadline(timeout, operation: "'\(operation.name.rawValue)'", executor: executor).run { [self] in
-                    try await run(operation, as: requester, budget: budget, readAfter: readAfter)
+                    try await run(operation, as: requester, budget: budget, readAfter: readAfter, commitPosition: commitPosition)
                 })
             }
             if case .success(.saved(let saved)) = result { commitPosition?.record(saved.commitLSN) }
@@ -172,7 +172,7 @@ package struct RequestDispatcher: Sendable {
     }
 
     private func run(_ operation: Request.Operation, as requester: Requester, budget: RequestBudget,
-                     readAfter: LogSequenceNumber? = nil) async throws -> ResponseResult {
+                     readAfter: LogSequenceNumber? = nil, commitPosition: SessionCommitPosition? = nil) async throws -> ResponseResult {
         // What a read may bring back: counted row by row as PostgreSQL sends them, so an answer past the
         // response limit is refused before it is read whole.
         var readBudget = budget
@@ -206,14 +206,16 @@ package struct RequestDispatcher: Sendable {
             var capped = request
             let cap = maxHistoryTransactions
             if (request.limit ?? .max) > cap { capped.limit = cap + 1 }
-            let page = try await gateway.fetchHistory(capped, as: requester, budget: readBudget)
+            let page = try await gateway.fetchHistory(capped, as: requester, budget: readBudget, readAfter: readAfter, onStandby: true)
             guard page.transactions.count <= cap else {
                 throw PGModelError(.resultTooLarge,
                                    "more than \(cap) history transactions match; page with 'limit' (at most \(cap)) and a token condition (token greater than the last one read)")
             }
             return .history(page)
         case .share(let change), .unshare(let change):
-            _ = try await gateway.save(SaveRequest(shares: [change]), as: requester, budget: budget)
+            let saved = try await gateway.save(SaveRequest(shares: [change]), as: requester, budget: budget)
+            // The share is a commit like a save's: this connection's later reads on a standby wait for it.
+            commitPosition?.record(saved.commitLSN)
             return .acknowledged
         case .shares(let record):
             return .shares(try await gateway.sharing(of: record, as: requester, budget: budget))
