@@ -21,7 +21,7 @@ import Foundation
     /// Which of `users` may see which transaction and change of `transactionIDs`, in one statement for
     /// all of them: rows `kind` (`t` a transaction, `c` a change as `pgmodel.change_rows` numbers it),
     /// `id`, and `readers`, the 1-based positions in `users` of those who may see it, comma-separated.
-    /// Run by the database owner (who alone may call `pgmodel.shared_row_keys_for`).
+    /// Run by the database owner (who alone may call the store's `pgmodel_shared_keys_for`).
     ///
     /// It is the row-level security a history read runs under, spelled out per user: the policies of
     /// `pgmodel.changes` and `pgmodel.transactions` for `pgmodel_app` (owner, admin, a share's closure,
@@ -29,8 +29,9 @@ import Foundation
     /// user), those for `pgmodel_admin` where `adminRoles` says the user's transactions take that role
     /// (every row while the user is an admin, none otherwise), the per-insert filter of a run in
     /// `pgmodel.change_rows`, and the read's own rule that an audience event is its audience's only.
-    /// A user's share closure is the one the policies use (`pgmodel.shared_row_keys()`), computed once
-    /// per user for the statement.
+    /// A user's share closure is the one the policies use (the store's `pgmodel_shared_keys()`, which
+    /// `pgmodel.shared_row_keys()` collects), computed once per user for the statement; keys of other
+    /// stores never match this store's changes, so they are left out.
     ///
     /// ```swift
     /// let visibility = sql.audienceVisibility(users: [alice, bob], adminRoles: [false, false], transactionIDs: [41, 42])
@@ -45,7 +46,7 @@ import Foundation
             WITH "u" AS MATERIALIZED (\
             SELECT x."n", x."id", x."admin_role", \
             coalesce((SELECT us."is_admin" FROM "pgmodel"."users" us WHERE us."id" = x."id"), false) AS "is_admin", \
-            "pgmodel"."shared_row_keys_for"(x."id") AS "keys" \
+            \(Naming.quoted(schemaName)).\"pgmodel_shared_keys_for\"(x."id") AS "keys" \
             FROM unnest(\(userList), \(roles)) WITH ORDINALITY AS x("id", "admin_role", "n")), \
             "v" AS MATERIALIZED (SELECT u.*, ARRAY(SELECT DISTINCT left(k, 36)::uuid FROM unnest(u."keys") AS k) AS "ids" FROM "u"), \
             "c" AS MATERIALIZED (SELECT ch."id", ch."transaction_id", ch."entity", ch."row_id", ch."row_ids", ch."owner_id", \

@@ -88,7 +88,7 @@ struct SharedHistoryOracleTests {
             _ = try await gateway.prepare(Self.schema, as: .trusted)
             // Anyone's share closure is the database owner's to ask for, never a service user's.
             let granted = try await Inspect.strings(
-                "SELECT has_function_privilege('pgmodel_app', 'pgmodel.shared_row_keys_for(uuid)', 'EXECUTE')::text")
+                "SELECT has_function_privilege('pgmodel_app', '\"\(configuration.schemaName)\".pgmodel_shared_keys_for(uuid)', 'EXECUTE')::text")
             #expect(granted == ["false"])
             let start = try await gateway.historyHorizon()
             let shelf = UUID.v7(), items = [UUID.v7(), UUID.v7(), UUID.v7()], bobs = UUID.v7(), bobsItem = UUID.v7()
