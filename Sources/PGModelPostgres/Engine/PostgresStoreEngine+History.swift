@@ -188,7 +188,7 @@ import PostgresNIO
         }
     }
 
-    private static func decodeValues(_ json: String?) throws -> [String: PGValue] {
+    static func decodeValues(_ json: String?) throws -> [String: PGValue] {
         guard let json, json != "null" else { return [:] }
         do {
             return try JSONDecoder().decode([String: PGValue].self, from: Data(json.utf8))

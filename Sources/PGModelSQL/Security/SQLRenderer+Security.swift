@@ -16,7 +16,8 @@
     ///   both sides' root classes), `pgmodel_shared_ids(root, write, childrenOnly)`, the ids of the rows of
     ///   one hierarchy shared with the requesting user: the roots in `pgmodel.shares` (matched by root
     ///   class and id, and only while the row has the share's owner) and what they own through cascades,
-    ///   transitively; and `pgmodel_shared_keys()`, the same rows as `id class` keys, for history.
+    ///   transitively; `pgmodel_shared_keys()`, the same rows as `id class` keys, for history; and
+    ///   `pgmodel_shared_keys_for(user)`, those of any user, for the service's history fan-out (the owner's only).
     /// * On every model and join table: `ENABLE` and `FORCE ROW LEVEL SECURITY`, a policy for the table
     ///   owner (the database owner's direct connections see every row), policies for
     ///   ``applicationRole``: owner or share; writes need a read-write share; deletes of a shared
@@ -94,6 +95,7 @@
                                             types: "text, boolean, boolean", returns: "uuid[]", body: sharedIDsBody()))
         statements.append(definerPLFunction("\(schemaQuoted).\"pgmodel_shared_keys\"", arguments: "", types: "",
                                             returns: "text[]", body: sharedKeysBody()))
+        statements.append(sharedKeysForStatement())
         // The closure of an older PGModel matched ids alone: a table still secured with it (not registered
         // since) sees no shares rather than another class's.
         statements.append(definerPLFunction(function, arguments: "p_write boolean, p_children boolean", types: "boolean, boolean",
@@ -415,6 +417,30 @@
          BEGIN \(noSharesHere) RETURN (\(shareClosure(write: "false", children: "false"))\
         SELECT coalesce(array_agg(DISTINCT "id"::text || ' ' || "entity"), '{}') FROM "reached"); END 
         """
+    }
+
+    /// `pgmodel_shared_keys_for(user)`: the keys `pgmodel_shared_keys()` gives `user`, as
+    /// `pgmodel.shared_row_keys()` lists them (`id class store`), for the service's history fan-out,
+    /// which judges many users' history in one query (`HistorySQL.audienceVisibility`). It runs the very
+    /// closure the policies use, under that user's id (a transaction-local setting, put back after).
+    /// The database owner's only: it tells about anyone's shares, so the application role may not call it.
+    private func sharedKeysForStatement() -> String {
+        let schemaQuoted = Naming.quoted(schemaName)
+        let function = "\(schemaQuoted).\"pgmodel_shared_keys_for\""
+        let body = """
+             DECLARE previous text := current_setting('pgmodel.user_id', true); keys text[]; \
+            BEGIN IF p_user IS NULL THEN RETURN '{}'; END IF; \
+            PERFORM set_config('pgmodel.user_id', p_user::text, true); \
+            keys := ARRAY(SELECT k || ' ' || \(literal(schemaName)) FROM unnest(\(schemaQuoted)."pgmodel_shared_keys"()) AS k); \
+            PERFORM set_config('pgmodel.user_id', coalesce(previous, ''), true); RETURN keys; END 
+            """
+        return ifNot(
+            "EXISTS (SELECT 1 FROM pg_proc WHERE oid = to_regprocedure(\(literal(function + "(uuid)"))) AND prosrc = \(literal(body)))",
+            """
+            CREATE OR REPLACE FUNCTION \(function)(p_user uuid) RETURNS text[] \
+            LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$\(body)$fn$; \
+            REVOKE ALL ON FUNCTION \(function)(uuid) FROM PUBLIC
+            """)
     }
 
     /// `pgmodel_share_members(root class, root, owner)`: the rows a share of a record covers besides itself,

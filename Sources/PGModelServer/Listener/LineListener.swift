@@ -74,7 +74,6 @@ struct LineListener: Service {
         // One reader of change events for every subscribed connection; it ends when the listener closes.
         let fanout = HistoryFanout(listener: changeListener, gateway: server.gateway, reads: server.visibilityReads,
                                    rounds: server.visibilityRounds,
-                                   maxConcurrentReads: server.configuration.maxDatabaseConnections / 2,
                                    logger: logger, metrics: server.metrics)
         let fanning = Task { await fanout.run() }
         let finish = {

@@ -8,13 +8,15 @@ import NIOConcurrencyHelpers
 /// Change events for every subscribed connection of one instance, from one reader of the doorbell.
 ///
 /// The doorbell rings for every save in the store. On a ring, this reads the history committed since
-/// then once per *user* with subscribed connections, as that user (row-level security decides which
-/// changes they see), and hands each of that user's connections the part after the token it was last
-/// told — an event naming the classes of the visible changes and carrying them when short, or nothing
-/// when none is visible. So a user learns of another's save only when it touched a record shared with
-/// them, and a commit costs one read per user listening, however many connections each has.
+/// then *once*, as the database owner and a bounded page at a time, with the database's answer of which
+/// subscribed user may see which transaction and change (the same rules row-level security applies to
+/// a user's own history read, evaluated for all of them in one query: ``SharedHistoryPage``). Each
+/// connection is handed its user's part past the position it was last checked through — an event naming
+/// the classes of the visible changes and carrying them when short, or nothing when none is visible. So
+/// a user learns of another's save only when it touched a record shared with them, and a commit costs
+/// one read however many users and connections listen.
 ///
-/// Rings that arrive while reads run are merged into one more round: a burst of saves costs one round.
+/// Rings that arrive while a read runs are merged into one more round: a burst of saves costs one round.
 /// Handing out never waits for a connection: each merges the event into its own pending ones.
 ///
 /// ```swift
@@ -43,17 +45,13 @@ final class HistoryFanout: Sendable {
     private let gateway: DatabaseGateway
     private let reads: ServerCounter
     private let rounds: ServerCounter
-    /// The most history reads of one round in flight at once: each holds a pooled database connection,
-    /// so requests keep the rest of the pool.
-    private let maxConcurrentReads: Int
     private let logger: Logger
     /// Records how far behind the newest history each read is (``ServerMetrics``); nil records nothing.
     private let metrics: ServerMetrics?
 
     /// Starts listening to `listener` at once, so no ring after this call is lost; ``run()`` reads them.
     init(listener: ChangeListener, gateway: DatabaseGateway, reads: ServerCounter, rounds: ServerCounter = ServerCounter(),
-         maxConcurrentReads: Int = 4, logger: Logger, metrics: ServerMetrics? = nil) {
-        self.maxConcurrentReads = max(1, maxConcurrentReads)
+         logger: Logger, metrics: ServerMetrics? = nil) {
         self.rounds = rounds
         self.signals = listener.signals()
         self.gateway = gateway
@@ -67,14 +65,16 @@ final class HistoryFanout: Sendable {
 
     /// Registers a connection listening as `requester`, from the newest history token it may see now:
     /// call it before the `subscribe` response goes out, and what commits later is what it will hear of.
+    /// It is checked from the store's horizon taken first, so history before it is never judged for it.
     func register(as requester: Requester, _ delivery: Delivery) async -> HistoryFanoutStateMachine.ListenerID {
+        let horizon = try? await gateway.historyHorizon()
         let newest = try? await gateway.fetchHistory(HistoryRequest(newestFirst: true, limit: 1), as: requester)
         let told = newest?.transactions.first?.token ?? 0
         let (id, ended) = state.withLockedValue { state in
             let id = state.nextID
             state.nextID += 1
             guard !state.isEnded else { return (id, true) }
-            state.machine.register(id, as: requester, told: told)
+            state.machine.register(id, as: requester, told: told, checked: horizon ?? told)
             state.deliveries[id] = delivery
             return (id, false)
         }
@@ -122,33 +122,22 @@ final class HistoryFanout: Sendable {
         case .reconnected(let ids):
             let deliveries = state.withLockedValue { state in ids.compactMap { state.deliveries[$0] } }
             for delivery in deliveries { delivery.receive(ChangeSignal(.reconnected)) }
-        case .read(let reads):
+        case .read(let read):
             rounds.add(1)
-            // Users' reads run side by side, a few at a time; each finished read makes room for the next.
-            await withTaskGroup(of: Void.self) { group in
-                var remaining = reads[...]
-                for _ in 0..<maxConcurrentReads {
-                    guard let read = remaining.popFirst() else { break }
-                    group.addTask { await self.perform(read) }
-                }
-                while await group.next() != nil, let read = remaining.popFirst() {
-                    group.addTask { await self.perform(read) }
-                }
-            }
+            await perform(read)
         }
     }
 
-    /// One user's read of a round, handed out to that user's connections.
+    /// The round's one read, handed out to every listener of it.
     private func perform(_ read: HistoryFanoutStateMachine.Read) async {
         reads.add(1)
-        let outcome: Result<HistoryPage, any Error>
+        let outcome: Result<SharedHistoryPage, any Error>
         do {
-            let page = try await gateway.fetchHistory(
-                HistoryRequest(filter: .token(.greater, read.after), limit: HistoryFanoutStateMachine.pageSize), as: read.requester)
+            let page = try await gateway.fetchSharedHistory(after: read.after, limit: HistoryFanoutStateMachine.pageSize, for: read.readers)
             metrics?.recordHistoryRead(oldestCommitted: page.transactions.first?.timestamp)
             outcome = .success(page)
         } catch {
-            logger.debug("reading history for a change event failed", metadata: ["error": "\(LogText("\(error)"))"])
+            logger.debug("reading history for change events failed", metadata: ["error": "\(LogText("\(error)"))"])
             outcome = .failure(error)
         }
         let handed = state.withLockedValue { state in
