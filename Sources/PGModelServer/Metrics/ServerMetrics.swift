@@ -74,9 +74,9 @@ package final class ServerMetrics: Sendable {
         cache.counter(Self.loginsTotal, ("outcome", label)).increment()
     }
 
-    /// Records a subscriber's history read: how long the oldest transaction it brought had been
-    /// committed when the read returned (by the database's commit time), so a subscriber falling behind a
-    /// burst of saves shows as a growing lag. A read that found nothing new records nothing.
+    /// Records a change-event history read: how long the oldest transaction it brought to a subscriber
+    /// had been committed when the read returned (by the database's commit time), so subscribers falling
+    /// behind a burst of saves show as a growing lag. A read that brought nobody anything records nothing.
     package func recordHistoryRead(oldestCommitted: Date?, now: Date = Date()) {
         guard let oldestCommitted else { return }
         let seconds = max(0, now.timeIntervalSince(oldestCommitted))

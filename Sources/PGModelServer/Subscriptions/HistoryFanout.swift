@@ -134,7 +134,11 @@ final class HistoryFanout: Sendable {
         let outcome: Result<SharedHistoryPage, any Error>
         do {
             let page = try await gateway.fetchSharedHistory(after: read.after, limit: HistoryFanoutStateMachine.pageSize, for: read.readers)
-            metrics?.recordHistoryRead(oldestCommitted: page.transactions.first?.timestamp)
+            // The lag of what subscribers get: transactions nobody here may see (another user's, another
+            // instance's subscribers') are passed over, not brought.
+            let everything = page.readers.contains(.trusted)
+            let oldestBrought = page.transactions.first { everything || !(page.transactionReaders[$0.transactionIdentifier] ?? []).isEmpty }
+            metrics?.recordHistoryRead(oldestCommitted: oldestBrought?.timestamp)
             outcome = .success(page)
         } catch {
             logger.debug("reading history for change events failed", metadata: ["error": "\(LogText("\(error)"))"])
