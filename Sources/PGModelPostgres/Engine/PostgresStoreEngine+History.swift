@@ -96,10 +96,10 @@ import PostgresNIO
     /// commit up to the horizon, so ``fetchHistory(_:through:as:on:)`` may read the page there.
     ///
     /// ```swift
-    /// let (horizon, wal) = try await engine.historyHorizon(on: primaryConnection)
+    /// let (horizon, wal) = try await engine.historyHorizonAndWALPosition(on: primaryConnection)
     /// let page = try await engine.fetchHistory(request, through: horizon, as: .trusted, on: standbyConnection)
     /// ```
-    public func historyHorizon(on connection: EngineConnection) async throws -> (horizon: UInt64, walPosition: LogSequenceNumber?) {
+    public func historyHorizonAndWALPosition(on connection: EngineConnection) async throws -> (horizon: UInt64, walPosition: LogSequenceNumber?) {
         let sql = HistorySQL(schemaName: schemaName)
         guard let row = try await query(sql.horizonWithWALPosition(), on: connection).first else {
             throw PGModelError(.internalError, "the history horizon of schema \(schemaName) could not be read")
@@ -111,7 +111,7 @@ import PostgresNIO
         return (horizon, walText.flatMap(LogSequenceNumber.init))
     }
 
-    /// The page of ``fetchHistory(_:as:on:)`` up to a horizon taken before (``historyHorizon(on:)``),
+    /// The page of ``fetchHistory(_:as:on:)`` up to a horizon taken before (``historyHorizonAndWALPosition(on:)``),
     /// on a connection to the primary or to a standby that has replayed the horizon's WAL position.
     ///
     /// ```swift
@@ -126,14 +126,10 @@ import PostgresNIO
     /// One consistent read: the deletion check, the transactions and their changes in one REPEATABLE
     /// READ snapshot.
     private func readHistory(_ request: HistoryRequest, as requester: Requester, on connection: EngineConnection) async throws -> HistoryPage {
-        let sql = HistorySQL(schemaName: schemaName)
         // Before the snapshot: every save of the store up to the horizon has committed by the time the
         // snapshot is taken (saves commit side by side, so a newer one may become visible before an older
         // one; the horizon leaves both out until both are settled).
-        guard let horizonText = try await query(sql.horizon(), on: connection).first?.decode(String?.self),
-              let horizon = UInt64(horizonText) else {
-            throw PGModelError(.internalError, "the history horizon of schema \(schemaName) could not be read")
-        }
+        let horizon = try await historyHorizon(on: connection)
         return try await readHistory(request, through: horizon, as: requester, on: connection)
     }
 
@@ -157,17 +153,12 @@ import PostgresNIO
             var records: [HistoryRecord] = []
             var positions: [Int64: Int] = [:]
             for row in try await query(sql.selectTransactions(request, through: horizon), on: connection) {
-                let (id, position, author, userName, createdAt, bundle, process) =
-                    try row.decode((Int64, String, String?, String?, Date, String?, String?).self)
-                guard let token = UInt64(position) else {
-                    throw PGModelError(.internalError, "a history position of schema \(schemaName) is not a 64-bit number")
-                }
-                positions[id] = records.count
+                var record = try historyRecord(row)
                 // Another user's word about their process is shown as theirs (see ProcessIdentity).
-                records.append(HistoryRecord(token: token, transactionIdentifier: id, author: author, userName: userName,
-                                             timestamp: createdAt, storeIdentifier: schemaName,
-                                             bundleIdentifier: ProcessIdentity.shown(bundle, savedBy: userName, readBy: requester.userName),
-                                             processIdentifier: ProcessIdentity.shown(process, savedBy: userName, readBy: requester.userName)))
+                record.bundleIdentifier = ProcessIdentity.shown(record.bundleIdentifier, savedBy: record.userName, readBy: requester.userName)
+                record.processIdentifier = ProcessIdentity.shown(record.processIdentifier, savedBy: record.userName, readBy: requester.userName)
+                positions[record.transactionIdentifier] = records.count
+                records.append(record)
             }
             if !records.isEmpty {
                 let changes = sql.selectChanges(transactionIDs: records.map(\.transactionIdentifier), entities: request.changedEntities)
@@ -186,6 +177,18 @@ import PostgresNIO
             if !isEnclosed { await rollback(on: connection) }
             throw PostgresErrorMapping.map(error)
         }
+    }
+
+    /// A row of ``HistorySQL/selectTransactions(_:through:)`` as a record without changes, its bundle and
+    /// process as stored.
+    func historyRecord(_ row: PostgresRow) throws -> HistoryRecord {
+        let (id, position, author, userName, createdAt, bundle, process) =
+            try row.decode((Int64, String, String?, String?, Date, String?, String?).self)
+        guard let token = UInt64(position) else {
+            throw PGModelError(.internalError, "a history position of schema \(schemaName) is not a 64-bit number")
+        }
+        return HistoryRecord(token: token, transactionIdentifier: id, author: author, userName: userName, timestamp: createdAt,
+                             storeIdentifier: schemaName, bundleIdentifier: bundle, processIdentifier: process)
     }
 
     static func decodeValues(_ json: String?) throws -> [String: PGValue] {

@@ -20,10 +20,7 @@ import PostgresNIO
                                    on connection: EngineConnection) async throws -> SharedHistoryPage {
         let sql = HistorySQL(schemaName: schemaName)
         let limit = max(1, limit)
-        guard let horizonText = try await query(sql.horizon(), on: connection).first?.decode(String?.self),
-              let horizon = UInt64(horizonText) else {
-            throw PGModelError(.internalError, "the history horizon of schema \(schemaName) could not be read")
-        }
+        let horizon = try await historyHorizon(on: connection)
         try await execute(SQLStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), on: connection)
         do {
             let page = try await readSharedHistory(after: after, limit: limit, horizon: horizon, readers: readers, sql: sql, on: connection)
@@ -61,15 +58,9 @@ import PostgresNIO
         var positions: [Int64: Int] = [:]
         let request = HistoryRequest(filter: .token(.greater, after), limit: limit)
         for row in try await query(sql.selectTransactions(request, through: horizon), on: connection) {
-            let (id, position, author, userName, createdAt, bundle, process) =
-                try row.decode((Int64, String, String?, String?, Date, String?, String?).self)
-            guard let token = UInt64(position) else {
-                throw PGModelError(.internalError, "a history position of schema \(schemaName) is not a 64-bit number")
-            }
-            positions[id] = records.count
-            records.append(HistoryRecord(token: token, transactionIdentifier: id, author: author, userName: userName,
-                                         timestamp: createdAt, storeIdentifier: schemaName,
-                                         bundleIdentifier: bundle, processIdentifier: process))
+            let record = try historyRecord(row)
+            positions[record.transactionIdentifier] = records.count
+            records.append(record)
         }
         let isFull = records.count >= limit
         let readThrough = isFull ? (records.last?.token ?? after) : max(after, horizon)

@@ -232,7 +232,7 @@ package final class DatabaseGateway: Sendable {
             // The horizon's lock exists on the primary only; it is one short statement there.
             let (horizon, walPosition) = try await pool.withConnection(scope: scope, deadline: callTimeout(budget), budget: budget,
                                                                       operation: "history horizon") {
-                try await self.engine.historyHorizon(on: $0)
+                try await self.engine.historyHorizonAndWALPosition(on: $0)
             }
             // Without the primary's position nothing says how far a standby must be: read on the primary.
             guard let walPosition else {
