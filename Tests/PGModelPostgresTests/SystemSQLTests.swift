@@ -34,6 +34,20 @@ struct SystemSQLTests {
         ])
     }
 
+    @Test("a batch is one DO block whose statements are base64, so their own dollar quotes cannot end it")
+    func batchEncodesEveryStatement() throws {
+        let statements = ["DO $pgmodel_batch$ BEGIN NULL; END $pgmodel_batch$", "COMMENT ON TABLE t IS 'it''s'"]
+        let block = SQLScript.batch(statements)
+        #expect(SQLScript.statements(block) == [block], "one statement")
+        #expect(block.hasPrefix("DO $pgmodel_batch$ BEGIN\n") && block.hasSuffix("END $pgmodel_batch$"))
+        let encoded = block.split(separator: "\n").dropFirst().dropLast().map { line -> String in
+            let payload = line.drop { $0 != "'" }.dropFirst().prefix { $0 != "'" }
+            return String(decoding: Data(base64Encoded: String(payload)) ?? Data(), as: UTF8.self)
+        }
+        #expect(encoded == statements)
+        #expect(SQLScript.batch([]) == "DO $pgmodel_batch$ BEGIN\nEND $pgmodel_batch$")
+    }
+
     @Test func systemSQLSplitsIntoWholeStatements() {
         let statements = SystemSQL.files.flatMap { SQLScript.statements($0.sql) }
         #expect(statements.count >= 9)

@@ -87,11 +87,17 @@ import PostgresNIO
     }
 
     private func prepareOnce(_ schema: SchemaDescription, _ renderer: SQLRenderer, on connection: EngineConnection) async throws {
+        // Every client's start-up re-registers a schema that is already in place: that costs reads and no
+        // lock, so it never queues behind another store's registration or migration.
+        if try await isInPlace(schema, on: connection) { return }
         try await transaction(on: connection) {
+            // One registration that changes a store at a time, in the whole database: every new table
+            // references pgmodel.users, which takes a lock on it that logins and new users queue behind;
+            // one such lock at a time, held for one batch of DDL, keeps them moving.
             try await execute(SQLStatement(sql: "SELECT pg_advisory_xact_lock(\(Self.bootstrapLock))"), on: connection)
-            // Re-registering a schema that is already in place (every client's start-up) must not run
-            // DDL: ALTER TABLE and CREATE OR REPLACE VIEW take exclusive locks that deadlock against
-            // other clients' saves.
+            // Again under the lock: another process may have registered it meanwhile. Re-registering a
+            // schema that is in place must not run DDL: ALTER TABLE and CREATE OR REPLACE VIEW take
+            // exclusive locks that deadlock against other clients' saves.
             try await checkVersion(of: schema, on: connection)
             let registered = try await loadSchema(on: connection)
             // Row-level security spans the whole store (the cascade edges a share follows, the shared-ids
@@ -101,26 +107,35 @@ import PostgresNIO
             let names = Set(schema.entities.map(\.name))
             if Self.isRegistered(schema, in: registered), try await isSecured(secured, tablesOf: names, on: connection) { return }
             try await checkTableShapes(secured, tablesOf: names, on: connection)
-            var changed = false
-            for sql in renderer.createStatements() + secured.securityStatements(tablesOf: names) {
-                try await execute(SQLStatement(sql: sql), on: connection)
-            }
-            for entity in schema.entities {
-                let json = String(decoding: try Self.encoder.encode(entity), as: UTF8.self)
-                let rows = try await query(SQLStatement(sql: """
-                    INSERT INTO pgmodel.entities (schema_name, name, table_name, description) VALUES ($1, $2, $3, $4::jsonb) \
-                    ON CONFLICT (schema_name, name) DO UPDATE SET table_name = EXCLUDED.table_name, description = EXCLUDED.description, updated_at = now() \
-                    WHERE pgmodel.entities.description IS DISTINCT FROM EXCLUDED.description RETURNING 1
-                    """, binds: [.string(schemaName), .string(entity.name), .string(entity.tableName), .string(json)]), on: connection)
-                if !rows.isEmpty { changed = true }
-            }
-            if changed {
+            // One round trip for all of it: the lock above, and the one on pgmodel.users the new tables'
+            // references take, are held for as short as the DDL itself, however busy this process is.
+            try await execute(SQLStatement(sql: SQLScript.batch(renderer.createStatements() + secured.securityStatements(tablesOf: names))),
+                              on: connection)
+            let entities = try schema.entities.map { String(decoding: try Self.encoder.encode($0), as: UTF8.self) }
+            let rows = try await query(SQLStatement(sql: """
+                INSERT INTO pgmodel.entities (schema_name, name, table_name, description) \
+                SELECT $1, e.name, e.table_name, e.description::jsonb FROM unnest($2::text[], $3::text[], $4::text[]) AS e(name, table_name, description) \
+                ON CONFLICT (schema_name, name) DO UPDATE SET table_name = EXCLUDED.table_name, description = EXCLUDED.description, updated_at = now() \
+                WHERE pgmodel.entities.description IS DISTINCT FROM EXCLUDED.description RETURNING 1
+                """, binds: [.string(schemaName), .string(Self.textArray(schema.entities.map(\.name))),
+                             .string(Self.textArray(schema.entities.map(\.tableName))), .string(Self.textArray(entities))]), on: connection)
+            if !rows.isEmpty {
                 let json = String(decoding: try Self.encoder.encode(schema), as: UTF8.self)
                 try await execute(SQLStatement(
                     sql: "INSERT INTO pgmodel.schema_versions (schema_name, version, description) VALUES ($1, $2, $3::jsonb)",
                     binds: [.string(schemaName), .string(schema.version), .string(json)]), on: connection)
             }
         }
+    }
+
+    /// Whether `schema` is registered as it is and secured, read without any lock; throws
+    /// `schema_version_mismatch` for an app older than its store, as the registration under the lock does.
+    private func isInPlace(_ schema: SchemaDescription, on connection: EngineConnection) async throws -> Bool {
+        try await checkVersion(of: schema, on: connection)
+        let registered = try await loadSchema(on: connection)
+        guard Self.isRegistered(schema, in: registered) else { return false }
+        let secured = try SQLRenderer(schema: registered.merging(schema), schemaName: schemaName)
+        return try await isSecured(secured, tablesOf: Set(schema.entities.map(\.name)), on: connection)
     }
 
     /// Whether every entity of `schema` is registered with exactly this description.
