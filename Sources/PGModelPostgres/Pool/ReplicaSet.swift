@@ -100,8 +100,11 @@ package final class ReplicaSet: Sendable {
                                metadata: ["replica": "\(replica)"])
                 routing.withLockedValue { $0.markDown(replica, until: .now + Self.downTime) }
             case .behind:
-                guard ContinuousClock.now + pause < waitEnds else { return try await primary(onPrimary) }
-                try await Task.sleep(for: pause)
+                // The standby gets the whole wait: the last pause ends at the bound, and it is asked once
+                // more there before the read goes to the primary.
+                let now = ContinuousClock.now
+                guard now < waitEnds else { return try await primary(onPrimary) }
+                try await Task.sleep(until: min(now + pause, waitEnds))
                 pause = min(pause * 2, .milliseconds(16))
             }
         }
