@@ -56,7 +56,13 @@ func runSubscribersBenchmark(databaseURL: URL, subscriberCounts: [Int], users: I
         }
         return url
     }
-    // Writers: the first users' containers, one commit each in turn (the first registers the schema).
+    // The database owner creates the tables (a direct store), as an admin would: users may only use them.
+    var direct = URLComponents(url: databaseURL, resolvingAgainstBaseURL: false)
+    let items = direct?.queryItems ?? []
+    direct?.queryItems = items + [URLQueryItem(name: "schema", value: String(schema))]
+    guard let directURL = direct?.url else { throw PGModelError(.invalidConfiguration, "cannot form the direct store's URL") }
+    _ = try ModelContainer(for: SubscribedRow.self, configurations: ModelConfiguration(url: directURL))
+    // Writers: the first users' containers, one commit each in turn.
     let writerCount = min(users, 10)
     var writers: [ModelContext] = []
     for user in 0..<writerCount {
@@ -83,6 +89,12 @@ func runSubscribersBenchmark(databaseURL: URL, subscriberCounts: [Int], users: I
                     arrivals.record(index, now)
                 }
             })
+            // Clients come in batches of 100, each logged in and subscribed before the next: a thousand
+            // logins from one address in the same instant is a login storm, not a subscriber count.
+            if stores.count % 100 == 0 {
+                let settled = ContinuousClock.now + .seconds(60)
+                while server.signalForwarderCount < stores.count, ContinuousClock.now < settled { try await Task.sleep(for: .milliseconds(20)) }
+            }
         }
         let ready = ContinuousClock.now + .seconds(120)
         while server.signalForwarderCount < count, ContinuousClock.now < ready { try await Task.sleep(for: .milliseconds(20)) }
