@@ -89,7 +89,7 @@ import PostgresNIO
     private func prepareOnce(_ schema: SchemaDescription, _ renderer: SQLRenderer, on connection: EngineConnection) async throws {
         // Every client's start-up re-registers a schema that is already in place: that costs reads and no
         // lock, so it never queues behind another store's registration or migration.
-        if try await isInPlace(schema, on: connection) { return }
+        if try await registration(of: schema, on: connection).isInPlace { return }
         try await transaction(on: connection) {
             // One registration that changes a store at a time, in the whole database: every new table
             // references pgmodel.users, which takes a lock on it that logins and new users queue behind;
@@ -98,14 +98,9 @@ import PostgresNIO
             // Again under the lock: another process may have registered it meanwhile. Re-registering a
             // schema that is in place must not run DDL: ALTER TABLE and CREATE OR REPLACE VIEW take
             // exclusive locks that deadlock against other clients' saves.
-            try await checkVersion(of: schema, on: connection)
-            let registered = try await loadSchema(on: connection)
-            // Row-level security spans the whole store (the cascade edges a share follows, the shared-ids
-            // function): built from every registered entity, so one app's registration never drops
-            // another's cascades from the store.
-            let secured = try SQLRenderer(schema: registered.merging(schema), schemaName: schemaName)
+            let (secured, isInPlace) = try await registration(of: schema, on: connection)
+            if isInPlace { return }
             let names = Set(schema.entities.map(\.name))
-            if Self.isRegistered(schema, in: registered), try await isSecured(secured, tablesOf: names, on: connection) { return }
             try await checkTableShapes(secured, tablesOf: names, on: connection)
             // One round trip for all of it: the lock above, and the one on pgmodel.users the new tables'
             // references take, are held for as short as the DDL itself, however busy this process is.
@@ -128,14 +123,18 @@ import PostgresNIO
         }
     }
 
-    /// Whether `schema` is registered as it is and secured, read without any lock; throws
-    /// `schema_version_mismatch` for an app older than its store, as the registration under the lock does.
-    private func isInPlace(_ schema: SchemaDescription, on connection: EngineConnection) async throws -> Bool {
+    /// Where `schema` stands in the store, by reads alone: the renderer of the store's row-level security
+    /// with `schema` merged in, and whether `schema` is registered as it is and secured already. Throws
+    /// `schema_version_mismatch` for an app older than its store.
+    private func registration(of schema: SchemaDescription, on connection: EngineConnection) async throws -> (secured: SQLRenderer, isInPlace: Bool) {
         try await checkVersion(of: schema, on: connection)
         let registered = try await loadSchema(on: connection)
-        guard Self.isRegistered(schema, in: registered) else { return false }
+        // Row-level security spans the whole store (the cascade edges a share follows, the shared-ids
+        // function): built from every registered entity, so one app's registration never drops
+        // another's cascades from the store.
         let secured = try SQLRenderer(schema: registered.merging(schema), schemaName: schemaName)
-        return try await isSecured(secured, tablesOf: Set(schema.entities.map(\.name)), on: connection)
+        guard Self.isRegistered(schema, in: registered) else { return (secured, false) }
+        return (secured, try await isSecured(secured, tablesOf: Set(schema.entities.map(\.name)), on: connection))
     }
 
     /// Whether every entity of `schema` is registered with exactly this description.
