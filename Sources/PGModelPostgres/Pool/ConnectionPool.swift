@@ -37,6 +37,7 @@ package final class ConnectionPool: Sendable {
     private enum WakeUp: Sendable {
         case machine(Machine.WaiterWakeUp)
         case timedOut
+        case cancelled
     }
 
     private struct State: Sendable {
@@ -157,6 +158,13 @@ package final class ConnectionPool: Sendable {
         var underlying: any Error
     }
 
+    /// Callers waiting for a connection now.
+    ///
+    /// ```swift
+    /// if pool.waitingCount > 100 { logger.warning("the pool is saturated") }
+    /// ```
+    package var waitingCount: Int { state.withLockedValue { $0.machine.waiters.count } }
+
     /// Closes every idle connection and wakes every waiter with `connection_failed`; connections still
     /// leased are closed when they come back. Idempotent.
     package func close() async {
@@ -223,13 +231,23 @@ package final class ConnectionPool: Sendable {
             }
             waiter?.resume(returning: .timedOut)
         }
-        let wakeUp = await withCheckedContinuation { (continuation: CheckedContinuation<WakeUp, Never>) in
-            let early = state.withLockedValue { state -> WakeUp? in
-                if let wakeUp = state.early.removeValue(forKey: waiterID) { return wakeUp }
-                state.waiting[waiterID] = continuation
-                return nil
+        // A caller that gives up (its client went away, its request was cancelled) leaves the queue at
+        // once: otherwise it keeps its place until its deadline, and a freed connection goes to nobody.
+        let wakeUp = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<WakeUp, Never>) in
+                let early = state.withLockedValue { state -> WakeUp? in
+                    if let wakeUp = state.early.removeValue(forKey: waiterID) { return wakeUp }
+                    state.waiting[waiterID] = continuation
+                    return nil
+                }
+                if let early { continuation.resume(returning: early) }
             }
-            if let early { continuation.resume(returning: early) }
+        } onCancel: { [state] in
+            let waiter = state.withLockedValue { state -> CheckedContinuation<WakeUp, Never>? in
+                guard state.machine.cancel(waiterID: waiterID) else { return nil }
+                return state.deliver(.cancelled, to: waiterID)
+            }
+            waiter?.resume(returning: .cancelled)
         }
         timer.cancel()
         switch wakeUp {
@@ -247,6 +265,8 @@ package final class ConnectionPool: Sendable {
                           metadata: ["operation": "\(operation)", "open": "\(open)", "idle": "\(idle)", "waiting": "\(waiters)",
                                      "busy": "\(busy)"])
             throw PGModelError(.timeout, "\(operation) waited for a database connection until its deadline; every one of the pool's connections was busy")
+        case .cancelled:
+            throw CancellationError()
         }
     }
 
