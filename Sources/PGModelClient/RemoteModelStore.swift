@@ -537,11 +537,7 @@ import Tracing
         do {
             // Every call awaits its own answer before anything that depends on it is sent, so the
             // server may run the calls of this connection side by side.
-            let hello = HelloPayload(user: endpoint.user, password: endpoint.password, concurrent: true)
-            let greeting = try await response(to: .hello(hello), on: channel)
-            guard case .hello(let result) = try Self.result(of: greeting, for: .hello(hello)) else {
-                throw Self.unexpectedResult(.hello)
-            }
+            let result = try await sayHello(on: channel)
             let schemas = state.withLockedValue { state in
                 state.hello = result
                 return state.connection.schemas
@@ -555,6 +551,32 @@ import Tracing
         } catch {
             channel.close(promise: nil)
             throw error
+        }
+    }
+}
+
+extension RemoteModelStore {
+    /// Logs `channel` in. A server busy with other logins (`server_busy`: nothing was checked) is asked
+    /// again after a random pause that doubles each time, until the store's request timeout: a crowd of
+    /// clients reconnecting together then spreads out instead of retrying in step.
+    fileprivate func sayHello(on channel: any Channel) async throws -> HelloResult {
+        let hello = HelloPayload(user: endpoint.user, password: endpoint.password, concurrent: true)
+        let deadline = NIODeadline.now() + requestTimeout
+        var pauseMilliseconds: Int64 = 50
+        while true {
+            let left = TimeAmount.nanoseconds(max(1_000_000, (deadline - .now()).nanoseconds))
+            let greeting = try await response(to: .hello(hello), on: channel, timeout: left)
+            do {
+                guard case .hello(let result) = try Self.result(of: greeting, for: .hello(hello)) else {
+                    throw Self.unexpectedResult(.hello)
+                }
+                return result
+            } catch let error as PGModelError where error.code == .serverBusy {
+                let wait = Int64.random(in: pauseMilliseconds / 2...pauseMilliseconds)
+                guard NIODeadline.now() + .milliseconds(wait) < deadline else { throw error }
+                try await Task.sleep(for: .milliseconds(wait))
+                pauseMilliseconds = min(pauseMilliseconds * 2, 1_000)
+            }
         }
     }
 }

@@ -131,3 +131,43 @@ struct LoginDeadlineStateMachineTests {
         #expect(login.state == .loggedIn)
     }
 }
+
+/// The bound on logins checked or waiting at once.
+@Suite("Login admission")
+struct LoginAdmissionUnitTests {
+    @Test("places up to the limit, none past it, and a place given back is taken again")
+    func bound() {
+        let admission = LoginAdmission(limit: 2)
+        #expect(admission.enter())
+        #expect(admission.enter())
+        #expect(!admission.enter())
+        #expect(admission.pendingCount == 2)
+        admission.leave()
+        #expect(admission.enter())
+        #expect(!admission.enter())
+    }
+
+    @Test("a limit below one is one; leaving more than entered never goes below zero")
+    func clamps() {
+        let admission = LoginAdmission(limit: 0)
+        #expect(admission.limit == 1)
+        admission.leave()
+        #expect(admission.pendingCount == 0)
+        #expect(admission.enter())
+        #expect(!admission.enter())
+    }
+
+    @Test("a busy login answer does not count as a failure: more of them than the limit leave the connection open")
+    func busyIsNotAFailure() {
+        var session = SessionStateMachine(maxFailedAuthentications: 2)
+        let hello = HelloPayload(user: "a", password: "b")
+        for attempt in 1...4 {
+            let id = RequestID.int(Int64(attempt))
+            #expect(session.receive(Request(id: id, operation: .hello(hello))) == .authenticate(id: id, hello: hello))
+            #expect(session.authenticationNotChecked(id: id, error: LoginAdmission.busy) == .respond(Response(id: id, error: LoginAdmission.busy)))
+            #expect(session.state == .unauthenticated)
+        }
+        #expect(LoginAdmission.busy.code == .serverBusy)
+        #expect(session.authenticationNotChecked(id: 9, error: LoginAdmission.busy) == .ignore, "no hello is being checked")
+    }
+}

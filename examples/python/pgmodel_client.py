@@ -15,6 +15,7 @@ import base64
 import datetime as _dt
 import json
 import os
+import random
 import socket
 import ssl
 import time
@@ -197,8 +198,21 @@ class PGModelClient:
 
     # -- operations (PROTOCOL §4) --
 
-    def login(self, user: str, password: str) -> dict:
-        answer = self.request("hello", user=user, password=password, protocol=1)
+    def login(self, user: str, password: str, patience: float = 30.0) -> dict:
+        """Logs in; a server busy with other logins (``server_busy``) is asked again after a random pause
+        that doubles each time, for at most ``patience`` seconds."""
+        deadline = time.monotonic() + patience
+        pause = 0.05
+        while True:
+            try:
+                answer = self.request("hello", user=user, password=password, protocol=1)
+                break
+            except PGModelError as error:
+                wait = random.uniform(pause / 2, pause)
+                if error.code != "server_busy" or time.monotonic() + wait >= deadline:
+                    raise
+                time.sleep(wait)
+                pause = min(pause * 2, 1.0)
         self.user_id = uuid.UUID(answer["userID"])
         return answer
 

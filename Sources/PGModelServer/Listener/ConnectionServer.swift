@@ -25,6 +25,8 @@ struct ConnectionServer: Sendable {
     let loginTimeout: Duration
     /// Failed logins across every connection.
     let loginGuard: LoginGuard
+    /// Logins checked or waiting across every connection; past its limit a `hello` is `server_busy`.
+    let loginAdmission: LoginAdmission
     /// Share requests answered `not_found`, across every connection.
     let shareProbes: ShareProbeGuard
     /// Slows users whose saves keep meeting values unique across all users that are taken.
@@ -211,6 +213,8 @@ struct ConnectionServer: Sendable {
                     while let received = try await inbox.next() {
                         let action: SessionStateMachine.Action
                         var lineBytes = 0
+                        // The client's deadline for the request (`timeoutMs`), which bounds a `hello`'s wait.
+                        var clientTimeout: Duration?
                         switch received.frame {
                         case .lineTooLong(let limit):
                             logger.notice("line too long", metadata: ["limit": "\(limit)"])
@@ -224,6 +228,7 @@ struct ConnectionServer: Sendable {
                             let request = await RequestWeight.run(heavy: client.executor != nil && RequestWeight.isHeavy(line: line)) {
                                 Request.decode(line: line)
                             }
+                            if case .success(let decoded) = request { clientTimeout = decoded.timeout }
                             action = session.receive(request)
                         }
                         // The user changed since the login: nothing more runs as the user the login read.
@@ -262,8 +267,8 @@ struct ConnectionServer: Sendable {
                             inFlight -= 1
                         }
                         if case .authenticate(_, let hello) = action { asksConcurrency = hello.concurrent }
-                        let keepOpen = try await perform(action, received: received.received, lineBytes: lineBytes,
-                                                         session: &session, assembly: &assembly, client)
+                        let keepOpen = try await perform(action, received: received.received, clientTimeout: clientTimeout,
+                                                         lineBytes: lineBytes, session: &session, assembly: &assembly, client)
                         if !loggedIn, case .authenticated = session.state {
                             loggedIn = true
                             metrics.sessions.increment()
@@ -292,9 +297,9 @@ struct ConnectionServer: Sendable {
         }
     }
 
-    /// Performs `action` for the line of `lineBytes` read at `received`; returns whether the connection
-    /// stays open.
-    private func perform(_ action: SessionStateMachine.Action, received: NIODeadline, lineBytes: Int,
+    /// Performs `action` for the line of `lineBytes` read at `received` (whose client waits `clientTimeout`
+    /// for the answer, when it said so); returns whether the connection stays open.
+    private func perform(_ action: SessionStateMachine.Action, received: NIODeadline, clientTimeout: Duration? = nil, lineBytes: Int,
                          session: inout SessionStateMachine, assembly: inout SaveAssembly,
                          _ client: Client) async throws -> Bool {
         let subscriptions = client.subscriptions
@@ -359,11 +364,21 @@ struct ConnectionServer: Sendable {
             if let refusal {
                 logger.notice("login throttled", metadata: ["user": "\(LogText(hello.user))"])
                 outcome = .failure(refusal)
+            } else if !loginAdmission.enter() {
+                // Checked by nobody and held against nobody: the client pauses and says hello again.
+                metrics.recordLogin(.failure(LoginAdmission.busy), throttled: false)
+                let next = session.authenticationNotChecked(id: id, error: LoginAdmission.busy)
+                let keepOpen = try await perform(next, received: received, lineBytes: lineBytes, session: &session,
+                                                 assembly: &assembly, client)
+                return await client.login.helloChecked(succeeded: false) && keepOpen
             } else {
+                defer { loginAdmission.leave() }
                 // A change of the user that rings while the password is checked is caught by comparing this.
                 let hintsBefore = sessions.hintCount
                 // bcrypt's work is the database's, but the login's connection may be a new one: off the loop.
-                outcome = await RequestWeight.run(heavy: client.executor != nil) { await dispatcher.authenticate(hello) }
+                outcome = await RequestWeight.run(heavy: client.executor != nil) {
+                    await dispatcher.authenticate(hello, clientTimeout: clientTimeout, received: received)
+                }
                 loginGuard.record(outcome, user: hello.user, address: client.address)
                 if case .success(let user) = outcome {
                     let revocation = client.revocation

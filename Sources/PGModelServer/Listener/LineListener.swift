@@ -107,6 +107,7 @@ struct LineListener: Service {
             maxFailedAuthentications: server.configuration.maxFailedAuthentications,
             loginTimeout: server.configuration.loginTimeout,
             loginGuard: LoginGuard(policy: server.configuration.loginThrottle),
+            loginAdmission: LoginAdmission(limit: server.configuration.maxPendingLogins),
             shareProbes: ShareProbeGuard(policy: server.configuration.shareProbeThrottle),
             takenValueProbes: TakenValueProbeGuard(policy: server.configuration.takenValueProbeThrottle),
             idleTimeout: server.configuration.idleTimeout, maxResponseBytes: server.configuration.maxResponseBytes,

@@ -85,6 +85,15 @@ public struct LineServerConfiguration: Sendable, CustomStringConvertible {
     /// PostgreSQL connections reserved for checking passwords, apart from ``maxDatabaseConnections``:
     /// logins never wait behind data requests, and bcrypt work never takes more than these.
     public var maxLoginConnections = 2
+    /// Logins checked or waiting for a login connection at once, across the server's connections. A
+    /// `hello` past it is answered `server_busy` at once (no password checked, nothing counted against
+    /// anyone) and the client retries after a pause: a crowd reconnecting together then waits in short
+    /// turns instead of queueing for longer than its clients wait, which would leave every check unread.
+    ///
+    /// ```swift
+    /// configuration.maxPendingLogins = 128   // more login connections drain a longer queue in time
+    /// ```
+    public var maxPendingLogins = 64
     /// PostgreSQL's limit on each statement of a request (`statement_timeout`, part of the user's scope
     /// on the pooled connection): the database
     /// cancels a runaway statement and the request is answered `timeout` with its connection intact.

@@ -161,6 +161,14 @@
         return .respond(Response(id: id, error: error))
     }
 
+    /// The `hello` `id` was not checked (the server is busy with other logins): answer `error`; it does
+    /// not count as a failed login.
+    public mutating func authenticationNotChecked(id: RequestID, error: WireError) -> Action {
+        guard case .authenticating = state else { return .ignore }
+        state = .unauthenticated
+        return .respond(Response(id: id, error: error))
+    }
+
     /// The peer went away or the server is closing the connection.
     public mutating func connectionClosed() {
         state = .closed

@@ -19,6 +19,13 @@
     /// if error.code == .shuttingDown { /* reconnect to another instance */ }
     /// ```
     public static let shuttingDown = PGModelError.Code(rawValue: "shutting_down")
+    /// A `hello` arrived while the server was already checking or queueing as many logins as it takes;
+    /// no password was checked and nothing counts against the user or the connection, which stays open.
+    ///
+    /// ```swift
+    /// if error.code == .serverBusy { /* wait a short, random pause and say hello again */ }
+    /// ```
+    public static let serverBusy = PGModelError.Code(rawValue: "server_busy")
     /// The server accepts only TLS connections and this one began in plain text; it closes it.
     ///
     /// ```swift
