@@ -12,7 +12,7 @@ import Observation
 //       [--point | --rls | --isolation | --history [--service] | --fetch | --phases | --migration | --compare | --writes insert|update|delete N
 //        | --conflicts | --wire | --service-table [--remote-only]
 //        | --service-point [--remote-only | --direct-only] [--models] [--service-binary PATH] | --observability
-//        | --scaling [--callers 1,8,32] | --subscribers [--counts 100,1000] [--users 100]]
+//        | --scaling [--callers 1,8,32] | --subscribers [--counts 100,1000] [--users 100] [--all-at-once]]
 //   env -u DATABASE_URL swift run -c release PGModelBenchmarks --in-memory [N]
 //
 // --history --service measures the latency with both containers clients of a service run in this process.
@@ -33,7 +33,9 @@ import Observation
 // --scaling runs one-row saves and point reads with 1, 8 and 32 concurrent callers on raw PostgresNIO, a direct
 // container and the service, and prints each against raw.
 // --subscribers times commit→event latency, CPU and visibility reads per commit with 100 and 1,000 subscribed
-// connections among 100 users (SubscribersBenchmark.swift; raise `ulimit -n` to twice the largest count).
+// connections among 100 users (SubscribersBenchmark.swift; raise `ulimit -n` to twice the largest count);
+// with --all-at-once every client connects and logs in at the same moment (a login storm) instead of in
+// batches of 100, and the time until all are subscribed is printed.
 // --isolation times a non-admin user's fetch of all 10,000 of their rows and save of 1,000 new rows through
 // the service, with no shares and with another user's records shared with them (IsolationCost.swift).
 // PGMODEL_BENCH_ROUNDS=N sets --fetch's rounds (5 by default) and --isolation's (15, 5 with --quick); PGMODEL_BENCH_CALLS=N --service-point's calls; PGMODEL_BENCH_KEEP_SCHEMA=1 keeps
@@ -254,7 +256,8 @@ if CommandLine.arguments.contains("--subscribers") {
     let counts = listed("--counts", [100, 1_000])
     let users = listed("--users", [100]).first ?? 100
     runDetached("subscribers") {
-        try await runSubscribersBenchmark(databaseURL: databaseURL, subscriberCounts: counts, users: users, commits: quick ? 50 : 200)
+        try await runSubscribersBenchmark(databaseURL: databaseURL, subscriberCounts: counts, users: users, commits: quick ? 50 : 200,
+                                          allAtOnce: CommandLine.arguments.contains("--all-at-once"))
     }
     exit(0)
 }
