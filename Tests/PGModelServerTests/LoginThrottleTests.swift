@@ -130,6 +130,21 @@ struct LoginDeadlineStateMachineTests {
         #expect(login.deadlinePassed() == .none)
         #expect(login.state == .loggedIn)
     }
+
+    @Test("a hello answered without a check (server busy) restarts the clock, even past the deadline; nothing else does")
+    func deferredHelloRestartsTheClock() {
+        var login = LoginDeadlineStateMachine()
+        login.helloReceived()
+        #expect(login.deadlinePassed() == .none)
+        let restarted = login.helloDeferred()
+        #expect(restarted, "the timer starts anew")
+        #expect(login.state == .waitingForHello)
+        let again = login.helloDeferred()
+        #expect(!again, "no hello is being checked")
+        #expect(login.deadlinePassed() == .close, "the new timer still closes a client that then sends nothing")
+        let afterClose = login.helloDeferred()
+        #expect(!afterClose)
+    }
 }
 
 /// The bound on logins checked or waiting at once.

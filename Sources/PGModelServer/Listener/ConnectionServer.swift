@@ -116,8 +116,8 @@ struct ConnectionServer: Sendable {
                     fanout: fanout, outbound: outbound, counter: forwarders, logger: logger, metrics: metrics)
                 // A connection that never logs in is told so and closed: it holds a socket and a slot.
                 let login = LoginWatchdog(outbound: outbound, channel: connection.channel, timeout: loginTimeout, logger: logger)
-                let timer = login.start()
-                defer { timer.cancel() }
+                login.start()
+                defer { login.stop() }
                 let idle = idleTimeout.map { timeout in
                     IdleWatchdog(outbound: outbound, channel: connection.channel, timeout: timeout, logger: logger) {
                         subscriptions.isListening
@@ -370,7 +370,8 @@ struct ConnectionServer: Sendable {
                 let next = session.authenticationNotChecked(id: id, error: LoginAdmission.busy)
                 let keepOpen = try await perform(next, received: received, lineBytes: lineBytes, session: &session,
                                                  assembly: &assembly, client)
-                return await client.login.helloChecked(succeeded: false) && keepOpen
+                client.login.helloDeferred()
+                return keepOpen
             } else {
                 defer { loginAdmission.leave() }
                 // A change of the user that rings while the password is checked is caught by comparing this.

@@ -58,6 +58,19 @@
         }
     }
 
+    /// The `hello` being checked was answered without a check (the server was busy with other logins):
+    /// that was the server's time, not the client's, so the client waits for its next `hello` with a
+    /// whole login timeout again. Returns whether to start the timer anew.
+    public mutating func helloDeferred() -> Bool {
+        switch state {
+        case .checking, .checkingPastDeadline:
+            state = .waitingForHello
+            return true
+        case .waitingForHello, .loggedIn, .closed:
+            return false
+        }
+    }
+
     /// The login timer fired.
     public mutating func deadlinePassed() -> Action {
         switch state {

@@ -10,8 +10,8 @@ import NIOCore
 ///
 /// ```swift
 /// let watchdog = LoginWatchdog(outbound: outbound, channel: channel, timeout: .seconds(10), logger: logger)
-/// let timer = watchdog.start()
-/// defer { timer.cancel() }
+/// watchdog.start()
+/// defer { watchdog.stop() }
 /// watchdog.helloReceived()
 /// let keepOpen = await watchdog.helloChecked(succeeded: false)
 /// ```
@@ -20,6 +20,9 @@ final class LoginWatchdog: Sendable {
     private let channel: any Channel
     private let timeout: Duration
     private let state = NIOLockedValueBox(LoginDeadlineStateMachine())
+    /// The timer now running and its generation: a timer replaced by ``helloDeferred()`` that fires anyway
+    /// (it was already due) sees that it is not the current one and does nothing.
+    private let timer = NIOLockedValueBox<(generation: Int, scheduled: Scheduled<Void>?)>((0, nil))
     private let logger: Logger
 
     init(outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, channel: any Channel, timeout: Duration, logger: Logger) {
@@ -29,12 +32,30 @@ final class LoginWatchdog: Sendable {
         self.logger = logger
     }
 
-    /// Schedules the check at the timeout, on the connection's event loop (cancel it when the
+    /// Schedules the check at the timeout, on the connection's event loop (``stop()`` it when the
     /// connection ends); it asks the state machine, and closes the connection if it says so.
-    func start() -> Scheduled<Void> {
-        channel.eventLoop.scheduleTask(in: ConnectionDeadline.timeAmount(timeout)) { [self] in
+    func start() {
+        let generation = timer.withLockedValue { timer in
+            timer.scheduled?.cancel()
+            timer.generation += 1
+            return timer.generation
+        }
+        let scheduled = channel.eventLoop.scheduleTask(in: ConnectionDeadline.timeAmount(timeout)) { [self] in
+            guard timer.withLockedValue({ $0.generation == generation }) else { return }
             guard state.withLockedValue({ $0.deadlinePassed() }) == .close else { return }
             Task { await close() }
+        }
+        timer.withLockedValue { timer in
+            if timer.generation == generation { timer.scheduled = scheduled } else { scheduled.cancel() }
+        }
+    }
+
+    /// Cancels the timer (the connection ended).
+    func stop() {
+        timer.withLockedValue { timer in
+            timer.generation += 1
+            timer.scheduled?.cancel()
+            timer.scheduled = nil
         }
     }
 
@@ -48,6 +69,13 @@ final class LoginWatchdog: Sendable {
         guard state.withLockedValue({ $0.helloChecked(succeeded: succeeded) }) == .close else { return true }
         await close()
         return false
+    }
+
+    /// The `hello` received was answered without a check (the server was busy): the client gets a whole
+    /// login timeout again for its next one.
+    func helloDeferred() {
+        guard state.withLockedValue({ $0.helloDeferred() }) else { return }
+        start()
     }
 
     private func close() async {

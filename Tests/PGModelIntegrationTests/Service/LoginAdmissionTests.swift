@@ -20,7 +20,7 @@ struct LoginAdmissionTests {
         let user = try await ServerTestHarness.makeUser("slow")
         try await ServerTestHarness.withDatabase { _, connection in
             _ = try await connection.connection.query(
-                "UPDATE pgmodel.users SET password_hash = crypt('secret', gen_salt('bf', 15)) WHERE id = \(user.id)",
+                "UPDATE pgmodel.users SET password_hash = crypt('secret', gen_salt('bf', 16)) WHERE id = \(user.id)",
                 logger: ServerTestHarness.logger).collect()
         }
         return user
@@ -43,30 +43,40 @@ struct LoginAdmissionTests {
         Issue.record("the slow password check never showed in pg_stat_activity")
     }
 
-    @Test("a hello past the pending-login limit is answered server_busy at once, counts against nobody, and the same connection logs in later")
+    @Test("a hello past the pending-login limit is answered server_busy at once, counts against nobody, restarts the login clock, and the same connection logs in later")
     func busyAnswer() async throws {
         let slow = try await Self.makeSlowUser()
         let user = try await ServerTestHarness.makeUser("busy")
-        try await ServerTestHarness.withRunningServer(configure: { configuration in
+        try await ServerTestHarness.withRunningServer(requestTimeout: .seconds(120), loginTimeout: .seconds(2), configure: { configuration in
             configuration.maxPendingLogins = 1
             configuration.maxLoginConnections = 1
             configuration.maxFailedAuthentications = 3
         }) { _, port in
             let first = try await RawProtocolClient.connect(port: port)
-            let second = try await RawProtocolClient.connect(port: port)
-            defer { Task { await first.close(); await second.close() } }
+            defer { Task { await first.close() } }
             try await first.sendLine(#"{"id":1,"op":"hello","user":"\#(slow.name)","password":"secret","protocol":1}"#)
             try await Self.waitForSlowCheck()
-            // More busy answers than the connection's failed-login limit: none of them counts.
-            for attempt in 1...5 {
-                let busy = try await RawProtocolTests.hello(second, user.name, "secret", id: attempt)
-                #expect(busy.code == "server_busy", "\(busy.text)")
-                #expect(busy.idNumber == attempt)
+            let second = try await RawProtocolClient.connect(port: port)
+            defer { Task { await second.close() } }
+            let opened = ContinuousClock.now
+            // Busy answers, more than the connection's failed-login limit and for longer than the login
+            // timeout, a hello every half second (a client's retries): none counts, none closes.
+            var busyAnswers = 0
+            var attempt = 0
+            while true {
+                attempt += 1
+                let answer = try await RawProtocolTests.hello(second, user.name, "secret", id: attempt)
+                #expect(answer.idNumber == attempt)
+                if answer.ok == true { break }
+                #expect(answer.code == "server_busy", "\(answer.text)")
+                guard answer.code == "server_busy", attempt < 600 else { return }
+                busyAnswers += 1
+                try await Task.sleep(for: .milliseconds(500))
             }
+            #expect(busyAnswers > 3)
+            #expect(ContinuousClock.now - opened > .seconds(2), "the connection outlived the login timeout while it was told to wait")
             let slowAnswer = try RawResponse(try await first.readLine(timeout: .seconds(120)))
             #expect(slowAnswer.ok == true, "\(slowAnswer.text)")
-            let admitted = try await RawProtocolTests.hello(second, user.name, "secret", id: 6)
-            #expect(admitted.ok == true, "\(admitted.text)")
         }
     }
 
@@ -74,7 +84,9 @@ struct LoginAdmissionTests {
     func helloWaitsOnlyAsLongAsItsClient() async throws {
         let slow = try await Self.makeSlowUser()
         let user = try await ServerTestHarness.makeUser("patient")
-        try await ServerTestHarness.withRunningServer(requestTimeout: .seconds(60), configure: { configuration in
+        // The second connection waits for the slow check to end before its last hello: a login timeout
+        // longer than that keeps it open.
+        try await ServerTestHarness.withRunningServer(requestTimeout: .seconds(120), loginTimeout: .seconds(300), configure: { configuration in
             configuration.maxLoginConnections = 1
         }) { _, port in
             let first = try await RawProtocolClient.connect(port: port)
@@ -85,13 +97,13 @@ struct LoginAdmissionTests {
             let sent = ContinuousClock.now
             let answer = try await second.request(#"{"id":2,"op":"hello","user":"\#(user.name)","password":"secret","protocol":1,"timeoutMs":300}"#)
             #expect(answer.code == "timeout", "\(answer.text)")
-            #expect(ContinuousClock.now - sent < .seconds(30), "it waited its client's 300 ms, not the server's 60 s")
+            #expect(ContinuousClock.now - sent < .seconds(30), "it waited its client's 300 ms, not the server's 120 s")
             #expect(try RawResponse(try await first.readLine(timeout: .seconds(120))).ok == true)
             #expect(try await RawProtocolTests.hello(second, user.name, "secret", id: 3).ok == true)
         }
     }
 
-    @Test("two hundred clients logging in at once through one login connection all get in; some were told server_busy and retried")
+    @Test("a hundred clients logging in at once through one login connection all get in; some were told server_busy and retried")
     func crowdLogsIn() async throws {
         let users = try await withThrowingTaskGroup(of: AuthenticatedUser.self) { group in
             for _ in 0..<4 { group.addTask { try await ServerTestHarness.makeUser("crowd") } }
@@ -104,12 +116,13 @@ struct LoginAdmissionTests {
             configuration.maxLoginConnections = 1
         }) { server, port in
             let metricsPort = try await server.metricsPort()
-            let clients = 200
+            let clients = 100
             let loggedIn = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 0..<clients {
                     let user = users[index % users.count]
                     group.addTask {
-                        let store = try RemoteModelStore(url: try ServerRemoteStoreTests.url(user, port: port))
+                        // Patient clients: under the parallel suite a hundred password checks in turn take a while.
+                        let store = try RemoteModelStore(url: try ServerRemoteStoreTests.url(user, port: port), requestTimeout: .seconds(300))
                         defer { Task { await store.close() } }
                         let hello = try await store.connect()
                         return hello.user == user.name
