@@ -14,14 +14,17 @@ import Testing
 /// nobody, and retried by the client: a crowd connecting together all gets in.
 @Suite("Server: login admission")
 struct LoginAdmissionTests {
-    /// A user whose password check takes seconds (a bcrypt cost far above the default), so that their
+    /// A user whose password check takes seconds: their password (`secret`) is hashed at a bcrypt cost
+    /// far above the default (a literal hash, so the test spends no time making it), so that their
     /// `hello` holds its place in the login queue long enough to observe.
-    static func makeSlowUser() async throws -> AuthenticatedUser {
+    static func makeSlowUser(cost: Int) async throws -> AuthenticatedUser {
+        let hashes = [14: "$2a$14$pW5XGu7.YWWNzErRSwE1s.jNcsaUvef8Prw/hiAd8ihqA.K5cWsKG",
+                      15: "$2a$15$KYXgXIk6bz.Oih5StJdRFO9LmsIafILlpBGj7eRyPfVZ/TDd8ywpm"]
+        let hash = try #require(hashes[cost])
         let user = try await ServerTestHarness.makeUser("slow")
         try await ServerTestHarness.withDatabase { _, connection in
             _ = try await connection.connection.query(
-                "UPDATE pgmodel.users SET password_hash = crypt('secret', gen_salt('bf', 16)) WHERE id = \(user.id)",
-                logger: ServerTestHarness.logger).collect()
+                "UPDATE pgmodel.users SET password_hash = \(hash) WHERE id = \(user.id)", logger: ServerTestHarness.logger).collect()
         }
         return user
     }
@@ -45,9 +48,9 @@ struct LoginAdmissionTests {
 
     @Test("a hello past the pending-login limit is answered server_busy at once, counts against nobody, restarts the login clock, and the same connection logs in later")
     func busyAnswer() async throws {
-        let slow = try await Self.makeSlowUser()
+        let slow = try await Self.makeSlowUser(cost: 15)
         let user = try await ServerTestHarness.makeUser("busy")
-        try await ServerTestHarness.withRunningServer(requestTimeout: .seconds(120), loginTimeout: .seconds(2), configure: { configuration in
+        try await ServerTestHarness.withRunningServer(requestTimeout: .seconds(120), loginTimeout: .seconds(1), configure: { configuration in
             configuration.maxPendingLogins = 1
             configuration.maxLoginConnections = 1
             configuration.maxFailedAuthentications = 3
@@ -60,7 +63,7 @@ struct LoginAdmissionTests {
             defer { Task { await second.close() } }
             let opened = ContinuousClock.now
             // Busy answers, more than the connection's failed-login limit and for longer than the login
-            // timeout, a hello every half second (a client's retries): none counts, none closes.
+            // timeout, a hello every quarter second (a client's retries): none counts, none closes.
             var busyAnswers = 0
             var attempt = 0
             while true {
@@ -71,10 +74,10 @@ struct LoginAdmissionTests {
                 #expect(answer.code == "server_busy", "\(answer.text)")
                 guard answer.code == "server_busy", attempt < 600 else { return }
                 busyAnswers += 1
-                try await Task.sleep(for: .milliseconds(500))
+                try await Task.sleep(for: .milliseconds(250))
             }
             #expect(busyAnswers > 3)
-            #expect(ContinuousClock.now - opened > .seconds(2), "the connection outlived the login timeout while it was told to wait")
+            #expect(ContinuousClock.now - opened > .seconds(1), "the connection outlived the login timeout while it was told to wait")
             let slowAnswer = try RawResponse(try await first.readLine(timeout: .seconds(120)))
             #expect(slowAnswer.ok == true, "\(slowAnswer.text)")
         }
@@ -82,7 +85,7 @@ struct LoginAdmissionTests {
 
     @Test("a hello waiting for a login connection stops waiting at its timeoutMs: timeout, long before the server's own deadline")
     func helloWaitsOnlyAsLongAsItsClient() async throws {
-        let slow = try await Self.makeSlowUser()
+        let slow = try await Self.makeSlowUser(cost: 14)
         let user = try await ServerTestHarness.makeUser("patient")
         // The second connection waits for the slow check to end before its last hello: a login timeout
         // longer than that keeps it open.
