@@ -254,11 +254,9 @@ package final class DatabaseGateway: Sendable {
         }
     }
 
-    /// Checks a service user's credentials, waiting for a login connection at most `timeout` (the
-    /// gateway's request timeout when nil).
-    package func authenticate(user: String, password: String, timeout: Duration? = nil) async throws -> AuthenticatedUser {
-        let deadline = timeout.map { ConnectionDeadline.timeAmount($0) } ?? requestTimeout
-        return try await (loginPool ?? pool).withConnection(scope: .trusted, deadline: deadline, operation: "login") {
+    /// Checks a service user's credentials.
+    package func authenticate(user: String, password: String) async throws -> AuthenticatedUser {
+        try await (loginPool ?? pool).withConnection(scope: .trusted, deadline: requestTimeout, operation: "login") {
             try await self.engine.authenticate(user: user, password: password, on: $0)
         }
     }

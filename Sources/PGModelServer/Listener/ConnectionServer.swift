@@ -213,8 +213,6 @@ struct ConnectionServer: Sendable {
                     while let received = try await inbox.next() {
                         let action: SessionStateMachine.Action
                         var lineBytes = 0
-                        // The client's deadline for the request (`timeoutMs`), which bounds a `hello`'s wait.
-                        var clientTimeout: Duration?
                         switch received.frame {
                         case .lineTooLong(let limit):
                             logger.notice("line too long", metadata: ["limit": "\(limit)"])
@@ -228,7 +226,6 @@ struct ConnectionServer: Sendable {
                             let request = await RequestWeight.run(heavy: client.executor != nil && RequestWeight.isHeavy(line: line)) {
                                 Request.decode(line: line)
                             }
-                            if case .success(let decoded) = request { clientTimeout = decoded.timeout }
                             action = session.receive(request)
                         }
                         // The user changed since the login: nothing more runs as the user the login read.
@@ -267,8 +264,8 @@ struct ConnectionServer: Sendable {
                             inFlight -= 1
                         }
                         if case .authenticate(_, let hello) = action { asksConcurrency = hello.concurrent }
-                        let keepOpen = try await perform(action, received: received.received, clientTimeout: clientTimeout,
-                                                         lineBytes: lineBytes, session: &session, assembly: &assembly, client)
+                        let keepOpen = try await perform(action, received: received.received, lineBytes: lineBytes,
+                                                         session: &session, assembly: &assembly, client)
                         if !loggedIn, case .authenticated = session.state {
                             loggedIn = true
                             metrics.sessions.increment()
@@ -297,9 +294,9 @@ struct ConnectionServer: Sendable {
         }
     }
 
-    /// Performs `action` for the line of `lineBytes` read at `received` (whose client waits `clientTimeout`
-    /// for the answer, when it said so); returns whether the connection stays open.
-    private func perform(_ action: SessionStateMachine.Action, received: NIODeadline, clientTimeout: Duration? = nil, lineBytes: Int,
+    /// Performs `action` for the line of `lineBytes` read at `received`; returns whether the connection
+    /// stays open.
+    private func perform(_ action: SessionStateMachine.Action, received: NIODeadline, lineBytes: Int,
                          session: inout SessionStateMachine, assembly: inout SaveAssembly,
                          _ client: Client) async throws -> Bool {
         let subscriptions = client.subscriptions
@@ -377,9 +374,7 @@ struct ConnectionServer: Sendable {
                 // A change of the user that rings while the password is checked is caught by comparing this.
                 let hintsBefore = sessions.hintCount
                 // bcrypt's work is the database's, but the login's connection may be a new one: off the loop.
-                outcome = await RequestWeight.run(heavy: client.executor != nil) {
-                    await dispatcher.authenticate(hello, clientTimeout: clientTimeout, received: received)
-                }
+                outcome = await RequestWeight.run(heavy: client.executor != nil) { await dispatcher.authenticate(hello) }
                 loginGuard.record(outcome, user: hello.user, address: client.address)
                 if case .success(let user) = outcome {
                     let revocation = client.revocation

@@ -32,17 +32,12 @@ package struct RequestDispatcher: Sendable {
     /// Where requests' server spans go (``traced(_:requestID:_:)``); nil when tracing is off.
     var tracer: (any Tracer)?
 
-    /// Checks `hello`'s credentials, by the client's deadline (`timeoutMs`, counted from `received`) when
-    /// it gave one: a login its client stopped waiting for leaves the queue for the login connections.
-    func authenticate(_ hello: HelloPayload, clientTimeout: Duration? = nil, received: NIODeadline = .now()) async -> Result<SessionUser, WireError> {
+    /// Checks `hello`'s credentials.
+    func authenticate(_ hello: HelloPayload) async -> Result<SessionUser, WireError> {
         do {
             let gateway = gateway
-            let timeout = clientTimeout.map { clientTimeout in
-                let left = (received + ConnectionDeadline.timeAmount(clientTimeout)) - .now()
-                return min(requestTimeout, .nanoseconds(max(1_000_000, left.nanoseconds)))
-            } ?? requestTimeout
-            let user = try await Deadline(timeout, operation: "'hello'").run {
-                try await gateway.authenticate(user: hello.user, password: hello.password, timeout: timeout)
+            let user = try await Deadline(requestTimeout, operation: "'hello'").run {
+                try await gateway.authenticate(user: hello.user, password: hello.password)
             }
             logger.info("user logged in", metadata: ["user": "\(LogText(user.name))", "admin": "\(user.isAdmin)"])
             return .success(SessionUser(id: user.id, name: user.name, isAdmin: user.isAdmin, sessionEpoch: user.sessionEpoch))

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
+import NIOConcurrencyHelpers
 @_spi(PGModelInternals) import PGModelClient
 @_spi(PGModelInternals) import PGModelCore
 @_spi(PGModelInternals) import PGModelPostgres
@@ -14,95 +16,82 @@ import Testing
 /// nobody, and retried by the client: a crowd connecting together all gets in.
 @Suite("Server: login admission")
 struct LoginAdmissionTests {
-    /// A user whose password check takes seconds: their password (`secret`) is hashed at a bcrypt cost
-    /// far above the default (a literal hash, so the test spends no time making it), so that their
-    /// `hello` holds its place in the login queue long enough to observe.
-    static func makeSlowUser(cost: Int) async throws -> AuthenticatedUser {
-        let hashes = [14: "$2a$14$pW5XGu7.YWWNzErRSwE1s.jNcsaUvef8Prw/hiAd8ihqA.K5cWsKG",
-                      15: "$2a$15$KYXgXIk6bz.Oih5StJdRFO9LmsIafILlpBGj7eRyPfVZ/TDd8ywpm"]
-        let hash = try #require(hashes[cost])
-        let user = try await ServerTestHarness.makeUser("slow")
-        try await ServerTestHarness.withDatabase { _, connection in
-            _ = try await connection.connection.query(
-                "UPDATE pgmodel.users SET password_hash = \(hash) WHERE id = \(user.id)", logger: ServerTestHarness.logger).collect()
-        }
-        return user
-    }
-
-    /// Waits until PostgreSQL has been checking a password for longer than any ordinary check takes:
-    /// the slow user's `hello` holds its place.
-    static func waitForSlowCheck() async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            let running = try await ServerTestHarness.withDatabase { _, connection in
-                try await connection.connection.query("""
-                    SELECT count(*)::int FROM pg_stat_activity
-                    WHERE state = 'active' AND query LIKE '%crypt($2, coalesce(u.password_hash%' AND now() - query_start > interval '300 ms'
-                    """, logger: ServerTestHarness.logger).collect().first?.decode(Int.self) ?? 0
+    /// Runs `body` with a user whose next login stops until `body` returns, holding its place among the
+    /// logins: the user's hash is cheaper (bcrypt cost 4, a literal) than the store's, so a successful
+    /// login raises it, and that `UPDATE` waits for the lock this holds on the user's row. `waitForHeld`
+    /// returns once the login waits there; `release` lets it go on (else the lock goes when `body` returns).
+    static func withHeldLogin(_ body: (_ user: AuthenticatedUser, _ waitForHeld: () async throws -> Void,
+                                       _ release: () async throws -> Void) async throws -> Void) async throws {
+        let user = try await ServerTestHarness.makeUser("held")
+        let configuration = try PostgresStoreConfiguration.parse(try ServerTestHarness.databaseURL())
+        let holder = try await PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration.connection, id: 41, logger: ServerTestHarness.logger)
+        do {
+            let logger = ServerTestHarness.logger
+            _ = try await holder.query("UPDATE pgmodel.users SET password_hash = '$2a$04$FUCO5qYawxF0UchTkp56FeD4SdxPuvouJBRB1IrbVHqVDyYSi8S2q' WHERE id = \(user.id)",
+                                       logger: logger).collect()
+            _ = try await holder.query("BEGIN", logger: logger).collect()
+            _ = try await holder.query("SELECT 1 FROM pgmodel.users WHERE id = \(user.id) FOR UPDATE", logger: logger).collect()
+            let waitForHeld: () async throws -> Void = {
+                let deadline = ContinuousClock.now + .seconds(60)
+                while ContinuousClock.now < deadline {
+                    // Inside the holder's transaction the activity view keeps its first snapshot: clear it.
+                    _ = try await holder.query("SELECT pg_stat_clear_snapshot()", logger: logger).collect()
+                    let waiting = try await holder.query("""
+                        SELECT count(*)::int FROM pg_stat_activity
+                        WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE pgmodel.users SET password_hash = crypt(%'
+                        """, logger: logger).collect().first?.decode(Int.self) ?? 0
+                    if waiting > 0 { return }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                Issue.record("the held login never waited for the row lock")
             }
-            if running > 0 { return }
-            try await Task.sleep(for: .milliseconds(20))
+            let released = NIOLockedValueBox(false)
+            let release: () async throws -> Void = {
+                guard released.withLockedValue({ done in defer { done = true }; return !done }) else { return }
+                _ = try await holder.query("COMMIT", logger: logger).collect()
+            }
+            try await body(user, waitForHeld, release)
+            try await release()
+            try await holder.close()
+        } catch {
+            try? await holder.close()
+            throw error
         }
-        Issue.record("the slow password check never showed in pg_stat_activity")
     }
 
     @Test("a hello past the pending-login limit is answered server_busy at once, counts against nobody, restarts the login clock, and the same connection logs in later")
     func busyAnswer() async throws {
-        let slow = try await Self.makeSlowUser(cost: 15)
         let user = try await ServerTestHarness.makeUser("busy")
-        try await ServerTestHarness.withRunningServer(requestTimeout: .seconds(120), loginTimeout: .seconds(1), configure: { configuration in
+        try await ServerTestHarness.withRunningServer(loginTimeout: .seconds(2), configure: { configuration in
             configuration.maxPendingLogins = 1
             configuration.maxLoginConnections = 1
             configuration.maxFailedAuthentications = 3
         }) { _, port in
             let first = try await RawProtocolClient.connect(port: port)
             defer { Task { await first.close() } }
-            try await first.sendLine(#"{"id":1,"op":"hello","user":"\#(slow.name)","password":"secret","protocol":1}"#)
-            try await Self.waitForSlowCheck()
-            let second = try await RawProtocolClient.connect(port: port)
-            defer { Task { await second.close() } }
-            let opened = ContinuousClock.now
-            // Busy answers, more than the connection's failed-login limit and for longer than the login
-            // timeout, a hello every quarter second (a client's retries): none counts, none closes.
-            var busyAnswers = 0
-            var attempt = 0
-            while true {
-                attempt += 1
-                let answer = try await RawProtocolTests.hello(second, user.name, "secret", id: attempt)
-                #expect(answer.idNumber == attempt)
-                if answer.ok == true { break }
-                #expect(answer.code == "server_busy", "\(answer.text)")
-                guard answer.code == "server_busy", attempt < 600 else { return }
-                busyAnswers += 1
-                try await Task.sleep(for: .milliseconds(250))
+            try await Self.withHeldLogin { held, waitForHeld, release in
+                try await first.sendLine(#"{"id":1,"op":"hello","user":"\#(held.name)","password":"secret","protocol":1}"#)
+                try await waitForHeld()
+                // Connected once the held login waits: its login clock starts now.
+                let client = try await RawProtocolClient.connect(port: port)
+                defer { Task { await client.close() } }
+                let opened = ContinuousClock.now
+                // More busy answers than the connection's failed-login limit, over longer than the login
+                // timeout, a hello every half second (a client's retries): none counts, none closes.
+                for attempt in 1...6 {
+                    let busy = try await RawProtocolTests.hello(client, user.name, "secret", id: attempt)
+                    #expect(busy.code == "server_busy", "\(busy.text)")
+                    #expect(busy.idNumber == attempt)
+                    if attempt < 6 { try await Task.sleep(for: .milliseconds(500)) }
+                }
+                #expect(ContinuousClock.now - opened > .seconds(2), "the connection outlived the login timeout while it was told to wait")
+                // The held login goes on once the lock is gone, and its place is free again.
+                try await release()
+                let heldAnswer = try RawResponse(try await first.readLine(timeout: .seconds(60)))
+                #expect(heldAnswer.ok == true, "\(heldAnswer.text)")
+                #expect(try await RawProtocolTests.hello(client, user.name, "secret", id: 7).ok == true)
             }
-            #expect(busyAnswers > 3)
-            #expect(ContinuousClock.now - opened > .seconds(1), "the connection outlived the login timeout while it was told to wait")
-            let slowAnswer = try RawResponse(try await first.readLine(timeout: .seconds(120)))
-            #expect(slowAnswer.ok == true, "\(slowAnswer.text)")
-        }
-    }
-
-    @Test("a hello waiting for a login connection stops waiting at its timeoutMs: timeout, long before the server's own deadline")
-    func helloWaitsOnlyAsLongAsItsClient() async throws {
-        let slow = try await Self.makeSlowUser(cost: 14)
-        let user = try await ServerTestHarness.makeUser("patient")
-        // The second connection waits for the slow check to end before its last hello: a login timeout
-        // longer than that keeps it open.
-        try await ServerTestHarness.withRunningServer(requestTimeout: .seconds(120), loginTimeout: .seconds(300), configure: { configuration in
-            configuration.maxLoginConnections = 1
-        }) { _, port in
-            let first = try await RawProtocolClient.connect(port: port)
-            let second = try await RawProtocolClient.connect(port: port)
-            defer { Task { await first.close(); await second.close() } }
-            try await first.sendLine(#"{"id":1,"op":"hello","user":"\#(slow.name)","password":"secret","protocol":1}"#)
-            try await Self.waitForSlowCheck()
-            let sent = ContinuousClock.now
-            let answer = try await second.request(#"{"id":2,"op":"hello","user":"\#(user.name)","password":"secret","protocol":1,"timeoutMs":300}"#)
-            #expect(answer.code == "timeout", "\(answer.text)")
-            #expect(ContinuousClock.now - sent < .seconds(30), "it waited its client's 300 ms, not the server's 120 s")
-            #expect(try RawResponse(try await first.readLine(timeout: .seconds(120))).ok == true)
-            #expect(try await RawProtocolTests.hello(second, user.name, "secret", id: 3).ok == true)
         }
     }
 
