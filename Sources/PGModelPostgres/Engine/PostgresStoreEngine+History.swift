@@ -25,14 +25,14 @@ import PostgresNIO
         // client's work overlaps the server's. A long stretch of plain inserts of one class and owner (a
         // bulk save's) is a chunk of its own, written as one row: a run.
         let ranges = log.statementRanges(size: Self.historyChunkSize, minimumRun: Self.historyMinimumRun)
-        func chunk(_ range: Range<Int>) throws -> HistoryChunk {
+        func chunk(_ range: Range<Int>) throws -> HistorySQL.HistoryChanges {
             if let inserts = log.insertColumns(in: range) { return .inserts(inserts) }
-            return .changes(try log.columns(encoder: Self.historyEncoder, in: range))
+            return .columns(try log.columns(encoder: Self.historyEncoder, in: range))
         }
-        func statement(_ chunk: HistoryChunk, transactionID: Int64) -> SQLStatement {
+        func statement(_ chunk: HistorySQL.HistoryChanges, transactionID: Int64) -> SQLStatement {
             switch chunk {
             case .inserts(let inserts): sql.insertChanges(transactionID: transactionID, inserts: inserts)
-            case .changes(let columns): sql.insertChanges(transactionID: transactionID, columns: columns)
+            case .columns(let columns): sql.insertChanges(transactionID: transactionID, columns: columns)
             }
         }
         guard let first = ranges.first else {
@@ -40,14 +40,24 @@ import PostgresNIO
             return nil
         }
         var next = try chunk(first)
-        try await pipeline.drain()
         // A direct store runs in the saving process: what it says of itself is true, and a request
         // built without it (a CLI's, a migration's) gets it here. Through the service it is the client's word.
         let trusted = requester == .trusted
         let bundle = request.bundleIdentifier ?? (trusted ? ProcessIdentity.bundleIdentifier : nil)
         let process = request.processIdentifier ?? (trusted ? ProcessIdentity.processIdentifier : nil)
-        let rows = try await query(sql.insertTransaction(author: request.author, userID: requester.newRowOwner, userName: requester.userName,
-                                                         bundleIdentifier: bundle, processIdentifier: process, joining: isEnclosed), on: connection)
+        let doorbell = sql.notifyWithCommitPosition(payload: sql.notifyPayload(entities: log.entities))
+        let transaction = sql.insertTransaction(author: request.author, userID: requester.newRowOwner, userName: requester.userName,
+                                                bundleIdentifier: bundle, processIdentifier: process, joining: isEnclosed)
+        if ranges.count == 1, !isEnclosed {
+            // The transaction and its changes queued behind the save's last write without waiting for any
+            // of them (the changes name their transaction by this session's last id): the transaction
+            // awaits them with its COMMIT, so a small save wakes its task once instead of at each statement.
+            try pipeline.sendAhead(transaction, self, on: connection)
+            try pipeline.sendAhead(sql.insertChangesOfLastTransaction(next), self, on: connection)
+            return doorbell
+        }
+        try await pipeline.drain()
+        let rows = try await query(transaction, on: connection)
         guard let id = try rows.first?.decode(Int64.self) else {
             throw PGModelError(.internalError, "writing the history transaction of schema \(schemaName) returned no id")
         }
@@ -56,7 +66,6 @@ import PostgresNIO
             if index + 1 < ranges.count { next = try chunk(ranges[index + 1]) }
         }
         try await pipeline.drain()
-        let doorbell = sql.notifyWithCommitPosition(payload: sql.notifyPayload(entities: log.entities))
         guard !isEnclosed else {
             try await execute(sql.notify(payload: sql.notifyPayload(entities: log.entities)), on: connection)
             return nil
@@ -216,8 +225,3 @@ import PostgresNIO
     }()
 }
 
-/// One history statement's changes: plain inserts of one class and owner, or any changes.
-private enum HistoryChunk {
-    case inserts(HistoryInsertColumns)
-    case changes(HistoryChangeColumns)
-}

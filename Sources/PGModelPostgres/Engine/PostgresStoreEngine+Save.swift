@@ -32,7 +32,12 @@ import PostgresNIO
         // Where the commit ends in the WAL, read by the doorbell's statement right behind COMMIT: a
         // standby that has replayed that far shows the save (read-your-writes on a replica).
         var commitLSN: LogSequenceNumber?
-        var saved = try await transaction(as: requester, on: connection, afterCommit: { doorbell }, committed: { rows in
+        // Inserts without RETURNING leave their last statement in flight while history is gathered
+        // and its first chunk built; every statement that reads rows waits for it first. A small save's
+        // history is sent ahead behind it, and the transaction awaits all of them with its COMMIT.
+        var pipeline = StatementPipeline()
+        var saved = try await transaction(as: requester, on: connection, outstanding: { pipeline.takeOutstanding() },
+                                          afterCommit: { doorbell }, committed: { rows in
             commitLSN = rows.first.flatMap { try? $0.decode((String?, String?).self).1 }.flatMap(LogSequenceNumber.init)
         }) {
             var result = SaveResult()
@@ -142,9 +147,6 @@ import PostgresNIO
             }
             if !conflicts.isEmpty { throw Self.saveConflict(conflicts) }
             let owners = try await insertOwners(request, renderer, requester, connection)
-            // Inserts without RETURNING leave their last statement in flight while history is gathered
-            // and its first chunk built; every statement that reads rows waits for it first.
-            var pipeline = StatementPipeline()
             do {
                 let outcomes = try await applyInserts(request, owners, renderer, requester, connection, &pipeline)
                 // The inserts' ids are read from the request's rows: no copy of them in the log.

@@ -409,6 +409,7 @@ import PostgresNIO
     /// (a save's doorbell): it runs as soon as the commit is done, and its failure is logged, not thrown.
     /// `committed` gets the follow-up's rows (none when it failed).
     func transaction<T>(as requester: Requester = .trusted, on connection: EngineConnection,
+                        outstanding: () -> [StatementPipeline.Outstanding] = { [] },
                         afterCommit: () -> SQLStatement? = { nil },
                         committed: ([PostgresRow]) -> Void = { _ in },
                         _ body: () async throws -> T) async throws -> T {
@@ -430,19 +431,28 @@ import PostgresNIO
         do {
             if unawaitedBegin == nil { try await begin(as: requester, on: connection) }
             let result = try await body()
-            if let unawaitedBegin { try await Self.finish(unawaitedBegin, watch: connection.watch, model: nil) }
+            // BEGIN and the statements the body sent ahead are awaited with COMMIT, which PostgreSQL
+            // runs after them: a small transaction wakes its task once. Should one of them have failed,
+            // PostgreSQL ends the transaction at COMMIT with a rollback, and that failure is thrown.
+            var pending = outstanding()
+            if let unawaitedBegin { pending.insert(StatementPipeline.Outstanding(result: unawaitedBegin, watch: connection.watch, model: nil), at: 0) }
             // The service's request deadline cancels the work it gives up on: its client was told
             // `timeout`, so the transaction must not commit after all.
             if Task.isCancelled {
+                try? await StatementPipeline.finish(pending)
                 throw PGModelError(.timeout, "the transaction was rolled back before COMMIT: its request was cancelled at its deadline")
             }
-            guard let followUp = afterCommit() else {
-                try await execute(SQLStatement(sql: "COMMIT"), on: connection)
-                return result
-            }
             let commit = try start(SQLStatement(sql: "COMMIT"), on: connection)
-            let next = try? start(followUp, on: connection)
-            try await Self.finish(commit, watch: connection.watch, model: nil)
+            let followUp = afterCommit()
+            let next = followUp.flatMap { try? start($0, on: connection) }
+            var commitFailure: (any Error)?
+            do {
+                try await Self.finish(commit, watch: connection.watch, model: nil)
+            } catch {
+                commitFailure = error
+            }
+            try await StatementPipeline.finish(pending)
+            if let commitFailure { throw commitFailure }
             if let next {
                 do {
                     committed(try await Self.finishRows(next, watch: connection.watch, model: nil))

@@ -38,6 +38,45 @@ import Foundation
         return b.statement
     }
 
+    /// All changes of the history transaction this connection wrote last (its id is
+    /// `currval('pgmodel.transactions_id_seq')`, this session's own), so that the statement can be sent
+    /// right behind ``insertTransaction(author:userID:userName:bundleIdentifier:processIdentifier:joining:)``
+    /// without waiting for the id it returns. Stores exactly what ``insertChanges(transactionID:columns:)``
+    /// and ``insertChanges(transactionID:inserts:)`` store.
+    ///
+    /// ```swift
+    /// sql.insertChangesOfLastTransaction(.inserts(HistoryInsertColumns(entity: "Trip", owner: nil, rowIDs: [id])))
+    /// // INSERT INTO "pgmodel"."changes" (…) VALUES (currval('"pgmodel"."transactions_id_seq"'), $1::text, ($3)[1], 'insert', $2::uuid, '{}', false)
+    /// ```
+    public func insertChangesOfLastTransaction(_ changes: HistoryChanges) -> SQLStatement {
+        var b = SQLBuilder()
+        b.sql = switch changes {
+        case .inserts(let inserts): insertChangesSQL(&b, transaction: .last, inserts: inserts)
+        case .columns(let columns): insertChangesSQL(&b, transaction: .last, columns: columns)
+        }
+        return b.statement
+    }
+
+    /// The changes one statement writes: plain inserts of one class and owner, or any changes as columns.
+    public enum HistoryChanges: Sendable {
+        case inserts(HistoryInsertColumns)
+        case columns(HistoryChangeColumns)
+    }
+
+    /// Which history transaction a changes statement writes to: one whose id is known (bound), or the
+    /// one this session wrote last.
+    private enum TransactionReference {
+        case id(Int64)
+        case last
+
+        func sql(_ b: inout SQLBuilder) -> String {
+            switch self {
+            case .id(let id): b.bind(.int(id))
+            case .last: "currval('\"pgmodel\".\"transactions_id_seq\"')"
+            }
+        }
+    }
+
     /// All changes of one history transaction in one statement: `changes` is a JSON array of objects
     /// with `entity`, `row_id`, `kind`, `owner_id`, `updated_attributes`, `new_values`, `tombstone`,
     /// `audience` and `audience_only`.
@@ -64,18 +103,22 @@ import Foundation
     /// ```
     public func insertChanges(transactionID: Int64, columns: HistoryChangeColumns) -> SQLStatement {
         var b = SQLBuilder()
-        let id = b.bind(.int(transactionID))
+        b.sql = insertChangesSQL(&b, transaction: .id(transactionID), columns: columns)
+        return b.statement
+    }
+
+    private func insertChangesSQL(_ b: inout SQLBuilder, transaction: TransactionReference, columns: HistoryChangeColumns) -> String {
+        let id = transaction.sql(&b)
         let arrays = [b.bind(SQLArray(.text, columns.entities)), b.bind(SQLArray(.uuid, columns.rowIDs)), b.bind(SQLArray(.text, columns.kinds)),
                       b.bind(SQLArray(.uuid, columns.owners)), b.bind(SQLArray(.text, columns.updatedAttributes)),
                       b.bind(SQLArray(.text, columns.newValues)), b.bind(SQLArray(.text, columns.previousValues)),
                       b.bind(SQLArray(.text, columns.tombstones)),
                       b.bind(SQLArray(.text, columns.audiences)), b.bind(SQLArray(.bool, columns.audienceOnly))]
-        b.sql = """
+        return """
             INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "new_values", "previous_values", "tombstone", "audience", "audience_only") \
             SELECT \(id), "v"."e", "v"."r", "v"."k", "v"."o", coalesce("v"."a"::text[], '{}'), "v"."n"::jsonb, "v"."p"::jsonb, "v"."t"::jsonb, "v"."u"::uuid[], "v"."x" \
             FROM unnest(\(arrays.joined(separator: ", "))) WITH ORDINALITY AS "v"("e", "r", "k", "o", "a", "n", "p", "t", "u", "x", "i") ORDER BY "v"."i"
             """
-        return b.statement
     }
 
     /// The most inserts one run holds: the step of `pgmodel.changes_id_seq`, which leaves a run's
@@ -96,23 +139,26 @@ import Foundation
     /// ```
     public func insertChanges(transactionID: Int64, inserts: HistoryInsertColumns) -> SQLStatement {
         var b = SQLBuilder()
-        let id = b.bind(.int(transactionID))
+        b.sql = insertChangesSQL(&b, transaction: .id(transactionID), inserts: inserts)
+        return b.statement
+    }
+
+    private func insertChangesSQL(_ b: inout SQLBuilder, transaction: TransactionReference, inserts: HistoryInsertColumns) -> String {
+        let id = transaction.sql(&b)
         let entity = b.bind(.string(inserts.entity))
         let owner = b.bind(inserts.owner.map(PGValue.uuid) ?? .null)
         let rowIDs = b.bind(SQLArray(.uuid, inserts.rowIDs))
         if inserts.count == 1 {
-            b.sql = """
+            return """
                 INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "audience_only") \
                 VALUES (\(id), \(entity)::text, (\(rowIDs))[1], 'insert', \(owner)::uuid, '{}', false)
                 """
-            return b.statement
         }
         // More than a run holds fails the table's check (changes_rows_shape); the store's chunks are smaller.
-        b.sql = """
+        return """
             INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "audience_only", "row_ids") \
             VALUES (\(id), \(entity)::text, NULL, 'insert', \(owner)::uuid, '{}', false, \(rowIDs))
             """
-        return b.statement
     }
 
     /// `SELECT pg_notify('pgmodel_changes', payload)`: delivered at commit, dropped on rollback.
