@@ -73,6 +73,28 @@ struct HistorySQLTests {
             == [.int(9), .string("Trip"), .null])
     }
 
+    @Test("changes sent right behind their transaction name it by this session's last id, and store what the bound form stores")
+    func changesOfTheLastTransaction() {
+        let id = UUID()
+        let inserts = HistoryInsertColumns(entity: "Trip", owner: nil, rowIDs: [id])
+        let statement = sql.insertChangesOfLastTransaction(.inserts(inserts))
+        #expect(statement.sql == #"INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "audience_only") "#
+            + #"VALUES (currval('"pgmodel"."transactions_id_seq"'), $1::text, ($3::uuid[])[1], 'insert', $2::uuid, '{}', false)"#)
+        #expect(statement.binds == [.string("Trip"), .null])
+        #expect(statement.arrays == [SQLArray(.uuid, [.uuid(id)])])
+        let bound = sql.insertChanges(transactionID: 9, inserts: inserts)
+        #expect(Array(bound.binds.dropFirst()) == statement.binds)
+        #expect(bound.sql.replacingOccurrences(of: "$1, ", with: "currval('\"pgmodel\".\"transactions_id_seq\"'), ")
+            .replacingOccurrences(of: "$2", with: "$1").replacingOccurrences(of: "$3", with: "$2").replacingOccurrences(of: "$4", with: "$3") == statement.sql)
+        var columns = HistoryChangeColumns()
+        columns.append(entity: "Trip", rowID: id, kind: "update", owner: nil, updatedAttributes: ["name"], newValues: #"{"name":"x"}"#,
+                       previousValues: nil, tombstone: nil, audience: nil, audienceOnly: false)
+        let changes = sql.insertChangesOfLastTransaction(.columns(columns))
+        #expect(changes.sql.contains(#"SELECT currval('"pgmodel"."transactions_id_seq"'), "v"."e""#))
+        #expect(changes.binds.isEmpty)
+        #expect(changes.arrays == sql.insertChanges(transactionID: 9, columns: columns).arrays)
+    }
+
     @Test func aSingleInsertIsARowOfItsOwn() {
         let id = UUID()
         let statement = sql.insertChanges(transactionID: 9, inserts: HistoryInsertColumns(entity: "Trip", owner: nil, rowIDs: [id]))

@@ -46,7 +46,7 @@ import Foundation
     ///
     /// ```swift
     /// sql.insertChangesOfLastTransaction(.inserts(HistoryInsertColumns(entity: "Trip", owner: nil, rowIDs: [id])))
-    /// // INSERT INTO "pgmodel"."changes" (…) VALUES (currval('"pgmodel"."transactions_id_seq"'), $1::text, ($3)[1], 'insert', $2::uuid, '{}', false)
+    /// // INSERT INTO "pgmodel"."changes" (…) VALUES (currval('"pgmodel"."transactions_id_seq"'), $1::text, ($3::uuid[])[1], 'insert', $2::uuid, '{}', false)
     /// ```
     public func insertChangesOfLastTransaction(_ changes: HistoryChanges) -> SQLStatement {
         var b = SQLBuilder()

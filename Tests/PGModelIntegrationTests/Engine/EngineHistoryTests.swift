@@ -38,6 +38,29 @@ struct EngineHistoryTests: EngineTestSuite {
         _ = try await c.connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).collect()
     }
 
+    @Test("a small save sends its history behind its write unawaited: when the write fails, its error is the one thrown, no history is left, and the connection saves again")
+    func failedWriteLeavesNoHistory() async throws {
+        try await withStore { engine, c, _ in
+            let first = UUID.v7()
+            _ = try await engine.save(SaveRequest(inserts: [track(first, "A")]), in: schema, as: .trusted, on: c)
+            // The same id again: the row's insert fails; the history statements behind it never apply.
+            await #expect(throws: PGModelError.self) {
+                _ = try await engine.save(SaveRequest(inserts: [track(first, "again")]), in: schema, as: .trusted, on: c)
+            }
+            do {
+                _ = try await engine.save(SaveRequest(inserts: [track(first, "again")]), in: schema, as: .trusted, on: c)
+            } catch let error as PGModelError {
+                #expect(error.code == .uniqueViolation, "the row's own error, not the aborted statements' after it: \(error)")
+            }
+            let second = UUID.v7()
+            _ = try await engine.save(SaveRequest(inserts: [track(second, "B")]), in: schema, as: .trusted, on: c)
+            let page = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c)
+            #expect(page.transactions.map { $0.changes.map(\.id) } == [[first], [second]])
+            let titles = try await engine.fetch(FetchRequest(entity: "Track"), in: schema, as: .trusted, on: c).compactMap { $0["title"] }
+            #expect(Set(titles) == [.string("A"), .string("B")])
+        }
+    }
+
     @Test func savesRecordTheirChangesAndAuthor() async throws {
         try await withStore { engine, c, _ in
             let album = UUID.v7(), t1 = UUID.v7(), t2 = UUID.v7()
