@@ -443,8 +443,17 @@ import PostgresNIO
                 throw PGModelError(.timeout, "the transaction was rolled back before COMMIT: its request was cancelled at its deadline")
             }
             let commit = try start(SQLStatement(sql: "COMMIT"), on: connection)
-            let followUp = afterCommit()
-            let next = followUp.flatMap { try? start($0, on: connection) }
+            let next = afterCommit().flatMap { try? start($0, on: connection) }
+            // The statement queued last is answered last: once it is, so is everything before it, and
+            // awaiting those does not suspend the task again.
+            var followUp: Result<[PostgresRow], any Error>?
+            if let next {
+                do {
+                    followUp = .success(try await Self.finishRows(next, watch: connection.watch, model: nil))
+                } catch {
+                    followUp = .failure(error)
+                }
+            }
             var commitFailure: (any Error)?
             do {
                 try await Self.finish(commit, watch: connection.watch, model: nil)
@@ -453,12 +462,11 @@ import PostgresNIO
             }
             try await StatementPipeline.finish(pending)
             if let commitFailure { throw commitFailure }
-            if let next {
-                do {
-                    committed(try await Self.finishRows(next, watch: connection.watch, model: nil))
-                } catch {
-                    logger.warning("the statement after a commit failed", metadata: ["schema": "\(schemaName)", "error": "\(error)"])
-                }
+            switch followUp {
+            case .success(let rows): committed(rows)
+            case .failure(let error):
+                logger.warning("the statement after a commit failed", metadata: ["schema": "\(schemaName)", "error": "\(error)"])
+            case nil: break
             }
             return result
         } catch {
