@@ -16,30 +16,36 @@ import Testing
 /// nobody, and retried by the client: a crowd connecting together all gets in.
 @Suite("Server: login admission")
 struct LoginAdmissionTests {
-    /// Runs `body` with a user whose next login stops until `body` returns, holding its place among the
-    /// logins: the user's hash is cheaper (bcrypt cost 4, a literal) than the store's, so a successful
-    /// login raises it, and that `UPDATE` waits for the lock this holds on the user's row. `waitForHeld`
-    /// returns once the login waits there; `release` lets it go on (else the lock goes when `body` returns).
-    static func withHeldLogin(_ body: (_ user: AuthenticatedUser, _ waitForHeld: () async throws -> Void,
-                                       _ release: () async throws -> Void) async throws -> Void) async throws {
-        let user = try await ServerTestHarness.makeUser("held")
-        let configuration = try PostgresStoreConfiguration.parse(try ServerTestHarness.databaseURL())
-        let holder = try await PostgresConnection.connect(
-            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration.connection, id: 41, logger: ServerTestHarness.logger)
-        do {
-            let logger = ServerTestHarness.logger
-            _ = try await holder.query("UPDATE pgmodel.users SET password_hash = '$2a$04$FUCO5qYawxF0UchTkp56FeD4SdxPuvouJBRB1IrbVHqVDyYSi8S2q' WHERE id = \(user.id)",
+    /// Runs `body` in a database of its own (a scratch database, so the lock below holds up nothing of
+    /// the other tests) with two users, the first of whom has a login that stops until released, holding
+    /// its place among the logins: the user's hash is cheaper (bcrypt cost 4, a literal) than the store's,
+    /// so a successful login raises it, and that `UPDATE` waits for the lock this holds on the user's row.
+    /// `waitForHeld` returns once the login waits there; `release` lets it go on (else the lock goes when
+    /// `body` returns).
+    static func withHeldLogin(_ body: (_ databaseURL: String, _ held: AuthenticatedUser, _ other: AuthenticatedUser,
+                                       _ waitForHeld: @escaping @Sendable () async throws -> Void,
+                                       _ release: @escaping @Sendable () async throws -> Void) async throws -> Void) async throws {
+        try await ScratchDatabase.with(label: "pgmodel.test.login-admission") { holder, logger in
+            let database = try #require(try await holder.query("SELECT current_database()", logger: logger).collect().first?.decode(String.self))
+            var url = try #require(URLComponents(string: try ServerTestHarness.databaseURL()))
+            url.path = "/" + database
+            let databaseURL = try #require(url.string)
+            let engine = PostgresStoreEngine(schemaName: "public", logger: logger)
+            try await engine.bootstrap(on: EngineConnection(holder))
+            let held = try await engine.createUser(name: "held", password: "secret", isAdmin: false, on: EngineConnection(holder))
+            let other = try await engine.createUser(name: "other", password: "secret", isAdmin: false, on: EngineConnection(holder))
+            _ = try await holder.query("UPDATE pgmodel.users SET password_hash = '$2a$04$FUCO5qYawxF0UchTkp56FeD4SdxPuvouJBRB1IrbVHqVDyYSi8S2q' WHERE id = \(held.id)",
                                        logger: logger).collect()
             _ = try await holder.query("BEGIN", logger: logger).collect()
-            _ = try await holder.query("SELECT 1 FROM pgmodel.users WHERE id = \(user.id) FOR UPDATE", logger: logger).collect()
-            let waitForHeld: () async throws -> Void = {
+            _ = try await holder.query("SELECT 1 FROM pgmodel.users WHERE id = \(held.id) FOR UPDATE", logger: logger).collect()
+            let waitForHeld: @Sendable () async throws -> Void = {
                 let deadline = ContinuousClock.now + .seconds(60)
                 while ContinuousClock.now < deadline {
                     // Inside the holder's transaction the activity view keeps its first snapshot: clear it.
                     _ = try await holder.query("SELECT pg_stat_clear_snapshot()", logger: logger).collect()
                     let waiting = try await holder.query("""
-                        SELECT count(*)::int FROM pg_stat_activity
-                        WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE pgmodel.users SET password_hash = crypt(%'
+                        SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database()
+                        AND wait_event_type = 'Lock' AND query LIKE 'UPDATE pgmodel.users SET password_hash = crypt(%'
                         """, logger: logger).collect().first?.decode(Int.self) ?? 0
                     if waiting > 0 { return }
                     try await Task.sleep(for: .milliseconds(20))
@@ -47,30 +53,31 @@ struct LoginAdmissionTests {
                 Issue.record("the held login never waited for the row lock")
             }
             let released = NIOLockedValueBox(false)
-            let release: () async throws -> Void = {
+            let release: @Sendable () async throws -> Void = {
                 guard released.withLockedValue({ done in defer { done = true }; return !done }) else { return }
                 _ = try await holder.query("COMMIT", logger: logger).collect()
             }
-            try await body(user, waitForHeld, release)
-            try await release()
-            try await holder.close()
-        } catch {
-            try? await holder.close()
-            throw error
+            do {
+                try await body(databaseURL, held, other, waitForHeld, release)
+                try await release()
+            } catch {
+                try? await release()
+                throw error
+            }
         }
     }
 
     @Test("a hello past the pending-login limit is answered server_busy at once, counts against nobody, restarts the login clock, and the same connection logs in later")
     func busyAnswer() async throws {
-        let user = try await ServerTestHarness.makeUser("busy")
-        try await ServerTestHarness.withRunningServer(loginTimeout: .seconds(2), configure: { configuration in
+        try await Self.withHeldLogin { databaseURL, held, user, waitForHeld, release in
+            var configuration = LineServerConfiguration(databaseURL: databaseURL, host: "127.0.0.1", port: 0, schemaName: nil, maxDatabaseConnections: 2)
+            configuration.loginTimeout = .seconds(2)
             configuration.maxPendingLogins = 1
             configuration.maxLoginConnections = 1
             configuration.maxFailedAuthentications = 3
-        }) { _, port in
-            let first = try await RawProtocolClient.connect(port: port)
-            defer { Task { await first.close() } }
-            try await Self.withHeldLogin { held, waitForHeld, release in
+            try await ServerTestHarness.withServer(configuration: configuration) { _, port in
+                let first = try await RawProtocolClient.connect(port: port)
+                defer { Task { await first.close() } }
                 try await first.sendLine(#"{"id":1,"op":"hello","user":"\#(held.name)","password":"secret","protocol":1}"#)
                 try await waitForHeld()
                 // Connected once the held login waits: its login clock starts now.
