@@ -445,7 +445,8 @@ import PostgresNIO
             let commit = try start(SQLStatement(sql: "COMMIT"), on: connection)
             let next = afterCommit().flatMap { try? start($0, on: connection) }
             // The statement queued last is answered last: once it is, so is everything before it, and
-            // awaiting those does not suspend the task again.
+            // awaiting those does not suspend the task again. (After a failed statement, COMMIT rolls back
+            // and the doorbell rings for nothing: listeners find no new history.)
             var followUp: Result<[PostgresRow], any Error>?
             if let next {
                 do {
