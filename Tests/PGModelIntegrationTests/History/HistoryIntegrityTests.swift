@@ -306,6 +306,9 @@ struct HistoryIntegrityUpgradeTests {
             let installed = try await strings(triggers)
             #expect(installed == ["pgmodel_assign_position", "pgmodel_changes_transaction", "pgmodel_changes_transaction_update",
                                   "pgmodel_transactions_delete", "pgmodel_transactions_id", "pgmodel_transactions_truncate"])
+            // sql/017: every save writes every index of its transaction row; only those reads use are kept.
+            #expect(try await strings("SELECT indexname::text FROM pg_indexes WHERE schemaname = 'pgmodel' AND tablename = 'transactions' ORDER BY 1")
+                == ["transactions_pkey", "transactions_schema_created", "transactions_schema_position", "transactions_xid_key"])
             let policies = try await strings("SELECT with_check FROM pg_policies WHERE schemaname = 'pgmodel' AND tablename = 'changes' AND cmd = 'INSERT' ORDER BY policyname")
             #expect(policies.count == 2 && policies.allSatisfy { $0.contains("own_transaction_id") }, "\(policies)")
             // sql/009: runs of inserts, and the select policy that shows a run to a grantee of one of its rows.
