@@ -51,6 +51,14 @@ struct HistorySQLTests {
             == #"INSERT INTO "pgmodel"."transactions" ("schema_name", "author", "user_id", "user_name", "bundle_identifier", "process_identifier") VALUES ($1, $2, $3::uuid, $4, $5::text, $6::text) RETURNING "id""#)
         let origin = sql.insertTransaction(author: nil, userID: nil, userName: "alice", bundleIdentifier: "Tool", processIdentifier: "42")
         #expect(origin.binds == [.string("app"), .null, .null, .string("alice"), .string("Tool"), .string("42")])
+        // The transaction and its changes as one statement: the changes name the row the WITH inserts.
+        let id = UUID()
+        let together = sql.insertTransaction(author: "App", userID: nil, userName: nil,
+                                             changes: .inserts(HistoryInsertColumns(entity: "Trip", owner: nil, rowIDs: [id])))
+        #expect(together.sql == #"WITH "t" AS (INSERT INTO "pgmodel"."transactions" ("schema_name", "author", "user_id", "user_name", "bundle_identifier", "process_identifier") VALUES ($1, $2, $3::uuid, $4, $5::text, $6::text) RETURNING "id") "#
+            + #"INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "audience_only") VALUES ((SELECT "id" FROM "t"), $7::text, ($9::uuid[])[1], 'insert', $8::uuid, '{}', false)"#)
+        #expect(together.binds == [.string("app"), .string("App"), .null, .null, .null, .null, .string("Trip"), .null])
+        #expect(together.arrays == [SQLArray(.uuid, [.uuid(id)])])
         let changes = sql.insertChanges(transactionID: 9, changes: "[]")
         #expect(changes.sql.hasPrefix(#"INSERT INTO "pgmodel"."changes" ("transaction_id", "entity", "row_id", "kind", "owner_id", "updated_attributes", "new_values", "tombstone", "audience", "audience_only") SELECT $1, "#))
         #expect(changes.sql.hasSuffix(#"FROM jsonb_to_recordset($2::jsonb) AS r("entity" text, "row_id" uuid, "kind" text, "owner_id" uuid, "updated_attributes" text[], "new_values" jsonb, "tombstone" jsonb, "audience" uuid[], "audience_only" boolean)"#))

@@ -59,6 +59,31 @@ struct EngineHistoryTests: EngineTestSuite {
         }
     }
 
+    /// A direct save whose history is one statement sends its history transaction and changes as one
+    /// statement; both kinds of changes (a run of inserts, and updates as columns) read back whole.
+    @Test func aSmallSavesHistoryIsOneStatement() async throws {
+        try await withStore { engine, c, _ in
+            let album = UUID.v7(), t1 = UUID.v7(), t2 = UUID.v7()
+            let inserts = try await EngineTestStore.statements(on: c) {
+                _ = try await engine.save(SaveRequest(inserts: [RowValues(entity: "Album", id: album, values: ["title": .string("Blue")]),
+                                                                track(t1, "A", album: album), track(t2, "B", album: album)], author: "one"),
+                                          in: schema, as: .trusted, on: $0)
+            }
+            let history = inserts.filter { $0.contains(#""pgmodel"."transactions""#) || $0.contains(#""pgmodel"."changes""#) }
+            #expect(history.count == 1 && history.allSatisfy { $0.hasPrefix(#"WITH "t" AS (INSERT INTO "pgmodel"."transactions""#) }, "\(history)")
+            let updates = try await EngineTestStore.statements(on: c) {
+                _ = try await engine.save(SaveRequest(updates: [RowValues(entity: "Track", id: t1, values: ["title": .string("A2")])], author: "two"),
+                                          in: schema, as: .trusted, on: $0)
+            }
+            #expect(updates.filter { $0.contains(#""pgmodel"."changes""#) }.count == 1, "\(updates)")
+            let page = try await engine.fetchHistory(HistoryRequest(), as: .trusted, on: c)
+            #expect(page.transactions.map(\.author) == ["one", "two"])
+            #expect(page.transactions.first.map { Set($0.changes.map(\.id)) } == [album, t1, t2])
+            #expect(page.transactions.last?.changes.map(\.id) == [t1])
+            #expect(page.transactions.last?.changes.first?.updatedAttributes == ["title"])
+        }
+    }
+
     @Test func savesRecordTheirChangesAndAuthor() async throws {
         try await withStore { engine, c, _ in
             let album = UUID.v7(), t1 = UUID.v7(), t2 = UUID.v7()
