@@ -20,17 +20,20 @@ insert="INSERT INTO public.pgbench_save_cost (id, label) VALUES (gen_random_uuid
 transaction="INSERT INTO pgmodel.transactions (schema_name, author, user_id, user_name, bundle_identifier, process_identifier) VALUES ('pgbench_save_cost', NULL, NULL::uuid, NULL, NULL::text, NULL::text) RETURNING id"
 changes="INSERT INTO pgmodel.changes (transaction_id, entity, row_id, kind, owner_id, updated_attributes, audience_only) VALUES (currval('pgmodel.transactions_id_seq'), 'Row'::text, gen_random_uuid(), 'insert', NULL::uuid, '{}', false)"
 doorbell="SELECT pg_notify('pgbench_save_cost', 'x')::text, pg_current_wal_flush_lsn()::text"
+# A direct store's save writes its history transaction and change as one statement.
+history="WITH t AS (INSERT INTO pgmodel.transactions (schema_name, author, user_id, user_name, bundle_identifier, process_identifier) VALUES ('pgbench_save_cost', NULL, NULL::uuid, NULL, NULL::text, NULL::text) RETURNING id) INSERT INTO pgmodel.changes (transaction_id, entity, row_id, kind, owner_id, updated_attributes, audience_only) VALUES ((SELECT id FROM t), 'Row'::text, gen_random_uuid(), 'insert', NULL::uuid, '{}', false)"
 
 printf '%s;\n' "$insert" > "$work/raw.sql"
 printf 'BEGIN;\n%s;\nCOMMIT;\n' "$insert" > "$work/transaction.sql"
 printf 'BEGIN;\n%s;\n%s;\nCOMMIT;\n' "$insert" "$transaction" > "$work/history_transaction.sql"
 printf 'BEGIN;\n%s;\n%s;\n%s;\nCOMMIT;\n' "$insert" "$transaction" "$changes" > "$work/history_changes.sql"
 printf 'BEGIN;\n%s;\n%s;\n%s;\nCOMMIT;\n%s;\n' "$insert" "$transaction" "$changes" "$doorbell" > "$work/save.sql"
+printf 'BEGIN;\n%s;\n%s;\nCOMMIT;\n%s;\n' "$insert" "$history" "$doorbell" > "$work/direct_save.sql"
 
 echo "| statements ($clients clients, ${seconds} s each) | per second | × one INSERT |"
 echo "|---|---:|---:|"
 raw=""
-for step in raw transaction history_transaction history_changes save; do
+for step in raw transaction history_transaction history_changes save direct_save; do
     tps="$(pgbench -n -M prepared -c "$clients" -j 2 -T "$seconds" -f "$work/$step.sql" "$url" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')"
     [ -z "$raw" ] && raw="$tps"
     label="$(case "$step" in
@@ -38,7 +41,8 @@ for step in raw transaction history_transaction history_changes save; do
         transaction) echo "BEGIN; INSERT; COMMIT";;
         history_transaction) echo "… + history transaction (position at COMMIT)";;
         history_changes) echo "… + its change";;
-        save) echo "… + doorbell and commit position (a save)";;
+        save) echo "… + doorbell and commit position (a service user's save)";;
+        direct_save) echo "the same, history transaction and change as one statement (a direct save)";;
     esac)"
     awk -v label="$label" -v tps="$tps" -v raw="$raw" 'BEGIN { printf "| %s | %.0f | %.2f |\n", label, tps, tps / raw }'
 done
