@@ -50,13 +50,17 @@ import PostgresNIO
                                                 bundleIdentifier: bundle, processIdentifier: process, joining: isEnclosed)
         if ranges.count == 1, !isEnclosed {
             // The transaction and its changes queued behind the save's last write without waiting for any
-            // of them (the changes name their transaction by this session's last id): the transaction
-            // awaits them with its COMMIT, so a small save wakes its task once instead of at each statement.
+            // of them: the transaction awaits them with its COMMIT, so a small save wakes its task once
+            // instead of at each statement.
             if trusted {
-                // The store's owner: the transaction and its changes in one statement, one round trip less.
+                // The tables' owner: the transaction and its changes in one statement, a round trip less
+                // (PostgresNIO sends each statement when the one before it is answered).
                 try pipeline.sendAhead(sql.insertTransaction(author: request.author, userID: requester.newRowOwner, userName: requester.userName,
                                                              bundleIdentifier: bundle, processIdentifier: process, changes: next), self, on: connection)
             } else {
+                // A user's insert policy on the changes looks their transaction up with a query of its own,
+                // which would not see it inserted by the same statement: the changes come next and name
+                // it by this session's last id.
                 try pipeline.sendAhead(transaction, self, on: connection)
                 try pipeline.sendAhead(sql.insertChangesOfLastTransaction(next), self, on: connection)
             }
