@@ -29,12 +29,6 @@ import PostgresNIO
             if let inserts = log.insertColumns(in: range) { return .inserts(inserts) }
             return .columns(try log.columns(encoder: Self.historyEncoder, in: range))
         }
-        func statement(_ chunk: HistorySQL.HistoryChanges, transactionID: Int64) -> SQLStatement {
-            switch chunk {
-            case .inserts(let inserts): sql.insertChanges(transactionID: transactionID, inserts: inserts)
-            case .columns(let columns): sql.insertChanges(transactionID: transactionID, columns: columns)
-            }
-        }
         guard let first = ranges.first else {
             try await pipeline.drain()
             return nil
@@ -45,9 +39,12 @@ import PostgresNIO
         let trusted = requester == .trusted
         let bundle = request.bundleIdentifier ?? (trusted ? ProcessIdentity.bundleIdentifier : nil)
         let process = request.processIdentifier ?? (trusted ? ProcessIdentity.processIdentifier : nil)
-        let doorbell = sql.notifyWithCommitPosition(payload: sql.notifyPayload(entities: log.entities))
-        let transaction = sql.insertTransaction(author: request.author, userID: requester.newRowOwner, userName: requester.userName,
-                                                bundleIdentifier: bundle, processIdentifier: process, joining: isEnclosed)
+        let payload = sql.notifyPayload(entities: log.entities)
+        let doorbell = sql.notifyWithCommitPosition(payload: payload)
+        func transaction(with changes: HistorySQL.HistoryChanges? = nil) -> SQLStatement {
+            sql.insertTransaction(author: request.author, userID: requester.newRowOwner, userName: requester.userName,
+                                  bundleIdentifier: bundle, processIdentifier: process, joining: isEnclosed, changes: changes)
+        }
         if ranges.count == 1, !isEnclosed {
             // The transaction and its changes queued behind the save's last write without waiting for any
             // of them: the transaction awaits them with its COMMIT, so a small save wakes its task once
@@ -55,29 +52,28 @@ import PostgresNIO
             if trusted {
                 // The tables' owner: the transaction and its changes in one statement, a round trip less
                 // (PostgresNIO sends each statement when the one before it is answered).
-                try pipeline.sendAhead(sql.insertTransaction(author: request.author, userID: requester.newRowOwner, userName: requester.userName,
-                                                             bundleIdentifier: bundle, processIdentifier: process, changes: next), self, on: connection)
+                try pipeline.sendAhead(transaction(with: next), self, on: connection)
             } else {
                 // A user's insert policy on the changes looks their transaction up with a query of its own,
                 // which would not see it inserted by the same statement: the changes come next and name
                 // it by this session's last id.
-                try pipeline.sendAhead(transaction, self, on: connection)
+                try pipeline.sendAhead(transaction(), self, on: connection)
                 try pipeline.sendAhead(sql.insertChangesOfLastTransaction(next), self, on: connection)
             }
             return doorbell
         }
         try await pipeline.drain()
-        let rows = try await query(transaction, on: connection)
+        let rows = try await query(transaction(), on: connection)
         guard let id = try rows.first?.decode(Int64.self) else {
             throw PGModelError(.internalError, "writing the history transaction of schema \(schemaName) returned no id")
         }
         for index in ranges.indices {
-            try await pipeline.send(statement(next, transactionID: id), self, on: connection)
+            try await pipeline.send(sql.insertChanges(transactionID: id, changes: next), self, on: connection)
             if index + 1 < ranges.count { next = try chunk(ranges[index + 1]) }
         }
         try await pipeline.drain()
         guard !isEnclosed else {
-            try await execute(sql.notify(payload: sql.notifyPayload(entities: log.entities)), on: connection)
+            try await execute(sql.notify(payload: payload), on: connection)
             return nil
         }
         return doorbell

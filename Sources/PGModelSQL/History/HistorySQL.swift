@@ -26,19 +26,12 @@ import Foundation
     ///
     /// With `joining` (saves inside a migration, which all share one PostgreSQL transaction), a second
     /// save joins the first one's history transaction instead of breaking its one-row-per-xid key.
-    public func insertTransaction(author: String?, userID: UUID?, userName: String?, bundleIdentifier: String? = nil,
-                                  processIdentifier: String? = nil, joining: Bool = false) -> SQLStatement {
-        var b = SQLBuilder()
-        b.sql = insertTransactionSQL(&b, author: author, userID: userID, userName: userName, bundleIdentifier: bundleIdentifier,
-                                     processIdentifier: processIdentifier, joining: joining)
-        return b.statement
-    }
-
-    /// ``insertTransaction(author:userID:userName:bundleIdentifier:processIdentifier:joining:)`` and all
-    /// of its changes in one statement (the transaction a data-modifying `WITH`): one round trip for a
-    /// save's whole history instead of two. Only for a session whose policies on `pgmodel.changes` do not
-    /// look the transaction up (the store's owner): a service user's insert policy finds its transaction
-    /// with a query of its own, which does not see a row inserted by the same statement.
+    ///
+    /// With `changes`, the transaction and all of its changes are one statement (the transaction a
+    /// data-modifying `WITH`): one round trip for a save's whole history instead of two. Only for a
+    /// session whose policies on `pgmodel.changes` do not look the transaction up (the store's owner): a
+    /// service user's insert policy finds its transaction with a query of its own, which does not see a
+    /// row inserted by the same statement.
     ///
     /// ```swift
     /// sql.insertTransaction(author: nil, userID: nil, userName: nil, changes: .inserts(HistoryInsertColumns(entity: "Trip", owner: nil, rowIDs: [id])))
@@ -46,26 +39,21 @@ import Foundation
     /// // INSERT INTO "pgmodel"."changes" (…) VALUES ((SELECT "id" FROM "t"), $7::text, ($9::uuid[])[1], 'insert', $8::uuid, '{}', false)
     /// ```
     public func insertTransaction(author: String?, userID: UUID?, userName: String?, bundleIdentifier: String? = nil,
-                                  processIdentifier: String? = nil, changes: HistoryChanges) -> SQLStatement {
+                                  processIdentifier: String? = nil, joining: Bool = false, changes: HistoryChanges? = nil) -> SQLStatement {
         var b = SQLBuilder()
-        let transaction = insertTransactionSQL(&b, author: author, userID: userID, userName: userName, bundleIdentifier: bundleIdentifier,
-                                               processIdentifier: processIdentifier, joining: false)
-        let insert = switch changes {
-        case .inserts(let inserts): insertChangesSQL(&b, transaction: .withQuery, inserts: inserts)
-        case .columns(let columns): insertChangesSQL(&b, transaction: .withQuery, columns: columns)
-        }
-        b.sql = "WITH \"t\" AS (\(transaction)) \(insert)"
-        return b.statement
-    }
-
-    private func insertTransactionSQL(_ b: inout SQLBuilder, author: String?, userID: UUID?, userName: String?, bundleIdentifier: String?,
-                                      processIdentifier: String?, joining: Bool) -> String {
         let values = [b.bind(.string(schemaName)), b.bind(author.map(PGValue.string) ?? .null),
                       b.bind(userID.map(PGValue.uuid) ?? .null) + "::uuid", b.bind(userName.map(PGValue.string) ?? .null),
                       b.bind(bundleIdentifier.map(PGValue.string) ?? .null) + "::text",
                       b.bind(processIdentifier.map(PGValue.string) ?? .null) + "::text"]
         let conflict = joining ? " ON CONFLICT (\"xid\") DO UPDATE SET \"author\" = coalesce(\"pgmodel\".\"transactions\".\"author\", EXCLUDED.\"author\")" : ""
-        return "INSERT INTO \"pgmodel\".\"transactions\" (\"schema_name\", \"author\", \"user_id\", \"user_name\", \"bundle_identifier\", \"process_identifier\") VALUES (\(values.joined(separator: ", ")))\(conflict) RETURNING \"id\""
+        let transaction = "INSERT INTO \"pgmodel\".\"transactions\" (\"schema_name\", \"author\", \"user_id\", \"user_name\", \"bundle_identifier\", \"process_identifier\") VALUES (\(values.joined(separator: ", ")))\(conflict) RETURNING \"id\""
+        guard let changes else {
+            b.sql = transaction
+            return b.statement
+        }
+        let insert = insertChangesSQL(&b, transaction: .withQuery, changes: changes)
+        b.sql = "WITH \"t\" AS (\(transaction)) \(insert)"
+        return b.statement
     }
 
     /// All changes of the history transaction this connection wrote last (its id is
@@ -80,11 +68,27 @@ import Foundation
     /// ```
     public func insertChangesOfLastTransaction(_ changes: HistoryChanges) -> SQLStatement {
         var b = SQLBuilder()
-        b.sql = switch changes {
-        case .inserts(let inserts): insertChangesSQL(&b, transaction: .last, inserts: inserts)
-        case .columns(let columns): insertChangesSQL(&b, transaction: .last, columns: columns)
-        }
+        b.sql = insertChangesSQL(&b, transaction: .last, changes: changes)
         return b.statement
+    }
+
+    /// ``insertChanges(transactionID:inserts:)`` or ``insertChanges(transactionID:columns:)``, whichever
+    /// `changes` holds.
+    ///
+    /// ```swift
+    /// sql.insertChanges(transactionID: 9, changes: .columns(columns))
+    /// ```
+    public func insertChanges(transactionID: Int64, changes: HistoryChanges) -> SQLStatement {
+        var b = SQLBuilder()
+        b.sql = insertChangesSQL(&b, transaction: .id(transactionID), changes: changes)
+        return b.statement
+    }
+
+    private func insertChangesSQL(_ b: inout SQLBuilder, transaction: TransactionReference, changes: HistoryChanges) -> String {
+        switch changes {
+        case .inserts(let inserts): insertChangesSQL(&b, transaction: transaction, inserts: inserts)
+        case .columns(let columns): insertChangesSQL(&b, transaction: transaction, columns: columns)
+        }
     }
 
     /// The changes one statement writes: plain inserts of one class and owner, or any changes as columns.
